@@ -1,0 +1,125 @@
+#!/bin/sh
+# Runs the daemon under test ("$@") and answers the watcher through files in the control volume.
+# The protocol is in docs/DESIGN.md. This is POSIX sh on purpose: daemon images carry no Python,
+# and whatever runs here is charged to the daemon's cgroup, so it must stay tiny.
+set -u
+
+control=${CONTROL_DIR:-/bench/control}
+port=${CENTRAL_PORT:-514}
+stop_grace=${STOP_GRACE:-60}
+# If the watcher vanishes, do not run forever.
+lifetime=${MAX_LIFETIME:-7200}
+cg=/sys/fs/cgroup
+pid=""
+
+# Written then renamed, so the watcher never reads half a file.
+put() { cat > "$1.tmp" && mv "$1.tmp" "$1"; }
+
+listening() {
+    port_hex=$(printf ':%04X ' "$port")
+    grep -q "${port_hex}[0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+copy_cgroup_files() {
+    dir=$1
+    if [ -f "$cg/cgroup.controllers" ]; then
+        echo 2 > "$dir/cgroup.version"
+        for f in cpu.stat cpu.max memory.peak memory.current memory.max memory.stat io.stat; do
+            cp "$cg/$f" "$dir/" 2>/dev/null
+        done
+    else
+        echo 1 > "$dir/cgroup.version"
+        for f in cpuacct/cpuacct.stat cpuacct/cpuacct.usage cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us \
+                 memory/memory.max_usage_in_bytes memory/memory.usage_in_bytes memory/memory.limit_in_bytes \
+                 memory/memory.stat blkio/blkio.throttle.io_service_bytes; do
+            cp "$cg/$f" "$dir/" 2>/dev/null
+        done
+    fi
+}
+
+# snapshot NAME [PROC_STATUS_COPY]
+snapshot() {
+    dir="$control/snapshots/$1"
+    mkdir -p "$dir.tmp"
+    copy_cgroup_files "$dir.tmp"
+    if [ -n "${2:-}" ]; then cp "$2" "$dir.tmp/proc.status"; else cp "/proc/$pid/status" "$dir.tmp/proc.status" 2>/dev/null; fi
+    date +%s.%N > "$dir.tmp/time"
+    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+}
+
+answer_snapshot_requests() {
+    for request in "$control"/snapshots/*.request; do
+        [ -e "$request" ] || return 0
+        name=$(basename "$request" .request)
+        snapshot "$name"
+        rm -f "$request"
+    done
+}
+
+# Stop the daemon, then take snapshot "end" so the CPU spent flushing on shutdown is counted.
+stop_daemon() {
+    cp "/proc/$pid/status" /tmp/final.status 2>/dev/null
+    kill -TERM "$pid" 2>/dev/null
+    waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((stop_grace * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid"
+    code=$?
+    snapshot end /tmp/final.status
+    echo "$code" | put "$control/daemon/exit"
+}
+
+describe() {
+    mkdir -p "$control/daemon" "$control/snapshots"
+    sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
+    put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
+    put "$control/daemon/base" < /etc/syslogbench-base
+    echo "${IMAGE:-unknown}" | put "$control/daemon/image"
+}
+
+# shellcheck disable=SC2329 # called by trap
+on_signal() {
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
+    exit 143
+}
+
+if [ "${1:-}" = "--health" ]; then
+    listening
+    exit
+fi
+
+trap on_signal TERM INT
+started=$(date +%s)
+while [ ! -f "$control/run.json" ]; do
+    [ $(($(date +%s) - started)) -lt 300 ] || { echo "supervise: no run.json from the watcher" >&2; exit 1; }
+    sleep 0.2
+done
+describe
+"$@" &
+pid=$!
+echo "supervise: started $* as pid $pid"
+
+while [ ! -f "$control/finish" ]; do
+    if [ ! -f "$control/daemon/ready" ] && listening; then
+        : | put "$control/daemon/ready"
+    fi
+    answer_snapshot_requests
+    if [ ! -f "$control/daemon/exit" ]; then
+        if [ -f "$control/stop" ]; then
+            stop_daemon
+        elif ! kill -0 "$pid" 2>/dev/null; then
+            wait "$pid"
+            code=$?
+            echo "supervise: the daemon exited by itself with code $code" >&2
+            snapshot end
+            echo "$code" | put "$control/daemon/exit"
+        fi
+    fi
+    [ $(($(date +%s) - started)) -lt "$lifetime" ] || { echo "supervise: lifetime over" >&2; break; }
+    sleep 0.2
+done
+[ -f "$control/daemon/exit" ] || stop_daemon
+exit 0

@@ -1,0 +1,309 @@
+"""Parse a cgroup snapshot directory (`snapshots/<name>/` in the control directory, see docs/DESIGN.md).
+
+The daemon's supervisor copies the container's own cgroup files there verbatim; this module turns them into
+figures. Standard library only: it also runs inside the Debian containers with plain python3.
+
+Every figure is optional: a file that is missing (older kernel, controller not enabled) or unparsable gives
+None for that figure instead of failing the whole result. Only `cgroup.version` is required, because without
+it we cannot tell which files to read.
+
+Caveat for io_write_bytes: the kernel charges a write to every device that appears in the stat file, so on
+stacked devices (device-mapper, md) the same bytes can be listed under the logical and the physical device.
+We sum all devices, as `docker stats` does; compare runs on the same storage setup only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+# Files copied from the cgroup directory, per cgroup version. The supervisor copies whichever exist.
+_V1_FILES = [
+    "cpuacct.stat",
+    "cpuacct.usage",
+    "memory.max_usage_in_bytes",
+    "memory.usage_in_bytes",
+    "memory.limit_in_bytes",
+    "memory.stat",
+    "blkio.throttle.io_service_bytes",
+    "cpu.cfs_quota_us",
+    "cpu.cfs_period_us",
+]
+_V2_FILES = [
+    "cpu.stat",
+    "memory.peak",
+    "memory.current",
+    "memory.max",
+    "memory.stat",
+    "io.stat",
+    "cpu.max",
+]
+
+# cgroup v1 reports "no memory limit" as PAGE_COUNTER_MAX * page size (9223372036854771712 with 4 KiB pages),
+# whose exact value depends on the page size; no real limit comes near 4 EiB, so anything above is unlimited.
+_V1_UNLIMITED_MEMORY = 2**62
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    version: int  # 1 or 2
+    time: float  # epoch seconds when the supervisor took the snapshot
+    cpu_user_s: float | None
+    cpu_system_s: float | None
+    memory_peak_bytes: int | None
+    memory_peak_source: str  # which file memory_peak_bytes came from, or "none"
+    memory_current_bytes: int | None
+    memory_limit_bytes: int | None  # None when unlimited
+    cpu_limit: float | None  # quota/period in CPUs; None when unlimited
+    io_write_bytes: int | None
+    max_rss_bytes: int | None  # VmHWM of the daemon process
+
+
+def snapshot_files(version: int) -> list[str]:
+    """The cgroup file names the supervisor copies for this cgroup version (shared so both sides agree)."""
+    if version == 1:
+        return list(_V1_FILES)
+    if version == 2:
+        return list(_V2_FILES)
+    raise ValueError(f"unknown cgroup version {version!r}; expected 1 or 2")
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    path = Path(path)
+    version = _read_version(path)
+    time = _read_time(path)
+    max_rss = _vm_hwm_bytes(_read_text(path / "proc.status"))
+    if version == 1:
+        return _read_v1(path, time, max_rss)
+    return _read_v2(path, time, max_rss)
+
+
+def cpu_delta(start: Snapshot, end: Snapshot) -> tuple[float | None, float | None]:
+    """CPU seconds (user, system) the cgroup used between two snapshots; None where unknown."""
+    # Counters from different cgroup versions are not comparable (v1 ticks vs v2 microseconds).
+    if start.version != end.version:
+        return None, None
+    return _delta(start.cpu_user_s, end.cpu_user_s), _delta(start.cpu_system_s, end.cpu_system_s)
+
+
+def _delta(start: float | None, end: float | None) -> float | None:
+    if start is None or end is None:
+        return None
+    # Counters only grow; a decrease means the cgroup was recreated in between: the difference is meaningless.
+    if end < start:
+        return None
+    return end - start
+
+
+# --- the two layouts ---------------------------------------------------------------------------------------
+
+
+def _read_v1(path: Path, time: float, max_rss: int | None) -> Snapshot:
+    user_s, system_s = _cpuacct_stat_seconds(_read_text(path / "cpuacct.stat"))
+    current = _int_file(path / "memory.usage_in_bytes")
+    peak, peak_source = _peak(path, "memory.max_usage_in_bytes", "memory.usage_in_bytes", current)
+    limit = _int_file(path / "memory.limit_in_bytes")
+    if limit is not None and (limit >= _V1_UNLIMITED_MEMORY or limit < 0):
+        limit = None
+    return Snapshot(
+        version=1,
+        time=time,
+        cpu_user_s=user_s,
+        cpu_system_s=system_s,
+        memory_peak_bytes=peak,
+        memory_peak_source=peak_source,
+        memory_current_bytes=current,
+        memory_limit_bytes=limit,
+        cpu_limit=_cpu_limit(_int_file(path / "cpu.cfs_quota_us"), _int_file(path / "cpu.cfs_period_us")),
+        io_write_bytes=_blkio_write_bytes(_read_text(path / "blkio.throttle.io_service_bytes")),
+        max_rss_bytes=max_rss,
+    )
+
+
+def _read_v2(path: Path, time: float, max_rss: int | None) -> Snapshot:
+    cpu = _keyed_ints(_read_text(path / "cpu.stat"))
+    current = _int_file(path / "memory.current")
+    peak, peak_source = _peak(path, "memory.peak", "memory.current", current)
+    return Snapshot(
+        version=2,
+        time=time,
+        cpu_user_s=_usec_to_s(cpu.get("user_usec")),
+        cpu_system_s=_usec_to_s(cpu.get("system_usec")),
+        memory_peak_bytes=peak,
+        memory_peak_source=peak_source,
+        memory_current_bytes=current,
+        memory_limit_bytes=_int_or_max(_read_text(path / "memory.max")),
+        cpu_limit=_cpu_max(_read_text(path / "cpu.max")),
+        io_write_bytes=_io_stat_write_bytes(_read_text(path / "io.stat")),
+        max_rss_bytes=max_rss,
+    )
+
+
+def _peak(path: Path, peak_file: str, current_file: str, current: int | None) -> tuple[int | None, str]:
+    peak = _int_file(path / peak_file)
+    if peak is not None:
+        return peak, peak_file
+    # memory.peak only exists from Linux 5.19; the usage at snapshot time is a lower bound, labelled so.
+    if current is not None:
+        return current, f"{current_file} (no peak file)"
+    return None, "none"
+
+
+# --- the required files -------------------------------------------------------------------------------------
+
+
+def _read_version(path: Path) -> int:
+    text = _read_text(path / "cgroup.version")
+    if text is None:
+        raise ValueError(f"{path}: no readable cgroup.version; not a cgroup snapshot directory")
+    try:
+        version = int(text.strip())
+    except ValueError:
+        version = 0
+    if version not in (1, 2):
+        raise ValueError(f"{path}: cgroup.version holds {text.strip()!r}; expected 1 or 2")
+    return version
+
+
+def _read_time(path: Path) -> float:
+    value = _float(_read_text(path / "time"))
+    if value is not None:
+        return value
+    # The type promises a float and a lost timestamp should not void the CPU and memory figures. The
+    # supervisor writes cgroup.version in the same moment, so its modification time is a close substitute.
+    return (path / "cgroup.version").stat().st_mtime
+
+
+# --- single-file parsers: text in, figure or None out -------------------------------------------------------
+
+
+def _read_text(file: Path) -> str | None:
+    try:
+        return file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _int_file(file: Path) -> int | None:
+    return _int(_read_text(file))
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def _keyed_ints(text: str | None) -> dict[str, int]:
+    """`key value` lines (cpu.stat, cpuacct.stat, memory.stat); lines that do not parse are skipped."""
+    values: dict[str, int] = {}
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            value = _int(parts[1])
+            if value is not None:
+                values[parts[0]] = value
+    return values
+
+
+def _cpuacct_stat_seconds(text: str | None) -> tuple[float | None, float | None]:
+    # cpuacct.stat counts in USER_HZ ticks (not the kernel's HZ), which is what SC_CLK_TCK reports.
+    ticks = _keyed_ints(text)
+    hz = os.sysconf("SC_CLK_TCK")
+    user, system = ticks.get("user"), ticks.get("system")
+    return (
+        None if user is None else user / hz,
+        None if system is None else system / hz,
+    )
+
+
+def _usec_to_s(usec: int | None) -> float | None:
+    return None if usec is None else usec / 1_000_000
+
+
+def _int_or_max(text: str | None) -> int | None:
+    """A v2 limit file: a number, or "max" for unlimited (None either way when it does not parse)."""
+    if text is None or text.strip() == "max":
+        return None
+    return _int(text)
+
+
+def _cpu_limit(quota_us: int | None, period_us: int | None) -> float | None:
+    # A quota of -1 (or any non-positive value) means no CPU limit.
+    if quota_us is None or period_us is None or quota_us <= 0 or period_us <= 0:
+        return None
+    return quota_us / period_us
+
+
+def _cpu_max(text: str | None) -> float | None:
+    """cpu.max is "<quota> <period>" with quota "max" when unlimited."""
+    parts = (text or "").split()
+    if len(parts) != 2 or parts[0] == "max":
+        return None
+    return _cpu_limit(_int(parts[0]), _int(parts[1]))
+
+
+def _blkio_write_bytes(text: str | None) -> int | None:
+    # Lines are "<maj:min> <op> <bytes>" plus a final "Total <bytes>" that also counts reads, so sum the
+    # per-device Write lines only. The Total line is always there ("Total 0" when no I/O happened), so a file
+    # without one, or with any other kind of line, is not what we think it is.
+    if text is None:
+        return None
+    total, seen_total = 0, False
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] == "Total" and _int(parts[1]) is not None:
+            seen_total = True
+        elif len(parts) == 3 and _is_device(parts[0]) and _int(parts[2]) is not None:
+            if parts[1] == "Write":
+                total += int(parts[2])
+        elif parts:
+            return None
+    return total if seen_total else None
+
+
+def _io_stat_write_bytes(text: str | None) -> int | None:
+    # Lines are "<maj:min> rbytes=.. wbytes=.. rios=.. ..."; an empty file means no I/O happened yet.
+    if text is None:
+        return None
+    total = 0
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        fields = dict(field.partition("=")[::2] for field in parts[1:])
+        wbytes = _int(fields.get("wbytes"))
+        if not _is_device(parts[0]) or wbytes is None:
+            return None
+        total += wbytes
+    return total
+
+
+def _is_device(text: str) -> bool:
+    major, colon, minor = text.partition(":")
+    return colon == ":" and major.isdigit() and minor.isdigit()
+
+
+def _vm_hwm_bytes(text: str | None) -> int | None:
+    # "VmHWM:    123456 kB"; the kernel's "kB" is KiB. Kernel threads and zombies have no VmHWM line.
+    for line in (text or "").splitlines():
+        if line.startswith("VmHWM:"):
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                kib = _int(parts[1])
+                return None if kib is None else kib * 1024
+            return None
+    return None

@@ -1,0 +1,114 @@
+"""Base images: pull the pinned digest where a registry answers, else build from the Debian mirror."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BASES_FILE = ROOT / "images" / "bases.yaml"
+LOCAL_REPO = "syslogbench/base"
+MARKER = "/etc/syslogbench-base"
+
+
+class SetupError(RuntimeError):
+    """A set-up step failed; the message says what to do."""
+
+
+def load_bases() -> dict[str, dict[str, str]]:
+    return yaml.safe_load(BASES_FILE.read_text())
+
+
+def local_tag(suite: str) -> str:
+    return f"{LOCAL_REPO}:{suite}"
+
+
+def image_exists(ref: str) -> bool:
+    done = subprocess.run(["docker", "image", "inspect", ref], capture_output=True)
+    return done.returncode == 0
+
+
+def base_source(suite: str) -> str | None:
+    """The marker line of an existing base image, or None if it is missing."""
+    if not image_exists(local_tag(suite)):
+        return None
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", local_tag(suite), "cat", MARKER],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def try_pull(pinned: str, timeout: float = 60) -> bool:
+    try:
+        done = subprocess.run(["docker", "pull", pinned], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
+
+
+def tag_pulled(suite: str, pinned: str) -> None:
+    # A one-line build adds the marker file, so pulled and debootstrapped bases look alike inside.
+    dockerfile = f'FROM {pinned}\nRUN echo "pull {pinned}" > {MARKER}\n'
+    subprocess.run(
+        ["docker", "build", "-q", "-t", local_tag(suite), "-"],
+        input=dockerfile.encode(),
+        check=True,
+    )
+
+
+def debootstrap(suite: str) -> None:
+    if shutil.which("debootstrap") is None:
+        raise SetupError(
+            "No registry answers and debootstrap is missing. Install it "
+            "(Debian/Ubuntu: `sudo apt-get install debootstrap`) and run set-up again."
+        )
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with tempfile.TemporaryDirectory(prefix=f"syslogbench-{suite}-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        # No mirror argument: debootstrap's own default mirror is the one to rely on.
+        cmd = ["debootstrap", "--variant=minbase", suite, str(rootfs)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = "\n".join(done.stderr.splitlines()[-5:])
+            raise SetupError(f"debootstrap {suite} failed (needs root and the Debian mirror):\n{tail}")
+        (rootfs / MARKER.lstrip("/")).write_text(f"debootstrap {suite} minbase {stamp}\n")
+        tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+        subprocess.run(
+            ["docker", "import", "--change", 'CMD ["/bin/bash"]', "-", local_tag(suite)],
+            stdin=tar.stdout,
+            check=True,
+            capture_output=True,
+        )
+        if tar.wait() != 0:
+            raise SetupError(f"tar of the {suite} root filesystem failed")
+
+
+def ensure_base(suite: str, pinned: str, log=print) -> str:
+    """Make `syslogbench/base:<suite>` exist; return where it came from."""
+    source = base_source(suite)
+    if source is not None:
+        log(f"base {suite}: present ({source})")
+        return source
+    if try_pull(pinned):
+        tag_pulled(suite, pinned)
+        log(f"base {suite}: pulled {pinned}")
+    else:
+        log(f"base {suite}: no registry answers; building it from the Debian mirror with debootstrap")
+        debootstrap(suite)
+        log(f"base {suite}: built with debootstrap and used in place of {pinned}")
+    return base_source(suite) or "unknown"
+
+
+def ensure_bases(suites: list[str], log=print) -> dict[str, str]:
+    bases = load_bases()
+    unknown = sorted(set(suites) - set(bases))
+    if unknown:
+        raise SetupError(f"no base image declared for {unknown} in {BASES_FILE}")
+    return {suite: ensure_base(suite, bases[suite]["pinned"], log) for suite in suites}

@@ -1,0 +1,76 @@
+"""Daemon profiles: one folder per daemon version under daemons/, each with a manifest.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DAEMONS = ROOT / "daemons"
+REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd", "command")
+
+
+class ProfileError(ValueError):
+    """A profile name or manifest is wrong; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    profile: str
+    daemon: str
+    version: str
+    package: str
+    base: str
+    config: dict
+    settings: dict
+    version_cmd: str
+    command: list[str]
+    aliases: list[str] = field(default_factory=list)
+    notes: str = ""
+
+    @property
+    def folder(self) -> Path:
+        return DAEMONS / self.profile
+
+    @property
+    def image(self) -> str:
+        return f"syslogbench/{self.profile}:local"
+
+
+def load_manifest(path: Path) -> Profile:
+    data = yaml.safe_load(path.read_text())
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise ProfileError(f"{path}: missing keys {missing}")
+    unknown = sorted(set(data) - set(Profile.__dataclass_fields__))
+    if unknown:
+        raise ProfileError(f"{path}: unknown keys {unknown}")
+    profile = Profile(**data)
+    if profile.profile != path.parent.name:
+        raise ProfileError(f"{path}: profile {profile.profile!r} must match its folder {path.parent.name!r}")
+    return profile
+
+
+def all_profiles() -> list[Profile]:
+    manifests = sorted(DAEMONS.glob("*/manifest.yaml"))
+    return [load_manifest(path) for path in manifests if not path.parent.name.startswith("_")]
+
+
+def names() -> dict[str, Profile]:
+    """Every valid --profile name, aliases included, mapped to its profile."""
+    table: dict[str, Profile] = {}
+    for profile in all_profiles():
+        for name in [profile.profile, *profile.aliases]:
+            if name in table:
+                raise ProfileError(f"profile name {name!r} is used by both {table[name].profile} and {profile.profile}")
+            table[name] = profile
+    return table
+
+
+def resolve(name: str) -> Profile:
+    table = names()
+    if name not in table:
+        raise ProfileError(f"unknown profile {name!r}. Known profiles: {', '.join(sorted(table))}")
+    return table[name]

@@ -1,0 +1,257 @@
+"""syslogbench.cgroup: parse the supervisor's cgroup snapshot directories.
+
+Expected figures are worked out by hand from the files under samples/cgroup_v1 and samples/cgroup_v2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from syslogbench.cgroup import Snapshot, cpu_delta, read_snapshot, snapshot_files
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+SUPERVISOR = Path(__file__).resolve().parents[2] / "daemons" / "_common" / "supervise.sh"
+# cpuacct.stat counts USER_HZ ticks; the parser asks sysconf, so the expectations do as well.
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def sample(name: str, tmp_path: Path) -> Path:
+    """A writable copy of a sample snapshot, for tests that remove or damage files."""
+    return Path(shutil.copytree(SAMPLES / name, tmp_path / name.replace("/", "_")))
+
+
+# --- cgroup v1 --------------------------------------------------------------------------------------------
+
+
+def test_v1_end_snapshot() -> None:
+    snap = read_snapshot(SAMPLES / "cgroup_v1" / "end")
+    assert snap == Snapshot(
+        version=1,
+        time=1700000062.75,
+        cpu_user_s=490 / HZ,
+        cpu_system_s=2010 / HZ,
+        memory_peak_bytes=177209344,
+        memory_peak_source="memory.max_usage_in_bytes",
+        memory_current_bytes=150994944,
+        memory_limit_bytes=2147483648,  # 2 GiB
+        cpu_limit=8.0,  # 800000 / 100000
+        io_write_bytes=1048576 + 52428800,  # the two devices' Write lines, not the Total lines
+        max_rss_bytes=98304 * 1024,  # VmHWM: 98304 kB
+    )
+
+
+@pytest.mark.skipif(HZ != 100, reason="USER_HZ is not 100 here")
+def test_v1_ticks_at_100_hz() -> None:
+    snap = read_snapshot(SAMPLES / "cgroup_v1" / "end")
+    assert snap.cpu_user_s == 4.9
+    assert snap.cpu_system_s == 20.1
+
+
+def test_v1_unlimited(tmp_path: Path) -> None:
+    path = sample("cgroup_v1/end", tmp_path)
+    (path / "cpu.cfs_quota_us").write_text("-1\n")
+    # What the kernel shows for "no limit" with 4 KiB pages.
+    (path / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    snap = read_snapshot(path)
+    assert snap.cpu_limit is None
+    assert snap.memory_limit_bytes is None
+
+
+def test_v1_fractional_cpu_limit(tmp_path: Path) -> None:
+    path = sample("cgroup_v1/end", tmp_path)
+    (path / "cpu.cfs_quota_us").write_text("150000\n")
+    assert read_snapshot(path).cpu_limit == 1.5
+
+
+def test_v1_no_peak_file_falls_back_to_usage(tmp_path: Path) -> None:
+    path = sample("cgroup_v1/end", tmp_path)
+    (path / "memory.max_usage_in_bytes").unlink()
+    snap = read_snapshot(path)
+    assert snap.memory_peak_bytes == 150994944
+    assert snap.memory_peak_source == "memory.usage_in_bytes (no peak file)"
+
+
+def test_v1_blkio_without_io_is_zero(tmp_path: Path) -> None:
+    path = sample("cgroup_v1/end", tmp_path)
+    (path / "blkio.throttle.io_service_bytes").write_text("Total 0\n")
+    assert read_snapshot(path).io_write_bytes == 0
+
+
+# --- cgroup v2 --------------------------------------------------------------------------------------------
+
+
+def test_v2_end_snapshot() -> None:
+    snap = read_snapshot(SAMPLES / "cgroup_v2" / "end")
+    assert snap == Snapshot(
+        version=2,
+        time=1700000171.0,
+        cpu_user_s=5.123456,
+        cpu_system_s=21.719754,
+        memory_peak_bytes=186646528,
+        memory_peak_source="memory.peak",
+        memory_current_bytes=160432128,
+        memory_limit_bytes=None,  # memory.max is "max"
+        cpu_limit=8.0,  # "800000 100000"
+        io_write_bytes=2097152 + 73400320,
+        max_rss_bytes=110592 * 1024,
+    )
+
+
+def test_v2_without_memory_peak() -> None:
+    # Kernels before 5.19 have no memory.peak; the current usage stands in and says so.
+    snap = read_snapshot(SAMPLES / "cgroup_v2" / "no_peak")
+    assert snap.memory_peak_bytes == 160432128
+    assert snap.memory_peak_source == "memory.current (no peak file)"
+    assert snap.memory_current_bytes == 160432128
+    assert snap.cpu_user_s == 5.123456
+
+
+def test_v2_limits(tmp_path: Path) -> None:
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "cpu.max").write_text("max 100000\n")
+    (path / "memory.max").write_text("2147483648\n")
+    snap = read_snapshot(path)
+    assert snap.cpu_limit is None
+    assert snap.memory_limit_bytes == 2147483648
+
+
+def test_v2_empty_io_stat_is_zero(tmp_path: Path) -> None:
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "io.stat").write_text("")
+    assert read_snapshot(path).io_write_bytes == 0
+
+
+# --- missing and broken files -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["cgroup_v1/end", "cgroup_v2/end"])
+def test_only_required_files(tmp_path: Path, name: str) -> None:
+    path = sample(name, tmp_path)
+    for file in path.iterdir():
+        if file.name not in ("cgroup.version", "time"):
+            file.unlink()
+    snap = read_snapshot(path)
+    assert snap.time == read_snapshot(SAMPLES / name).time
+    assert (snap.cpu_user_s, snap.cpu_system_s) == (None, None)
+    assert (snap.memory_peak_bytes, snap.memory_peak_source) == (None, "none")
+    assert snap.memory_current_bytes is None
+    assert snap.memory_limit_bytes is None
+    assert snap.cpu_limit is None
+    assert snap.io_write_bytes is None
+    assert snap.max_rss_bytes is None
+
+
+@pytest.mark.parametrize("name", ["cgroup_v1/end", "cgroup_v2/end"])
+def test_garbage_files_give_none(tmp_path: Path, name: str) -> None:
+    path = sample(name, tmp_path)
+    for file in path.iterdir():
+        if file.name not in ("cgroup.version", "time"):
+            file.write_bytes(b"\xff\xfe garbage 12x\nWrite Write 8:0 rbytes=1 wbytes=zz\nVmHWM: lots kB\n")
+    snap = read_snapshot(path)
+    assert (snap.cpu_user_s, snap.cpu_system_s) == (None, None)
+    assert (snap.memory_peak_bytes, snap.memory_peak_source) == (None, "none")
+    assert snap.memory_limit_bytes is None
+    assert snap.cpu_limit is None
+    assert snap.io_write_bytes is None
+    assert snap.max_rss_bytes is None
+
+
+def test_proc_status_without_vmhwm(tmp_path: Path) -> None:
+    # A zombie or kernel thread has no Vm* lines.
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "proc.status").write_text("Name:\tsyslog-ng\nState:\tZ (zombie)\nPid:\t9\n")
+    assert read_snapshot(path).max_rss_bytes is None
+
+
+def test_missing_version_names_directory(tmp_path: Path) -> None:
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "cgroup.version").unlink()
+    with pytest.raises(ValueError, match=r"cgroup\.version") as err:
+        read_snapshot(path)
+    assert str(path) in str(err.value)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"cgroup\.version"):
+        read_snapshot(tmp_path / "nonexistent")
+
+
+@pytest.mark.parametrize("content", ["3\n", "two\n", ""])
+def test_bad_version(tmp_path: Path, content: str) -> None:
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "cgroup.version").write_text(content)
+    with pytest.raises(ValueError, match="expected 1 or 2"):
+        read_snapshot(path)
+
+
+def test_missing_time_falls_back_to_mtime(tmp_path: Path) -> None:
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "time").unlink()
+    os.utime(path / "cgroup.version", (1700000170.5, 1700000170.5))
+    assert read_snapshot(path).time == 1700000170.5
+
+
+# --- cpu_delta ---------------------------------------------------------------------------------------------
+
+
+def test_cpu_delta_v1() -> None:
+    start = read_snapshot(SAMPLES / "cgroup_v1" / "start")
+    end = read_snapshot(SAMPLES / "cgroup_v1" / "end")
+    user, system = cpu_delta(start, end)
+    assert user == pytest.approx((490 - 12) / HZ)
+    assert system == pytest.approx((2010 - 30) / HZ)
+
+
+def test_cpu_delta_v2() -> None:
+    start = read_snapshot(SAMPLES / "cgroup_v2" / "start")
+    end = read_snapshot(SAMPLES / "cgroup_v2" / "end")
+    user, system = cpu_delta(start, end)
+    assert user == pytest.approx(5.003456)  # (5123456 - 120000) us
+    assert system == pytest.approx(21.427409)  # (21719754 - 292345) us
+
+
+def test_cpu_delta_unknown(tmp_path: Path) -> None:
+    start = read_snapshot(SAMPLES / "cgroup_v2" / "start")
+    path = sample("cgroup_v2/end", tmp_path)
+    (path / "cpu.stat").write_text("usage_usec 26843210\nuser_usec 5123456\n")  # no system_usec
+    user, system = cpu_delta(start, read_snapshot(path))
+    assert user == pytest.approx(5.003456)
+    assert system is None
+
+
+def test_cpu_delta_refuses_mixed_versions_and_decreases() -> None:
+    v1 = read_snapshot(SAMPLES / "cgroup_v1" / "end")
+    v2_start = read_snapshot(SAMPLES / "cgroup_v2" / "start")
+    v2_end = read_snapshot(SAMPLES / "cgroup_v2" / "end")
+    assert cpu_delta(v1, v2_end) == (None, None)
+    # Counters never go down unless the cgroup was recreated; a negative CPU time would be nonsense.
+    assert cpu_delta(v2_end, v2_start) == (None, None)
+
+
+# --- the supervisor's list ---------------------------------------------------------------------------------
+
+
+def test_snapshot_files() -> None:
+    assert "cpuacct.stat" in snapshot_files(1)
+    assert "memory.peak" in snapshot_files(2)
+    with pytest.raises(ValueError, match="expected 1 or 2"):
+        snapshot_files(3)
+
+
+@pytest.mark.parametrize("name", ["cgroup_v1/end", "cgroup_v2/end"])
+def test_samples_only_hold_listed_files(name: str) -> None:
+    version = int((SAMPLES / name / "cgroup.version").read_text())
+    allowed = set(snapshot_files(version)) | {"cgroup.version", "time", "proc.status"}
+    assert {file.name for file in (SAMPLES / name).iterdir()} <= allowed
+
+
+@pytest.mark.skipif(not SUPERVISOR.exists(), reason=f"{SUPERVISOR} not written yet")
+@pytest.mark.parametrize("version", [1, 2])
+def test_supervisor_copies_every_file(version: int) -> None:
+    script = SUPERVISOR.read_text()
+    missing = [name for name in snapshot_files(version) if name not in script]
+    assert not missing, f"supervise.sh does not mention {missing}"
