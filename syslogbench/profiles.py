@@ -64,7 +64,9 @@ def names() -> dict[str, Profile]:
     for profile in all_profiles():
         for name in [profile.profile, *profile.aliases]:
             if name in table:
-                raise ProfileError(f"profile name {name!r} is used by both {table[name].profile} and {profile.profile}")
+                raise ProfileError(
+                    f"profile name {name!r} is used by both {table[name].profile} and {profile.profile}"
+                )
             table[name] = profile
     return table
 

@@ -50,8 +50,15 @@ class Reconciliation:
     @property
     def clean(self) -> bool:
         """Every message arrived exactly once, in the right file, and done.log holds exactly the DONEs."""
-        counts = (self.total("lost"), self.total("duplicated"), self.misfiled, self.unknown, self.done_log_extra)
-        return not any(counts) and self.done_log_lines == len(self.senders)
+        counts = (
+            self.total("lost"),
+            self.total("duplicated"),
+            self.misfiled,
+            self.unknown,
+            self.done_log_extra,
+        )
+        every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
+        return not any(counts) and every_done_once
 
     def as_senders(self) -> list[dict[str, object]]:
         return [asdict(sender) for sender in self.senders]
@@ -62,7 +69,9 @@ class Tally:
 
     def __init__(self, senders: list[SenderId], per_sender: int) -> None:
         self.per_sender = per_sender
-        self.seen = {(str(s.host).encode(), str(s.sender).encode()): bytearray(per_sender + 1) for s in senders}
+        self.seen = {
+            (str(s.host).encode(), str(s.sender).encode()): bytearray(per_sender + 1) for s in senders
+        }
         self.unknown = 0
 
     def add(self, host: bytes, sender: bytes, seq: int) -> None:
@@ -126,7 +135,9 @@ def sender_count(sender: SenderId, ledger: dict | None, counts: bytearray, done:
     return result
 
 
-def reconcile(log_dir: Path, ledgers: dict[str, dict], senders: list[SenderId], per_sender: int) -> Reconciliation:
+def reconcile(
+    log_dir: Path, ledgers: dict[str, dict], senders: list[SenderId], per_sender: int
+) -> Reconciliation:
     """per_sender counts the DONE message too; ledgers are keyed by SenderId.name."""
     tally = Tally(senders, per_sender)
     misfiled = split_files = output_bytes = 0

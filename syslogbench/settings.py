@@ -74,11 +74,17 @@ class _Reader:
     def __init__(self, env: Mapping[str, str]) -> None:
         self.env = env
         self.problems: list[str] = []
+        self.bad: set[str] = set()  # keys with a problem, so checks built on them can be skipped
+
+    def problem(self, key: str, text: str) -> None:
+        self.bad.add(key)
+        self.problems.append(text)
 
     def raw(self, key: str) -> str | None:
         value = self.env.get(key)
         if value is None or value == "":
-            self.problems.append(f"{key} is not set: add it to .env (see the comments there)")
+            self.problem(key, f"{key} is not set: add it to .env (see the comments there)")
+            return None  # so the typed readers do not report the same key a second time
         return value
 
     def integer(self, key: str, minimum: int) -> int:
@@ -86,11 +92,11 @@ class _Reader:
         if value is None:
             return minimum
         if not re.fullmatch(r"-?\d+", value):
-            self.problems.append(f"{key}={value!r} is not a whole number: use e.g. {key}={max(minimum, 1)}")
+            self.problem(key, f"{key}={value!r} is not a whole number: use e.g. {key}={max(minimum, 1)}")
             return minimum
         number = int(value)
         if number < minimum:
-            self.problems.append(f"{key}={number} is below {minimum}: use a value of at least {minimum}")
+            self.problem(key, f"{key}={number} is below {minimum}: use a value of at least {minimum}")
         return number
 
     def size(self, key: str) -> int:
@@ -100,22 +106,22 @@ class _Reader:
         try:
             size = parse_size(value)
         except ValueError:
-            self.problems.append(f"{key}={value!r} is not a size: use a number with b, k, m or g, e.g. 512m")
+            self.problem(key, f"{key}={value!r} is not a size: use a number with b, k, m or g, e.g. 512m")
             return MIN_MEMORY
         if size < MIN_MEMORY:
-            self.problems.append(f"{key}={value} is below Docker's minimum of 6m")
+            self.problem(key, f"{key}={value} is below Docker's minimum of 6m: use at least 6m")
         return size
 
     def flag(self, key: str) -> bool:
         value = self.raw(key)
         if value not in (None, "0", "1"):
-            self.problems.append(f"{key}={value!r} must be 0 or 1")
+            self.problem(key, f"{key}={value!r} must be 0 or 1")
         return value == "1"
 
     def name(self, key: str) -> str:
         value = self.raw(key) or ""
         if value and not re.fullmatch(r"[A-Za-z0-9._-]+", value):
-            self.problems.append(f"{key}={value!r} may hold only letters, digits, '.', '_' and '-'")
+            self.problem(key, f"{key}={value!r} may hold only letters, digits, '.', '_' and '-'")
         return value
 
 
@@ -136,7 +142,9 @@ def from_env(env: Mapping[str, str]) -> Settings:
         keep_logs=reader.flag("KEEP_LOGS"),
         seed=reader.integer("SEED", 0),
     )
-    if settings.done_threshold > settings.senders:
+    # Only when its inputs are valid: a bad HOSTS would otherwise add a misleading second complaint.
+    inputs_valid = not reader.bad & {"HOSTS", "SENDERS_PER_HOST", "DONE_THRESHOLD"}
+    if inputs_valid and settings.done_threshold > settings.senders:
         reader.problems.append(
             f"DONE_THRESHOLD={settings.done_threshold} exceeds the {settings.senders} senders "
             "(HOSTS x SENDERS_PER_HOST), so it could never fire: lower it, or use 0 for all senders"

@@ -20,19 +20,19 @@ listening() {
     grep -q "${port_hex}[0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
+# sh has no local variables: this one uses only its argument, so callers' variables survive.
 copy_cgroup_files() {
-    dir=$1
     if [ -f "$cg/cgroup.controllers" ]; then
-        echo 2 > "$dir/cgroup.version"
+        echo 2 > "$1/cgroup.version"
         for f in cpu.stat cpu.max memory.peak memory.current memory.max memory.stat io.stat; do
-            cp "$cg/$f" "$dir/" 2>/dev/null
+            cp "$cg/$f" "$1/" 2>/dev/null
         done
     else
-        echo 1 > "$dir/cgroup.version"
+        echo 1 > "$1/cgroup.version"
         for f in cpuacct/cpuacct.stat cpuacct/cpuacct.usage cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us \
                  memory/memory.max_usage_in_bytes memory/memory.usage_in_bytes memory/memory.limit_in_bytes \
                  memory/memory.stat blkio/blkio.throttle.io_service_bytes; do
-            cp "$cg/$f" "$dir/" 2>/dev/null
+            cp "$cg/$f" "$1/" 2>/dev/null
         done
     fi
 }
@@ -77,7 +77,6 @@ describe() {
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
     put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
     put "$control/daemon/base" < /etc/syslogbench-base
-    echo "${IMAGE:-unknown}" | put "$control/daemon/image"
 }
 
 # shellcheck disable=SC2329 # called by trap

@@ -1,0 +1,232 @@
+"""Build one result document (results/schema.json) from what a run observed.
+
+Pure functions over plain data, so the figures can be unit-tested without containers. Stdlib only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from syslogbench.cgroup import Snapshot, cpu_delta
+from syslogbench.reconcile import Reconciliation
+from syslogbench.settings import Settings
+
+SCHEMA_VERSION = 1
+MESSAGE_BYTES_NOMINAL = 100
+
+
+@dataclass
+class HostFacts:
+    cpu_model: str
+    cores: int
+    memory_bytes: int
+    kernel: str
+    docker_version: str
+    cgroup_version: int
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class DaemonInfo:
+    profile: str = "unknown"
+    name: str = "unknown"
+    version: str = "unknown"
+    package: str = "unknown"
+    image: str = "unknown"
+    base: str = "unknown"
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass
+class Observed:
+    """Everything the watcher saw; None where it did not get that far."""
+
+    cfg: Settings
+    host: HostFacts
+    daemon: DaemonInfo
+    started: datetime
+    finished: datetime
+    elapsed_s: float | None = None
+    timed_out: bool = False
+    start: Snapshot | None = None
+    end: Snapshot | None = None
+    daemon_exit: int | None = None
+    counts: Reconciliation | None = None
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    progress: list[list[float]] = field(default_factory=list)
+
+
+def utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_id(started: datetime, profile: str) -> str:
+    return f"{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{profile}"
+
+
+def limit(requested: float, configured: float | None, host: float) -> dict[str, float | None]:
+    given = requested if configured is None else configured
+    return {"requested": requested, "configured": configured, "effective": min(given, host)}
+
+
+def limits(obs: Observed) -> dict[str, dict[str, float | None]]:
+    cfg, end = obs.cfg, obs.end or obs.start
+    return {
+        "central_cpus": limit(cfg.central_cpus, end.cpu_limit if end else None, obs.host.cores),
+        "central_memory_bytes": limit(
+            cfg.central_mem, end.memory_limit_bytes if end else None, obs.host.memory_bytes
+        ),
+        # The generators do not report their cgroup; "configured" stays unknown for them.
+        "remote_cpus": limit(cfg.remote_cpus, None, obs.host.cores),
+        "remote_memory_bytes": limit(cfg.remote_mem, None, obs.host.memory_bytes),
+    }
+
+
+def limit_notes(table: dict[str, dict[str, float | None]]) -> list[str]:
+    """A notice for every limit the host could not give."""
+    notes = []
+    for name, entry in table.items():
+        wanted = entry["configured"] if entry["configured"] is not None else entry["requested"]
+        if entry["effective"] is not None and wanted is not None and entry["effective"] < wanted:
+            notes.append(
+                f"{name}: {entry['requested']:g} requested, but the host can give only "
+                f"{entry['effective']:g}; the effective value is recorded"
+            )
+    return notes
+
+
+def cpu_figures(obs: Observed) -> dict[str, float | None]:
+    user = system = percent = None
+    if obs.start and obs.end:
+        user, system = cpu_delta(obs.start, obs.end)
+    if user is not None and system is not None and obs.elapsed_s:
+        percent = round(100 * (user + system) / obs.elapsed_s, 1)
+    return {"user_s": _round(user), "system_s": _round(system), "percent": percent}
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def message_figures(obs: Observed) -> dict[str, int]:
+    counts, cfg = obs.counts, obs.cfg
+    if counts is None:
+        return dict.fromkeys(
+            ("sent", "received", "lost", "duplicated", "misfiled", "unknown", "done_received", "done_log_lines"), 0
+        ) | {"expected": cfg.expected_messages, "done_expected": cfg.senders, "done_log_extra": 0}
+    return {
+        "expected": cfg.expected_messages,
+        "sent": counts.total("sent"),
+        "received": counts.total("received"),
+        "lost": counts.total("lost"),
+        "duplicated": counts.total("duplicated"),
+        "misfiled": counts.misfiled,
+        "unknown": counts.unknown,
+        "done_expected": cfg.senders,
+        "done_received": sum(1 for sender in counts.senders if sender.done_seen),
+        "done_log_lines": counts.done_log_lines,
+        "done_log_extra": counts.done_log_extra,
+    }
+
+
+def throughput(obs: Observed, received: int) -> dict[str, float | None]:
+    if not obs.elapsed_s or obs.counts is None:
+        return {"msgs_per_s": None, "mb_per_s": None}
+    sent = obs.counts.total("sent")
+    wire = obs.counts.total("bytes") * (received / sent) if sent else 0
+    return {
+        "msgs_per_s": round(received / obs.elapsed_s, 1),
+        "mb_per_s": round(wire / obs.elapsed_s / 1e6, 3),
+    }
+
+
+def generator_figures(obs: Observed) -> dict[str, float | None]:
+    """How busy the senders were while sending: near 1 would mean they, not the daemon, set the pace."""
+    if obs.counts is None:
+        return {"send_s_max": None, "cpu_s_total": None, "cpu_share_of_send": None}
+    sends = [s.send_s for s in obs.counts.senders if s.send_s is not None]
+    cpus = [s.cpu_s for s in obs.counts.senders if s.cpu_s is not None]
+    if not sends or not cpus:
+        return {"send_s_max": None, "cpu_s_total": None, "cpu_share_of_send": None}
+    share = sum(cpus) / sum(sends) if sum(sends) else None
+    return {"send_s_max": round(max(sends), 3), "cpu_s_total": round(sum(cpus), 3), "cpu_share_of_send": _round(share)}
+
+
+def verdict(obs: Observed) -> str:
+    if obs.timed_out:
+        return "timeout"
+    if obs.errors or obs.counts is None:
+        return "error"
+    return "pass" if obs.counts.clean else "loss"
+
+
+def time_line(cpu: dict[str, float | None], elapsed: float | None, rss: float | None, rate: float | None) -> str:
+    """Shaped like GNU time's default output, which the 2014 figures were, plus msg/s."""
+
+    def num(value: float | None, fmt: str) -> str:
+        return "?" if value is None else format(value, fmt)
+
+    clock = "?" if elapsed is None else f"{int(elapsed // 60)}:{elapsed % 60:05.2f}"
+    rss_kb = None if rss is None else rss / 1024
+    return (
+        f"{num(cpu['user_s'], '.2f')}user {num(cpu['system_s'], '.2f')}system {clock}elapsed "
+        f"{num(cpu['percent'], '.0f')}%CPU (0avgtext+0avgdata {num(rss_kb, '.0f')}maxresident)k "
+        f"{num(rate, ',.0f')} msg/s"
+    )
+
+
+def build(obs: Observed) -> dict[str, object]:
+    cfg, end = obs.cfg, obs.end
+    table = limits(obs)
+    messages = message_figures(obs)
+    cpu = cpu_figures(obs)
+    rates = throughput(obs, messages["received"])
+    rss = end.max_rss_bytes if end else None
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id(obs.started, obs.daemon.profile),
+        "started_utc": utc(obs.started),
+        "finished_utc": utc(obs.finished),
+        "verdict": verdict(obs),
+        "errors": obs.errors,
+        "notes": obs.notes + limit_notes(table),
+        "scenario": {
+            "id": cfg.scenario,
+            "hosts": cfg.hosts,
+            "senders_per_host": cfg.senders_per_host,
+            "messages_per_sender": cfg.messages_per_sender,
+            "message_bytes": MESSAGE_BYTES_NOMINAL,
+            "transport": "tcp",
+            "format": "rfc3164",
+            "framing": "newline",
+            "port": 514,
+            "done_threshold": cfg.done_threshold,
+            "done_window_s": cfg.done_window,
+            "run_timeout_s": cfg.run_timeout,
+            "seed": cfg.seed,
+        },
+        "daemon": {**obs.daemon.__dict__, "stopped": obs.daemon_exit is not None, "exit_code": obs.daemon_exit},
+        "limits": table,
+        "host": obs.host.as_dict(),
+        "elapsed_s": _round(obs.elapsed_s),
+        "cpu": cpu,
+        "memory": {
+            "peak_bytes": end.memory_peak_bytes if end else None,
+            "peak_source": end.memory_peak_source if end else "none",
+            "max_rss_bytes": rss,
+        },
+        "io": {
+            "write_bytes": end.io_write_bytes if end else None,
+            "output_bytes": obs.counts.output_bytes if obs.counts else None,
+        },
+        "messages": messages,
+        "senders": obs.counts.as_senders() if obs.counts else [],
+        "generators": generator_figures(obs),
+        "throughput": rates,
+        "progress": obs.progress,
+        "summary": time_line(cpu, obs.elapsed_s, rss, rates["msgs_per_s"]),
+    }

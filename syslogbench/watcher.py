@@ -1,0 +1,321 @@
+"""The watcher: runs one benchmark from reset to result (see docs/DESIGN.md for the sequence).
+
+It needs no Docker socket: the daemon's supervisor answers its requests through the control volume.
+Stdlib only: runs in the watcher container with Debian's python3 and sec.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import control, settings
+from syslogbench.cgroup import Snapshot, read_snapshot
+from syslogbench.messages import SenderId
+from syslogbench.reconcile import SPLIT_RE, reconcile
+from syslogbench.result import DaemonInfo, HostFacts, Observed, build
+
+RESULTS = Path(os.environ.get("RESULTS_DIR", "/results"))
+HEALTH_FILE = Path("/tmp/watcher-ready")
+SEC_FIRED = Path("/tmp/sec-fired")
+READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
+STOP_TIMEOUT = 120.0
+EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3}
+
+
+def say(text: str) -> None:
+    print(f"watcher: {text}", flush=True)
+
+
+def clear(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def host_facts(cgroup_version: int) -> HostFacts:
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    meminfo = Path("/proc/meminfo").read_text().split()
+    memory = int(meminfo[meminfo.index("MemTotal:") + 1]) * 1024
+    return HostFacts(
+        cpu_model=model,
+        cores=os.cpu_count() or 1,
+        memory_bytes=memory,
+        kernel=os.uname().release,
+        docker_version=os.environ.get("DOCKER_VERSION") or "unknown (run without the syslogbench command)",
+        cgroup_version=cgroup_version,
+    )
+
+
+def read_text(path: Path, default: str = "unknown") -> str:
+    try:
+        return path.read_text().strip() or default
+    except OSError:
+        return default
+
+
+def clean_version(line: str) -> str:
+    """rsyslog prints 'rsyslogd  8.2504.0 (aka 2025.04) compiled with:'; keep the words that name it."""
+    return " ".join(line.replace("compiled with:", "").split())
+
+
+def daemon_info() -> DaemonInfo:
+    import yaml  # Debian's python3-yaml, in the watcher image only
+
+    folder = control.CONTROL / "daemon"
+    manifest_path = folder / "manifest.yaml"
+    manifest = yaml.safe_load(manifest_path.read_text()) if manifest_path.exists() else {}
+    profile = manifest.get("profile", "unknown")
+    return DaemonInfo(
+        profile=profile,
+        name=manifest.get("daemon", "unknown"),
+        version=clean_version(read_text(folder / "version")),
+        package=manifest.get("package", "unknown"),
+        image=f"syslogbench/{profile}:local",
+        base=read_text(folder / "base"),
+        settings=manifest.get("settings") or {},
+    )
+
+
+def expected_senders(cfg: settings.Settings) -> list[SenderId]:
+    return [SenderId(h, s) for h in range(1, cfg.hosts + 1) for s in range(1, cfg.senders_per_host + 1)]
+
+
+def read_ledgers() -> dict[str, dict]:
+    ledgers = {}
+    for path in (control.CONTROL / "ledgers").glob("*.json"):
+        ledgers[path.stem] = control.read_json(path)
+    return ledgers
+
+
+def failed_senders() -> list[str]:
+    return [f"{name}: {ledger['status']}" for name, ledger in read_ledgers().items() if ledger["status"] != "ok"]
+
+
+def wait_until_ready(cfg: settings.Settings) -> None:
+    """Wait for the daemon and every sender; a sender that fails while rendering ends the wait at once."""
+    control.wait_for(control.CONTROL / "daemon" / "ready", READY_TIMEOUT, "the daemon to listen on port 514")
+    deadline = time.monotonic() + READY_TIMEOUT
+    ready_dir = control.CONTROL / "ready"
+    while len(list(ready_dir.glob("host*"))) < cfg.senders:
+        if failed := failed_senders():
+            raise RuntimeError("a sender failed before the start: " + "; ".join(failed))
+        if time.monotonic() > deadline:
+            count = len(list(ready_dir.glob("host*")))
+            raise control.WaitTimeout(f"only {count} of {cfg.senders} senders were ready after {READY_TIMEOUT:.0f} s")
+        time.sleep(0.05)
+
+
+def take_snapshot(name: str) -> Snapshot:
+    control.write_atomic(control.CONTROL / "snapshots" / f"{name}.request", "")
+    control.wait_for(control.CONTROL / "snapshots" / name / "time", 30, f"the daemon's cgroup snapshot {name!r}")
+    return read_snapshot(control.CONTROL / "snapshots" / name)
+
+
+def sec_rule(cfg: settings.Settings) -> str:
+    return (
+        "type=SingleWithThreshold\n"
+        "ptype=SubStr\n"
+        "pattern=DONE\n"
+        "desc=syslogbench DONE threshold\n"
+        f"action=write {SEC_FIRED} fired\n"
+        f"window={cfg.done_window}\n"
+        f"thresh={cfg.done_threshold}\n"
+    )
+
+
+def start_sec(cfg: settings.Settings) -> subprocess.Popen:
+    """The real SEC, as in 2014, following done.log from its (empty) start.
+
+    The watcher creates done.log empty before the start, so SEC need not wait for --reopen-timeout to
+    notice the file; the daemon appends to it.
+    """
+    rules = Path("/tmp/done-threshold.sec")
+    rules.write_text(sec_rule(cfg))
+    SEC_FIRED.unlink(missing_ok=True)
+    command = [
+        "sec",
+        f"--conf={rules}",
+        f"--input={control.LOGS / 'done.log'}",
+        "--reopen-timeout=1",
+        "--poll-timeout=0.05",
+        "--log=/tmp/sec.log",
+    ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+class LineCounter:
+    """Counts newlines in the daemon's split files, reading only what was added since the last look."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.offsets: dict[str, int] = {}
+        self.lines = 0
+
+    def update(self) -> int:
+        for entry in os.scandir(self.directory):
+            if not SPLIT_RE.match(entry.name):
+                continue
+            offset = self.offsets.get(entry.name, 0)
+            if entry.stat().st_size > offset:
+                with open(entry.path, "rb") as handle:
+                    handle.seek(offset)
+                    data = handle.read()
+                self.offsets[entry.name] = offset + len(data)
+                self.lines += data.count(b"\n")
+        return self.lines
+
+
+def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
+    """Until SEC fires, the daemon dies, a sender fails, or RUN_TIMEOUT passes."""
+    counter = LineCounter(control.LOGS)
+    next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
+    while not SEC_FIRED.exists():
+        now = time.monotonic()
+        if now - t0 > cfg.run_timeout:
+            obs.timed_out = True
+            return
+        if (control.CONTROL / "daemon" / "exit").exists():
+            obs.errors.append("the daemon exited before the DONE threshold fired")
+            return
+        if failed := failed_senders():
+            obs.errors.append("a sender failed: " + "; ".join(failed))
+            return
+        if PROGRESS_EVERY > 0 and now >= next_report:
+            lines = counter.update()
+            rate = (lines - last_lines) / (now - last_time)
+            obs.progress.append([round(now - t0, 2), lines])
+            share = 100 * lines / cfg.expected_messages
+            say(f"{lines:,} / {cfg.expected_messages:,} received ({share:.1f}%), {rate:,.0f} msg/s")
+            next_report, last_lines, last_time = now + PROGRESS_EVERY, lines, now
+        time.sleep(0.02)
+    obs.elapsed_s = time.monotonic() - t0
+
+
+def stop_daemon(obs: Observed) -> None:
+    control.write_atomic(control.CONTROL / "stop", "")
+    exit_file = control.CONTROL / "daemon" / "exit"
+    try:
+        control.wait_for(exit_file, STOP_TIMEOUT, "the daemon to stop", poll=0.05)
+    except control.WaitTimeout as error:
+        obs.errors.append(str(error))
+        return
+    obs.daemon_exit = int(read_text(exit_file, "-1"))
+    try:
+        obs.end = read_snapshot(control.CONTROL / "snapshots" / "end")
+    except ValueError as error:
+        obs.errors.append(f"no cgroup figures from the daemon: {error}")
+
+
+def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
+    """Senders write their ledger just after their queue drains; give stragglers a moment."""
+    deadline = time.monotonic() + timeout
+    while len(read_ledgers()) < cfg.senders and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def remove_test_files() -> None:
+    for path in control.LOGS.iterdir():
+        if SPLIT_RE.match(path.name) or path.name == "done.log":
+            path.unlink()
+
+
+def conclude(cfg: settings.Settings, obs: Observed) -> None:
+    wait_for_ledgers(cfg)
+    senders = expected_senders(cfg)
+    obs.counts = reconcile(control.LOGS, read_ledgers(), senders, cfg.messages_per_sender + 1)
+    if obs.timed_out:
+        missing = [sender.id for sender in obs.counts.senders if not sender.done_seen]
+        obs.errors.append(
+            f"the DONE threshold ({cfg.done_threshold} in {cfg.done_window} s) did not fire within "
+            f"RUN_TIMEOUT={cfg.run_timeout} s; DONE never reached done.log from: {', '.join(missing) or 'none'}"
+        )
+    if not cfg.keep_logs:
+        remove_test_files()
+
+
+def run(cfg: settings.Settings, obs: Observed) -> None:
+    wait_until_ready(cfg)
+    obs.daemon = daemon_info()
+    obs.start = take_snapshot("start")
+    obs.host.cgroup_version = obs.start.version
+    sec = start_sec(cfg)
+    try:
+        time.sleep(0.5)  # let SEC load its rules before any DONE can arrive
+        t0 = time.monotonic()
+        control.write_atomic(control.CONTROL / "start", f"{time.time()}\n")
+        say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
+        watch(cfg, obs, t0)
+    finally:
+        sec.terminate()
+        sec.wait(timeout=10)
+    stop_daemon(obs)
+    conclude(cfg, obs)
+
+
+def write_result(obs: Observed) -> dict:
+    result = build(obs)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    control.write_json(RESULTS / f"{result['run_id']}.json", result)
+    return result
+
+
+def report(result: dict) -> None:
+    m = result["messages"]
+    say(f"result: results/{result['run_id']}.json")
+    for note in result["notes"]:
+        say(f"notice: {note}")
+    for error in result["errors"]:
+        say(f"error: {error}")
+    say(
+        f"{result['daemon']['profile']} ({result['daemon']['version']}): verdict {result['verdict'].upper()}; "
+        f"sent {m['sent']:,}, received {m['received']:,} of {m['expected']:,}, "
+        f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}"
+    )
+    say(result["summary"])
+
+
+def main() -> int:
+    try:
+        cfg = settings.from_env(os.environ)
+    except settings.SettingsError as error:
+        say(str(error))
+        control.write_atomic(control.CONTROL / "finish", "")
+        return EXIT_CODES["error"]
+    clear(control.CONTROL)
+    clear(control.LOGS)
+    (control.LOGS / "done.log").touch()
+    control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
+    HEALTH_FILE.touch()
+    started = datetime.now(UTC)
+    obs = Observed(cfg=cfg, host=host_facts(2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1),
+                   daemon=DaemonInfo(), started=started, finished=started)
+    try:
+        run(cfg, obs)
+    except (control.WaitTimeout, RuntimeError, OSError, ValueError) as error:
+        obs.errors.append(str(error))
+        obs.daemon = daemon_info()
+        if obs.daemon_exit is None and (control.CONTROL / "daemon" / "ready").exists():
+            stop_daemon(obs)
+    obs.finished = datetime.now(UTC)
+    result = write_result(obs)
+    report(result)
+    control.write_atomic(control.CONTROL / "finish", "")
+    return EXIT_CODES[result["verdict"]]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""Reconciliation of hand-made daemon output against sender ledgers, with exact counts."""
+
+from __future__ import annotations
+
+import calendar
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from syslogbench import messages, reconcile
+from syslogbench.messages import SenderId
+
+SEED = 2014
+NOW = calendar.timegm((2026, 11, 22, 10, 0, 0))
+COUNT = 60
+PER_SENDER = COUNT + 1  # the DONE message counts too
+SENDERS = [SenderId(1, 1), SenderId(1, 2), SenderId(2, 1)]
+
+Entry = tuple[int, int, bytes]  # facility, severity, the line as the daemon wrote it
+
+
+def daemon_line(line: bytes) -> bytes:
+    """What a daemon writes for a received line: its own timestamp and the host, tag and message."""
+    match = messages.BODY_RE.search(line)
+    host, sender = int(match.group(1)), int(match.group(2))
+    return b"2026-11-22T10:00:00.123456+00:00 host%d bench[%d]: " % (host, sender) + line[match.start() :]
+
+
+def fields(line: bytes) -> tuple[int, int, int, int, int]:
+    match = messages.BODY_RE.search(line)
+    return tuple(int(group) for group in match.group(1, 2, 3, 4, 5))  # type: ignore[return-value]
+
+
+def output(senders: list[SenderId] = SENDERS) -> tuple[list[Entry], list[bytes]]:
+    """Everything delivered once, in the right file; the DONE lines also in done.log."""
+    entries: list[Entry] = []
+    done: list[bytes] = []
+    for sender in senders:
+        for line in messages.render_lines(SEED, sender, COUNT, NOW):
+            written = daemon_line(line)
+            _, _, _, facility, severity = fields(line)
+            entries.append((facility, severity, written))
+            if line.endswith(b" DONE\n"):
+                done.append(written)
+    return entries, done
+
+
+def write(log_dir: Path, entries: list[Entry], done: list[bytes] | None) -> Path:
+    files: dict[tuple[int, int], list[bytes]] = defaultdict(list)
+    for facility, severity, line in entries:
+        files[(facility, severity)].append(line)
+    log_dir.mkdir(exist_ok=True)
+    for (facility, severity), lines in files.items():
+        path = log_dir / f"test.rsyslog.facility.{facility}.severity.{severity}.log"
+        path.write_bytes(b"".join(lines))
+    if done is not None:
+        (log_dir / "done.log").write_bytes(b"".join(done))
+    return log_dir
+
+
+def ledger(sender: SenderId) -> dict[str, object]:
+    """A ledger as sender.send_all writes it."""
+    size = len(b"".join(messages.render_lines(SEED, sender, COUNT, NOW)))
+    return {
+        "id": sender.name,
+        "host": sender.host,
+        "sender": sender.sender,
+        "status": "ok",
+        "messages": COUNT + 1,
+        "first_seq": 1,
+        "last_seq": COUNT + 1,
+        "done_seq": COUNT + 1,
+        "bytes": size,
+        "send_s": 0.5,
+        "cpu_s": 0.25,
+        "finished_at": NOW + 1.0,
+    }
+
+
+LEDGERS = {sender.name: ledger(sender) for sender in SENDERS}
+
+
+def run(log_dir: Path, ledgers: dict[str, dict] | None = None) -> reconcile.Reconciliation:
+    return reconcile.reconcile(log_dir, LEDGERS if ledgers is None else ledgers, SENDERS, PER_SENDER)
+
+
+def per_sender(result: reconcile.Reconciliation, name: str) -> list[object]:
+    return [getattr(sender, name) for sender in result.senders]
+
+
+def without(entries: list[Entry], drop: set[tuple[int, int, int]]) -> list[Entry]:
+    """entries minus the lines whose (host, sender, seq) is in drop."""
+    return [entry for entry in entries if fields(entry[2])[:3] not in drop]
+
+
+def find(entries: list[Entry], host: int, sender: int, seq: int) -> Entry:
+    return next(entry for entry in entries if fields(entry[2])[:3] == (host, sender, seq))
+
+
+def test_all_delivered(tmp_path: Path) -> None:
+    entries, done = output()
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.expected == 3 * 61 == 183
+    assert per_sender(result, "id") == ["host1-s1", "host1-s2", "host2-s1"]
+    assert per_sender(result, "status") == ["ok", "ok", "ok"]
+    assert per_sender(result, "sent") == [61, 61, 61]
+    assert per_sender(result, "received") == [61, 61, 61]
+    assert per_sender(result, "lost") == [0, 0, 0]
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+    assert per_sender(result, "done_seen") == [True, True, True]
+    assert result.total("received") == result.total("sent") == 183
+    assert (result.misfiled, result.unknown) == (0, 0)
+    assert (result.done_log_lines, result.done_log_extra) == (3, 0)
+    assert result.split_files == len({(f, v) for f, v, _ in entries})
+    assert result.output_bytes == sum(len(line) for _, _, line in entries)
+    assert result.clean is True
+
+
+def test_as_senders(tmp_path: Path) -> None:
+    entries, done = output()
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.as_senders()[0] == {
+        "id": "host1-s1",
+        "status": "ok",
+        "sent": 61,
+        "received": 61,
+        "lost": 0,
+        "duplicated": 0,
+        "done_seen": True,
+        "bytes": LEDGERS["host1-s1"]["bytes"],
+        "send_s": 0.5,
+        "cpu_s": 0.25,
+    }
+
+
+def test_lost_lines(tmp_path: Path) -> None:
+    entries, done = output()
+    entries = without(entries, {(1, 2, 5), (1, 2, 6), (1, 2, 7), (2, 1, 10)})
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "lost") == [0, 3, 1]
+    assert per_sender(result, "received") == [61, 58, 60]
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+    assert result.total("lost") == 4
+    assert (result.misfiled, result.unknown) == (0, 0)
+    assert result.clean is False
+
+
+def test_duplicated_lines(tmp_path: Path) -> None:
+    entries, done = output()
+    entries += [find(entries, 1, 1, 3), find(entries, 1, 1, 3), find(entries, 2, 1, 8)]
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "duplicated") == [2, 0, 1]
+    assert per_sender(result, "received") == [61, 61, 61]
+    assert per_sender(result, "lost") == [0, 0, 0]
+    assert result.total("duplicated") == 3
+    assert result.clean is False
+
+
+def test_duplicated_done_counts_as_duplicate(tmp_path: Path) -> None:
+    entries, done = output()
+    entries.append(find(entries, 1, 2, PER_SENDER))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "duplicated") == [0, 1, 0]
+    assert result.clean is False
+
+
+def test_misfiled_line(tmp_path: Path) -> None:
+    entries, done = output()
+    index = entries.index(find(entries, 1, 1, 4))
+    facility, severity, line = entries[index]
+    entries[index] = (facility, (severity + 1) % 8, line)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.misfiled == 1
+    assert per_sender(result, "received") == [61, 61, 61]  # it arrived, just in the wrong file
+    assert result.total("lost") == 0
+    assert result.clean is False
+
+
+def test_misfiled_done_line(tmp_path: Path) -> None:
+    entries, done = output()
+    index = entries.index(find(entries, 2, 1, PER_SENDER))
+    facility, severity, line = entries[index]
+    entries[index] = ((facility + 1) % 24, severity, line)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.misfiled == 1
+
+
+def test_unknown_sender(tmp_path: Path) -> None:
+    entries, done = output()
+    stranger = messages.render_line(SenderId(9, 1), 1, 42, "Nov 22 10:00:00", 7)
+    entries.append((5, 2, daemon_line(stranger)))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.unknown == 1
+    assert result.misfiled == 0
+    assert per_sender(result, "received") == [61, 61, 61]
+    assert result.clean is False
+
+
+def test_sequence_number_beyond_the_done_is_unknown(tmp_path: Path) -> None:
+    entries, done = output()
+    late = messages.render_line(SenderId(1, 1), PER_SENDER + 1, 42, "Nov 22 10:00:00", 7)
+    entries.append((5, 2, daemon_line(late)))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.unknown == 1
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+
+
+def test_done_log_missing_a_done(tmp_path: Path) -> None:
+    entries, done = output()
+    done = [line for line in done if b" bench[2]: " not in line]
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "done_seen") == [True, False, True]
+    assert result.done_log_lines == 2
+    assert result.total("lost") == 0  # the DONE is still in its split file
+    assert result.clean is False
+
+
+def test_done_log_with_one_done_twice_and_another_missing(tmp_path: Path) -> None:
+    entries, done = output()
+    result = run(write(tmp_path / "logs", entries, [done[0], done[0], done[2]]))
+    assert result.done_log_lines == 3
+    assert per_sender(result, "done_seen") == [True, False, True]
+    assert result.clean is False
+
+
+def test_done_log_extra_line(tmp_path: Path) -> None:
+    entries, done = output()
+    done.append(b"2026-11-22T10:00:01.000000+00:00 central rsyslogd: -- MARK --\n")
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.done_log_extra == 1
+    assert result.done_log_lines == 3
+    assert per_sender(result, "done_seen") == [True, True, True]
+    assert result.clean is False
+
+
+def test_no_done_log(tmp_path: Path) -> None:
+    entries, _ = output()
+    result = run(write(tmp_path / "logs", entries, None))
+    assert (result.done_log_lines, result.done_log_extra) == (0, 0)
+    assert per_sender(result, "done_seen") == [False, False, False]
+    assert result.clean is False
+
+
+def test_sender_without_ledger(tmp_path: Path) -> None:
+    entries, done = output()
+    ledgers = {name: value for name, value in LEDGERS.items() if name != "host2-s1"}
+    result = run(write(tmp_path / "logs", entries, done), ledgers)
+    missing = result.senders[2]
+    assert missing.id == "host2-s1"
+    assert missing.status == "no ledger: the sender never reported"
+    assert missing.status.startswith("no ledger")
+    assert (missing.sent, missing.bytes, missing.send_s, missing.cpu_s) == (0, 0, None, None)
+    assert (missing.received, missing.lost, missing.done_seen) == (61, 0, True)
+    assert per_sender(result, "sent") == [61, 61, 0]
+
+
+def test_failed_sender(tmp_path: Path) -> None:
+    entries, done = output()
+    entries = [entry for entry in entries if b" host2 bench[1]: " not in entry[2]]
+    done = [line for line in done if b" host2 bench[1]: " not in line]
+    status = "failed: cannot connect to central:514: [Errno 111] Connection refused"
+    ledgers = {**LEDGERS, "host2-s1": {"id": "host2-s1", "host": 2, "sender": 1, "status": status}}
+    result = run(write(tmp_path / "logs", entries, done), ledgers)
+    failed = result.senders[2]
+    assert failed.status == status
+    assert (failed.sent, failed.received, failed.lost, failed.duplicated) == (0, 0, 61, 0)
+    assert failed.done_seen is False
+    assert failed.bytes == 0
+    assert per_sender(result, "lost") == [0, 0, 61]
+    assert result.total("lost") == 61
+    assert result.done_log_lines == 2
+    assert result.clean is False
+
+
+def test_missing_log_dir(tmp_path: Path) -> None:
+    result = run(tmp_path / "does-not-exist")
+    assert per_sender(result, "received") == [0, 0, 0]
+    assert per_sender(result, "lost") == [61, 61, 61]
+    assert (result.split_files, result.output_bytes, result.done_log_lines) == (0, 0, 0)
+    assert result.clean is False
+
+
+def test_other_files_are_ignored(tmp_path: Path) -> None:
+    entries, done = output()
+    log_dir = write(tmp_path / "logs", entries, done)
+    (log_dir / "messages.log").write_bytes(entries[0][2])
+    (log_dir / "test.rsyslog.facility.x.severity.1.log").write_bytes(entries[0][2])
+    result = run(log_dir)
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+    assert result.clean is True
+
+
+@pytest.mark.parametrize("daemon", ["rsyslog", "syslog-ng"])
+def test_split_file_name_pattern(daemon: str) -> None:
+    match = reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log")
+    assert match and match.groups() == ("23", "7")
+    assert reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log.1") is None

@@ -1,0 +1,170 @@
+"""Run settings: the committed .env, environment overrides, and one clear message per bad value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syslogbench import settings
+from syslogbench.settings import SettingsError
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV_FILE = ROOT / ".env"
+
+
+def seed_env(**changes: str) -> dict[str, str]:
+    """The committed .env as a mapping, with some keys changed."""
+    env = settings.read_env_file(ENV_FILE)
+    env.update(changes)
+    return env
+
+
+def problems_of(**changes: str) -> str:
+    with pytest.raises(SettingsError) as error:
+        settings.from_env(seed_env(**changes))
+    return str(error.value)
+
+
+def test_committed_env_gives_the_seed_scenario() -> None:
+    cfg = settings.load(ENV_FILE, {})
+    assert cfg.scenario == "seed2014"
+    assert cfg.central_cpus == 8
+    assert cfg.central_mem == 2 * 1024**3 == 2147483648
+    assert cfg.remote_cpus == 2
+    assert cfg.remote_mem == 512 * 1024**2
+    assert cfg.hosts == 5
+    assert cfg.senders_per_host == 4
+    assert cfg.messages_per_sender == 300000
+    assert cfg.senders == 20
+    assert cfg.done_threshold == 20  # 0 in .env means every sender
+    assert cfg.done_window == 60
+    assert cfg.run_timeout == 900
+    assert cfg.keep_logs is False
+    assert cfg.seed == 2014
+    assert cfg.expected_messages == 6000020
+
+
+def test_as_dict_round_trips() -> None:
+    cfg = settings.load(ENV_FILE, {})
+    assert settings.Settings(**cfg.as_dict()) == cfg
+    assert cfg.as_dict()["central_mem"] == 2147483648
+
+
+def test_environment_overrides_env_file() -> None:
+    cfg = settings.load(ENV_FILE, {"HOSTS": "2", "MESSAGES_PER_SENDER": "1000", "KEEP_LOGS": "1"})
+    assert cfg.hosts == 2
+    assert cfg.messages_per_sender == 1000
+    assert cfg.keep_logs is True
+    assert cfg.done_threshold == 8  # 0 still means all senders: 2 x 4
+    assert cfg.expected_messages == 8 * 1001
+
+
+def test_environment_ignores_keys_not_in_env_file(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    lines = [f"{key}={value}" for key, value in seed_env().items() if key != "SEED"]
+    env_file.write_text("\n".join(lines) + "\n")
+    # SEED is not in the file, so the shell's SEED (and unrelated variables) are not picked up.
+    with pytest.raises(SettingsError, match="SEED is not set"):
+        settings.load(env_file, {"SEED": "7", "PATH": "/usr/bin", "HOSTS": "3"})
+
+
+def test_unrelated_environment_is_harmless() -> None:
+    assert settings.load(ENV_FILE, {"PATH": "/usr/bin", "HOME": "/root"}) == settings.load(ENV_FILE, {})
+
+
+def test_env_file_quotes_comments_and_blank_lines(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("# comment\n\n  HOSTS = 3 \nSCENARIO='quoted'\nSEED=\"5\"\n")
+    assert settings.read_env_file(env_file) == {"HOSTS": "3", "SCENARIO": "quoted", "SEED": "5"}
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("2g", 2147483648), ("512m", 536870912), ("6m", 6291456), ("64k", 65536), ("100", 100), ("7b", 7)],
+)
+def test_parse_size(text: str, size: int) -> None:
+    assert settings.parse_size(text) == size
+
+
+def test_negative_count() -> None:
+    message = problems_of(MESSAGES_PER_SENDER="-5")
+    assert "MESSAGES_PER_SENDER=-5 is below 1: use a value of at least 1" in message
+
+
+def test_not_a_number() -> None:
+    message = problems_of(HOSTS="five")
+    assert "HOSTS='five' is not a whole number: use e.g. HOSTS=1" in message
+
+
+def test_bad_size() -> None:
+    message = problems_of(CENTRAL_MEM="2 gigs")
+    assert "CENTRAL_MEM='2 gigs' is not a size: use a number with b, k, m or g, e.g. 512m" in message
+
+
+def test_size_below_docker_minimum() -> None:
+    message = problems_of(REMOTE_MEM="5m")
+    assert "REMOTE_MEM=5m is below Docker's minimum of 6m" in message
+    assert "use at least 6m" in message
+    assert settings.from_env(seed_env(REMOTE_MEM="6m")).remote_mem == 6 * 1024**2
+
+
+def test_flag_must_be_0_or_1() -> None:
+    message = problems_of(KEEP_LOGS="2")
+    assert "KEEP_LOGS='2' must be 0 or 1" in message
+
+
+@pytest.mark.parametrize("key", ["SENDERS_PER_HOST", "CENTRAL_MEM", "KEEP_LOGS", "SCENARIO"])
+def test_empty_value_is_reported_once(key: str) -> None:
+    message = problems_of(**{key: ""})
+    assert message == f"invalid settings:\n  - {key} is not set: add it to .env (see the comments there)"
+
+
+def test_missing_key() -> None:
+    env = seed_env()
+    del env["RUN_TIMEOUT"]
+    with pytest.raises(SettingsError, match="RUN_TIMEOUT is not set: add it to .env"):
+        settings.from_env(env)
+
+
+def test_bad_scenario_name() -> None:
+    message = problems_of(SCENARIO="my scenario")
+    assert "SCENARIO='my scenario' may hold only letters, digits" in message
+
+
+def test_done_threshold_above_senders() -> None:
+    message = problems_of(DONE_THRESHOLD="21")
+    assert "DONE_THRESHOLD=21 exceeds the 20 senders" in message
+    assert "lower it, or use 0 for all senders" in message
+
+
+def test_done_threshold_equal_to_senders_is_fine() -> None:
+    assert settings.from_env(seed_env(DONE_THRESHOLD="20")).done_threshold == 20
+    assert settings.from_env(seed_env(DONE_THRESHOLD="7")).done_threshold == 7
+
+
+@pytest.mark.parametrize("hosts", ["-5", "five", ""])
+def test_bad_hosts_does_not_add_a_misleading_threshold_problem(hosts: str) -> None:
+    message = problems_of(HOSTS=hosts, DONE_THRESHOLD="10")
+    assert "HOSTS" in message
+    assert "exceeds" not in message
+    assert message.count("\n  - ") == 1
+
+
+def test_all_problems_are_listed_in_one_error() -> None:
+    bad = {"MESSAGES_PER_SENDER": "-5", "HOSTS": "five", "CENTRAL_MEM": "2 gigs", "KEEP_LOGS": "2"}
+    bad["SEED"] = ""
+    message = problems_of(**bad)
+    assert message.startswith("invalid settings:\n  - ")
+    items = message.split("\n  - ")[1:]
+    assert len(items) == 5
+    for key in ("MESSAGES_PER_SENDER", "HOSTS", "CENTRAL_MEM", "KEEP_LOGS", "SEED"):
+        assert sum(item.startswith(key) for item in items) == 1, key
+
+
+def test_malformed_env_line_names_file_and_line(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("# settings\nHOSTS=5\nSENDERS_PER_HOST 4\n")
+    with pytest.raises(SettingsError) as error:
+        settings.load(env_file, {})
+    assert str(error.value) == f"{env_file}:3: expected KEY=VALUE, got 'SENDERS_PER_HOST 4'"
