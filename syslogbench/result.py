@@ -116,7 +116,17 @@ def message_figures(obs: Observed) -> dict[str, int]:
     counts, cfg = obs.counts, obs.cfg
     if counts is None:
         return dict.fromkeys(
-            ("sent", "received", "lost", "duplicated", "misfiled", "unknown", "done_received", "done_log_lines"), 0
+            (
+                "sent",
+                "received",
+                "lost",
+                "duplicated",
+                "misfiled",
+                "unknown",
+                "done_received",
+                "done_log_lines",
+            ),
+            0,
         ) | {"expected": cfg.expected_messages, "done_expected": cfg.senders, "done_log_extra": 0}
     return {
         "expected": cfg.expected_messages,
@@ -153,7 +163,11 @@ def generator_figures(obs: Observed) -> dict[str, float | None]:
     if not sends or not cpus:
         return {"send_s_max": None, "cpu_s_total": None, "cpu_share_of_send": None}
     share = sum(cpus) / sum(sends) if sum(sends) else None
-    return {"send_s_max": round(max(sends), 3), "cpu_s_total": round(sum(cpus), 3), "cpu_share_of_send": _round(share)}
+    return {
+        "send_s_max": round(max(sends), 3),
+        "cpu_s_total": round(sum(cpus), 3),
+        "cpu_share_of_send": _round(share),
+    }
 
 
 def verdict(obs: Observed) -> str:
@@ -164,7 +178,9 @@ def verdict(obs: Observed) -> str:
     return "pass" if obs.counts.clean else "loss"
 
 
-def time_line(cpu: dict[str, float | None], elapsed: float | None, rss: float | None, rate: float | None) -> str:
+def time_line(
+    cpu: dict[str, float | None], elapsed: float | None, rss: float | None, rate: float | None
+) -> str:
     """Shaped like GNU time's default output, which the 2014 figures were, plus msg/s."""
 
     def num(value: float | None, fmt: str) -> str:
@@ -209,7 +225,11 @@ def build(obs: Observed) -> dict[str, object]:
             "run_timeout_s": cfg.run_timeout,
             "seed": cfg.seed,
         },
-        "daemon": {**obs.daemon.__dict__, "stopped": obs.daemon_exit is not None, "exit_code": obs.daemon_exit},
+        "daemon": {
+            **obs.daemon.__dict__,
+            "stopped": obs.daemon_exit is not None,
+            "exit_code": obs.daemon_exit,
+        },
         "limits": table,
         "host": obs.host.as_dict(),
         "elapsed_s": _round(obs.elapsed_s),

@@ -99,7 +99,12 @@ def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
     try:
         ledger = send_all(sender, cfg)
     except Exception as error:  # noqa: BLE001 - any failure must reach the watcher as a verdict
-        ledger = {"id": sender.name, "host": sender.host, "sender": sender.sender, "status": f"failed: {error}"}
+        ledger = {
+            "id": sender.name,
+            "host": sender.host,
+            "sender": sender.sender,
+            "status": f"failed: {error}",
+        }
         print(f"{sender.name}: {error}", file=sys.stderr)
     control.write_json(ledger_path(sender), ledger)
 
@@ -123,7 +128,9 @@ def main() -> int:
         worker.join()
         record_death(sender, worker.exitcode)
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
-    control.wait_for(control.CONTROL / "finish", cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2)
+    control.wait_for(
+        control.CONTROL / "finish", cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2
+    )
     return 0
 
 

@@ -102,7 +102,9 @@ def read_ledgers() -> dict[str, dict]:
 
 
 def failed_senders() -> list[str]:
-    return [f"{name}: {ledger['status']}" for name, ledger in read_ledgers().items() if ledger["status"] != "ok"]
+    return [
+        f"{name}: {ledger['status']}" for name, ledger in read_ledgers().items() if ledger["status"] != "ok"
+    ]
 
 
 def wait_until_ready(cfg: settings.Settings) -> None:
@@ -115,13 +117,17 @@ def wait_until_ready(cfg: settings.Settings) -> None:
             raise RuntimeError("a sender failed before the start: " + "; ".join(failed))
         if time.monotonic() > deadline:
             count = len(list(ready_dir.glob("host*")))
-            raise control.WaitTimeout(f"only {count} of {cfg.senders} senders were ready after {READY_TIMEOUT:.0f} s")
+            raise control.WaitTimeout(
+                f"only {count} of {cfg.senders} senders were ready after {READY_TIMEOUT:.0f} s"
+            )
         time.sleep(0.05)
 
 
 def take_snapshot(name: str) -> Snapshot:
     control.write_atomic(control.CONTROL / "snapshots" / f"{name}.request", "")
-    control.wait_for(control.CONTROL / "snapshots" / name / "time", 30, f"the daemon's cgroup snapshot {name!r}")
+    control.wait_for(
+        control.CONTROL / "snapshots" / name / "time", 30, f"the daemon's cgroup snapshot {name!r}"
+    )
     return read_snapshot(control.CONTROL / "snapshots" / name)
 
 
@@ -301,8 +307,13 @@ def main() -> int:
     control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
     HEALTH_FILE.touch()
     started = datetime.now(UTC)
-    obs = Observed(cfg=cfg, host=host_facts(2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1),
-                   daemon=DaemonInfo(), started=started, finished=started)
+    obs = Observed(
+        cfg=cfg,
+        host=host_facts(2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1),
+        daemon=DaemonInfo(),
+        started=started,
+        finished=started,
+    )
     try:
         run(cfg, obs)
     except (control.WaitTimeout, RuntimeError, OSError, ValueError) as error:
