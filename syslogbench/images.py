@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import tempfile
 from datetime import UTC, datetime
@@ -64,11 +63,9 @@ def tag_pulled(suite: str, pinned: str) -> None:
 
 
 def debootstrap(suite: str) -> None:
-    if shutil.which("debootstrap") is None:
-        raise SetupError(
-            "No registry answers and debootstrap is missing. Install it "
-            "(Debian/Ubuntu: `sudo apt-get install debootstrap`) and run set-up again."
-        )
+    from syslogbench.hostsetup import ensure_debootstrap  # here, to keep the import one-way
+
+    ensure_debootstrap()
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with tempfile.TemporaryDirectory(prefix=f"syslogbench-{suite}-") as tmp:
         rootfs = Path(tmp) / "rootfs"

@@ -242,3 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def render_run(result: Result) -> str:
+    """One run's row, its machine, and the 2014 medians beside it: what `syslogbench run` prints."""
+    lines = [*runs_table([result]), "", machines_line([result]), "", *seed_section()]
+    return "\n".join(lines)

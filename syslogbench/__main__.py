@@ -1,0 +1,5 @@
+import sys
+
+from syslogbench.cli import main
+
+sys.exit(main())

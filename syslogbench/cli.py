@@ -1,0 +1,180 @@
+"""The syslogbench command: setup, run, report, render, check.
+
+    python -m syslogbench run --profile rsyslog8 [KEY=VALUE ...]
+
+Everything a run needs is checked here, before any container starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from syslogbench import hostsetup, images, profiles, render, report, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV_FILE = ROOT / ".env"
+DEFAULT_PROFILE = "rsyslog8"
+HARNESS_SUITE = "bookworm"  # the watcher and generator images
+HARNESS_SERVICES = ["watcher", "generator"]
+STARTUP_ALLOWANCE_S = 600  # building, rendering messages, connecting: on top of RUN_TIMEOUT
+
+
+def log(text: str) -> None:
+    print(f"syslogbench: {text}", flush=True)
+
+
+def compose(profile: str, *args: str, project: str = "syslogbench") -> list[str]:
+    return ["docker", "compose", "--project-directory", str(ROOT), "-p", project, "--profile", profile, *args]
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isupper():
+            raise settings.SettingsError(f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)")
+        overrides[key] = value
+    return overrides
+
+
+def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str]]:
+    """The validated settings and the environment for compose (shell, then overrides, over .env)."""
+    env_values = settings.read_env_file(ENV_FILE)
+    unknown = sorted(set(overrides) - set(env_values))
+    if unknown:
+        raise settings.SettingsError(f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name}")
+    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in env_values}, **overrides}
+    cfg = settings.from_env(merged)
+    env = {**os.environ, **merged, "DOCKER_VERSION": docker_version()}
+    return cfg, env
+
+
+def docker_version() -> str:
+    done = subprocess.run(
+        ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def host_notices(cfg: settings.Settings) -> list[str]:
+    """Limits the host cannot give: the run goes on with the effective value, and says so."""
+    cores = os.cpu_count() or 1
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    notices = []
+    for name, cpus in (("CENTRAL_CPUS", cfg.central_cpus), ("REMOTE_CPUS", cfg.remote_cpus)):
+        if cpus > cores:
+            notices.append(f"{name}={cpus} but this host has {cores} cores: the effective limit is {cores}")
+    for name, size in (("CENTRAL_MEM", cfg.central_mem), ("REMOTE_MEM", cfg.remote_mem)):
+        if size > memory:
+            notices.append(
+                f"{name} exceeds this host's {memory / 2**30:.1f} GiB: the effective limit is that"
+            )
+    return notices
+
+
+def setup(profile_names: list[str]) -> None:
+    hostsetup.ensure_compose(log)
+    chosen = [profiles.resolve(name) for name in profile_names]
+    suites = sorted({HARNESS_SUITE, *(p.base for p in chosen)})
+    images.ensure_bases(suites, log)
+    for profile in chosen:
+        log(f"building images for {profile.profile}")
+        command = compose(profile.profile, "build", "-q", *HARNESS_SERVICES, profile.profile)
+        subprocess.run(command, check=True, cwd=ROOT)
+
+
+def run(profile_name: str, overrides: dict[str, str], results_dir: Path, project: str = "syslogbench") -> int:
+    profile = profiles.resolve(profile_name)
+    cfg, env = run_env(overrides)
+    env["RESULTS_DIR"] = str(results_dir.resolve())
+    results_dir.mkdir(parents=True, exist_ok=True)
+    for notice in host_notices(cfg):
+        log(f"notice: {notice}")
+    # Always: cached builds take seconds, and a stale image would measure old code.
+    setup([profile.profile])
+    before = set(results_dir.glob("*.json"))
+    log(
+        f"{profile.profile}: {cfg.senders} senders x {cfg.messages_per_sender:,} messages, scenario {cfg.scenario}"
+    )
+    up = compose(profile.profile, "up", "--exit-code-from", "watcher", project=project)
+    try:
+        code = subprocess.run(up, env=env, cwd=ROOT, timeout=cfg.run_timeout + STARTUP_ALLOWANCE_S).returncode
+    except subprocess.TimeoutExpired:
+        log("compose did not finish in time: stopping every container")
+        code = 124
+    finally:
+        subprocess.run(compose(profile.profile, "down", "-t", "30", project=project), env=env, cwd=ROOT)
+    new = sorted(set(results_dir.glob("*.json")) - before)
+    if not new:
+        log("no result was written: see the watcher's output above")
+        return code or 1
+    show(new[-1])
+    return code
+
+
+def show(path: Path) -> None:
+    result = json.loads(path.read_text())
+    print()
+    print(report.render_run(result))
+    print(f"\nResult file: {path}")
+
+
+def check(profile_name: str, overrides: dict[str, str]) -> None:
+    profile = profiles.resolve(profile_name)
+    cfg, _ = run_env(overrides)
+    log(f"ok: profile {profile.profile}, {cfg.expected_messages:,} messages expected")
+    for notice in host_notices(cfg):
+        log(f"notice: {notice}")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="syslogbench", description=__doc__.splitlines()[0])
+    sub = top.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("run", "run one benchmark and print its result"),
+        ("check", "validate settings only"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument(
+            "--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})"
+        )
+        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+        if name == "run":
+            cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
+    cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
+    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
+    cmd = sub.add_parser("report", help="Markdown table over results/")
+    cmd.add_argument("args", nargs=argparse.REMAINDER)
+    sub.add_parser("render", help="render every daemon config from its template")
+    sub.add_parser("profiles", help="list the profile names")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return run(args.profile, parse_overrides(args.overrides), args.results)
+        if args.command == "check":
+            check(args.profile, parse_overrides(args.overrides))
+        elif args.command == "setup":
+            setup(args.profile or [p.profile for p in profiles.all_profiles()])
+        elif args.command == "report":
+            return report.main(args.args)
+        elif args.command == "render":
+            for path in render.render_all():
+                log(f"rendered {path.relative_to(ROOT)}")
+        elif args.command == "profiles":
+            for name, profile in sorted(profiles.names().items()):
+                print(f"{name:16} {profile.daemon} {profile.version} (Debian {profile.base})")
+    except (settings.SettingsError, profiles.ProfileError, images.SetupError) as error:
+        log(f"error: {error}")
+        return 2
+    except subprocess.CalledProcessError as error:
+        log(f"error: {' '.join(map(str, error.cmd))} failed with exit code {error.returncode}")
+        return 2
+    return 0
