@@ -1,0 +1,138 @@
+"""Real containers: real rsyslog, syslog-ng and SEC, at small scale."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from syslogbench import cli, profiles
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = "syslogbench-test"
+SMALL = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000", "RUN_TIMEOUT": "120"}
+COMPOSE_TIMEOUT_S = 600
+
+
+@dataclass
+class Run:
+    code: int
+    result: dict
+    output: str
+    containers: list[dict]
+    logs: dict[str, bytes]
+
+
+def compose_command(profile: str, extra_files: list[Path], *args: str) -> list[str]:
+    files = ["-f", str(ROOT / "compose.yaml")]
+    for path in extra_files:
+        files += ["-f", str(path)]
+    return [
+        "docker",
+        "compose",
+        "--project-directory",
+        str(ROOT),
+        "-p",
+        PROJECT,
+        *files,
+        "--profile",
+        profile,
+        *args,
+    ]
+
+
+def containers(profile: str, extra_files: list[Path], env: dict[str, str]) -> list[dict]:
+    done = subprocess.run(
+        compose_command(profile, extra_files, "ps", "-a", "--format", "json"),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    text = done.stdout.strip()
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def read_logs_volume() -> dict[str, bytes]:
+    """The daemon's output files, read through a throwaway container (the volume is root's)."""
+    script = (
+        "import os,sys,json,base64;d='/l';"
+        "print(json.dumps({n: base64.b64encode(open(os.path.join(d,n),'rb').read()).decode() for n in os.listdir(d)}))"
+    )
+    done = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "-v",
+            f"{PROJECT}_logs:/l:ro",
+            "syslogbench/watcher:local",
+        ]
+        + ["python3", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    import base64
+
+    return {name: base64.b64decode(data) for name, data in json.loads(done.stdout).items()}
+
+
+@pytest.fixture(scope="session")
+def built() -> None:
+    """Bases and images for every profile; cached builds make this quick after the first time."""
+    cli.setup([p.profile for p in profiles.all_profiles()])
+
+
+@pytest.fixture
+def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
+    def run(
+        profile: str,
+        overrides: dict[str, str] | None = None,
+        config: Path | None = None,
+        abort_on_exit: bool = True,
+    ) -> Run:
+        results = tmp_path / "results"
+        results.mkdir(exist_ok=True)
+        extra: list[Path] = []
+        if config is not None:
+            service = profiles.resolve(profile)
+            override = tmp_path / "override.yaml"
+            target = f"/etc/syslogbench/{service.config['file']}"
+            override.write_text(
+                f"services:\n  {service.profile}:\n    volumes:\n      - {config}:{target}:ro\n"
+            )
+            extra.append(override)
+        env = {**os.environ, **SMALL, "KEEP_LOGS": "1", **(overrides or {}), "RESULTS_DIR": str(results)}
+        subprocess.run(compose_command(profile, extra, "down", "-v", "-t", "5"), env=env, capture_output=True)
+        up = ["up", "--exit-code-from", "watcher"] if abort_on_exit else ["up"]
+        try:
+            done = subprocess.run(
+                compose_command(profile, extra, *up),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=COMPOSE_TIMEOUT_S,
+            )
+            listing = containers(profile, extra, env)
+            logs = read_logs_volume()
+        finally:
+            subprocess.run(
+                compose_command(profile, extra, "down", "-v", "-t", "5"), env=env, capture_output=True
+            )
+        files = sorted(results.glob("*.json"))
+        assert len(files) == 1, f"expected one result file, got {files}\n{done.stdout[-4000:]}"
+        return Run(
+            done.returncode, json.loads(files[0].read_text()), done.stdout + done.stderr, listing, logs
+        )
+
+    return run

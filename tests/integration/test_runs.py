@@ -1,0 +1,166 @@
+"""End-to-end runs on real containers. Each asserts exact counts against the senders' own ledgers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from syslogbench import messages, profiles
+from syslogbench.messages import SenderId
+
+from .conftest import ROOT, SMALL
+
+pytestmark = pytest.mark.integration
+CONFIGS = Path(__file__).parent / "configs"
+SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
+HOSTS, PER_HOST, COUNT = (
+    int(SMALL["HOSTS"]),
+    int(SMALL["SENDERS_PER_HOST"]),
+    int(SMALL["MESSAGES_PER_SENDER"]),
+)
+SENDERS = [SenderId(h, s) for h in range(1, HOSTS + 1) for s in range(1, PER_HOST + 1)]
+EXPECTED = len(SENDERS) * (COUNT + 1)
+SEED = 2014
+
+
+def expected_lines() -> dict[tuple[int, int], set[bytes]]:
+    """(facility, severity) -> the message bodies the senders render with the seed: what each file must hold."""
+    table: dict[tuple[int, int], set[bytes]] = {}
+    for sender in SENDERS:
+        for line in messages.render_lines(SEED, sender, COUNT, 0):
+            body = messages.BODY_RE.search(line)
+            assert body is not None
+            key = (int(body.group(4)), int(body.group(5)))
+            table.setdefault(key, set()).add(body.group(0))
+    return table
+
+
+def bodies(data: bytes) -> list[bytes]:
+    return [match.group(0) for match in messages.BODY_RE.finditer(data)]
+
+
+def daemon_profiles() -> list[str]:
+    return [p.profile for p in profiles.all_profiles()]
+
+
+@pytest.mark.parametrize("profile", daemon_profiles())
+def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
+    run = bench(profile)
+    result = run.result
+    jsonschema.validate(result, SCHEMA)
+    assert run.code == 0, run.output[-3000:]
+    assert result["verdict"] == "pass", result["errors"]
+    m = result["messages"]
+    assert (m["expected"], m["sent"], m["received"]) == (EXPECTED, EXPECTED, EXPECTED)
+    assert (m["lost"], m["duplicated"], m["misfiled"], m["unknown"]) == (0, 0, 0, 0)
+    assert sorted(s["id"] for s in result["senders"]) == sorted(s.name for s in SENDERS)
+    for sender in result["senders"]:
+        assert (sender["status"], sender["sent"], sender["received"]) == ("ok", COUNT + 1, COUNT + 1)
+
+    # The files themselves, read independently of the watcher's reconciliation.
+    daemon = profiles.resolve(profile).daemon
+    pattern = re.compile(rf"^test\.{re.escape(daemon)}\.facility\.(\d+)\.severity\.(\d+)\.log$")
+    split = {name: data for name, data in run.logs.items() if pattern.match(name)}
+    assert set(run.logs) - set(split) == {"done.log"}
+    found = {}
+    for name, data in split.items():
+        f, v = (int(x) for x in pattern.match(name).groups())
+        found[(f, v)] = set(bodies(data))
+        assert len(bodies(data)) == len(found[(f, v)]), f"duplicate lines in {name}"
+    assert found == expected_lines()
+    done_lines = run.logs["done.log"].splitlines()
+    assert len(done_lines) == len(SENDERS)
+    assert all(b" DONE" in line for line in done_lines)
+    assert sorted(bodies(run.logs["done.log"])) == sorted(
+        b for lines in expected_lines().values() for b in lines if b.endswith(b"DONE")
+    )
+
+    # The daemon was stopped by the watcher, and figures were measured.
+    assert result["daemon"]["stopped"] is True
+    assert result["daemon"]["exit_code"] == 0
+    assert all(c["State"] == "exited" for c in run.containers), run.containers
+    assert result["cpu"]["user_s"] > 0 and result["cpu"]["system_s"] > 0
+    assert result["memory"]["peak_bytes"] > 0 and result["memory"]["max_rss_bytes"] > 0
+    assert result["elapsed_s"] > 0 and result["throughput"]["msgs_per_s"] > 0
+    assert profiles.resolve(profile).version in result["daemon"]["version"]
+
+
+def test_lossy_daemon_is_reported_as_loss(bench) -> None:
+    run = bench("rsyslog-8.2504", config=CONFIGS / "rsyslog-lossy.conf")
+    result = run.result
+    jsonschema.validate(result, SCHEMA)
+    expected_lost = len(expected_lines_for_facility(23))
+    assert result["verdict"] == "loss"
+    assert run.code == 1
+    assert result["messages"]["lost"] == expected_lost > 0
+    assert result["messages"]["received"] == EXPECTED - expected_lost
+
+
+def expected_lines_for_facility(facility: int) -> list[bytes]:
+    return [b for (f, _), lines in expected_lines().items() if f == facility for b in lines]
+
+
+def test_missing_done_is_a_timeout_naming_the_senders(bench) -> None:
+    run = bench(
+        "rsyslog-8.2504", {"RUN_TIMEOUT": "8", "KEEP_LOGS": "0"}, config=CONFIGS / "rsyslog-no-done.conf"
+    )
+    result = run.result
+    jsonschema.validate(result, SCHEMA)
+    assert result["verdict"] == "timeout"
+    assert run.code == 2
+    error = " ".join(result["errors"])
+    for sender in SENDERS:
+        assert sender.name in error
+    assert result["daemon"]["stopped"] is True
+    assert all(c["State"] == "exited" for c in run.containers), run.containers
+
+
+def test_plain_up_ends_by_itself_and_removes_the_logs(bench) -> None:
+    """`docker compose --profile X up`, without --exit-code-from: every container exits when the run ends."""
+    run = bench("syslog-ng-3.38", {"KEEP_LOGS": "0"}, abort_on_exit=False)
+    assert run.code == 0
+    assert run.result["verdict"] == "pass"
+    assert {c["State"] for c in run.containers} == {"exited"}
+    assert {c["ExitCode"] for c in run.containers} == {0}
+    assert run.logs == {}, "KEEP_LOGS=0 must remove the test files and done.log"
+
+
+@pytest.mark.parametrize("profile", daemon_profiles())
+def test_daemon_accepts_its_rendered_config(built, profile: str) -> None:
+    """The daemon's own syntax check on the config this project rendered for it."""
+    service = profiles.resolve(profile)
+    config = f"/etc/syslogbench/{service.config['file']}"
+    check = {
+        "rsyslog": ["rsyslogd", "-N1", "-f", config],
+        "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
+    }[service.daemon]
+    done = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "--entrypoint", check[0], service.image, *check[1:]],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_bad_settings_stop_before_any_container(built) -> None:
+    for args in (
+        ["HOSTS=-2"],
+        ["MESSAGES_PER_SENDER=lots"],
+        ["CENTRAL_MEM=2 gigs"],
+        ["--profile", "rsyslog9"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "syslogbench", "run", "--results", "/tmp/none", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 2
+        assert "error:" in done.stdout
+        assert "Container" not in done.stdout + done.stderr
