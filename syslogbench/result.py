@@ -51,6 +51,9 @@ class Observed:
     finished: datetime
     elapsed_s: float | None = None
     timed_out: bool = False
+    end_trigger: str = "not-started"
+    sec_fired_s: float | None = None
+    done_spread_s: float | None = None
     start: Snapshot | None = None
     end: Snapshot | None = None
     daemon_exit: int | None = None
@@ -233,6 +236,11 @@ def build(obs: Observed) -> dict[str, object]:
         "limits": table,
         "host": obs.host.as_dict(),
         "elapsed_s": _round(obs.elapsed_s),
+        "end": {
+            "trigger": obs.end_trigger,
+            "sec_fired_s": obs.sec_fired_s,
+            "done_spread_s": obs.done_spread_s,
+        },
         "cpu": cpu,
         "memory": {
             "peak_bytes": end.memory_peak_bytes if end else None,

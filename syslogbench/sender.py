@@ -65,6 +65,8 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     path = WORK_DIR / f"{sender.name}.msgs"
     size = render_to_file(path, cfg.seed, sender, cfg.messages_per_sender, time.time())
     sock = connect(READY_TIMEOUT)
+    # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
+    sock.settimeout(cfg.run_timeout)
     control.write_atomic(control.CONTROL / "ready" / sender.name, "")
     control.wait_for(control.CONTROL / "start", READY_TIMEOUT, "the start signal")
     cpu0, t0 = cpu_seconds(), time.monotonic()

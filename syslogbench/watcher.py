@@ -26,6 +26,7 @@ SEC_FIRED = Path("/tmp/sec-fired")
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
+SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3}
 
 
@@ -185,21 +186,69 @@ class LineCounter:
         return self.lines
 
 
+class DoneTail:
+    """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start)."""
+
+    def __init__(self, path: Path, t0: float) -> None:
+        self.path, self.t0 = path, t0
+        self.offset = 0
+        self.seen: list[float] = []
+
+    def update(self) -> int:
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if size > self.offset:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(size - self.offset)
+            complete = data[: data.rfind(b"\n") + 1]
+            self.offset += len(complete)
+            now = time.monotonic() - self.t0
+            self.seen += [now] * sum(1 for line in complete.splitlines() if b"DONE" in line)
+        return len(self.seen)
+
+
+def ended(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> bool:
+    """SEC fired; or every sender's DONE is in and SEC stayed silent (its window can no longer be met)."""
+    if SEC_FIRED.exists():
+        obs.end_trigger = "sec"
+        return True
+    if len(done.seen) >= cfg.senders and now - done.seen[-1] > SEC_GRACE_S:
+        obs.end_trigger = "all-done-without-sec"
+        obs.notes.append(
+            f"SEC's SingleWithThreshold ({cfg.done_threshold} DONE in {cfg.done_window} s) did not fire: the "
+            f"{cfg.senders} DONE messages reached done.log over {done.seen[-1] - done.seen[0]:.1f} s. "
+            "The run ended when the watcher saw every DONE."
+        )
+        return True
+    return False
+
+
+def problem(cfg: settings.Settings, obs: Observed, elapsed: float) -> bool:
+    if elapsed > cfg.run_timeout:
+        obs.timed_out = True
+        obs.end_trigger = "timeout"
+        return True
+    if (control.CONTROL / "daemon" / "exit").exists():
+        obs.errors.append("the daemon exited before the DONE threshold fired")
+        obs.end_trigger = "daemon-exited"
+        return True
+    if failed := failed_senders():
+        obs.errors.append("a sender failed: " + "; ".join(failed))
+        obs.end_trigger = "sender-failed"
+        return True
+    return False
+
+
 def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
-    """Until SEC fires, the daemon dies, a sender fails, or RUN_TIMEOUT passes."""
+    """Until SEC fires (or every DONE is in), the daemon dies, a sender fails, or RUN_TIMEOUT passes."""
     counter = LineCounter(control.LOGS)
+    done = DoneTail(control.LOGS / "done.log", t0)
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
-    while not SEC_FIRED.exists():
+    while True:
         now = time.monotonic()
-        if now - t0 > cfg.run_timeout:
-            obs.timed_out = True
-            return
-        if (control.CONTROL / "daemon" / "exit").exists():
-            obs.errors.append("the daemon exited before the DONE threshold fired")
-            return
-        if failed := failed_senders():
-            obs.errors.append("a sender failed: " + "; ".join(failed))
-            return
+        done.update()
+        if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
+            break
         if PROGRESS_EVERY > 0 and now >= next_report:
             lines = counter.update()
             rate = (lines - last_lines) / (now - last_time)
@@ -208,7 +257,17 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
             say(f"{lines:,} / {cfg.expected_messages:,} received ({share:.1f}%), {rate:,.0f} msg/s")
             next_report, last_lines, last_time = now + PROGRESS_EVERY, lines, now
         time.sleep(0.02)
-    obs.elapsed_s = time.monotonic() - t0
+    record_end(cfg, obs, done, time.monotonic() - t0)
+
+
+def record_end(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> None:
+    """Elapsed runs to the threshold-th DONE as the watcher saw it appear in done.log (20 ms polling)."""
+    done.update()
+    obs.sec_fired_s = round(now, 3) if obs.end_trigger == "sec" else None
+    if len(done.seen) >= cfg.done_threshold and obs.end_trigger in ("sec", "all-done-without-sec"):
+        obs.elapsed_s = done.seen[cfg.done_threshold - 1]
+    if done.seen:
+        obs.done_spread_s = round(done.seen[-1] - done.seen[0], 3)
 
 
 def stop_daemon(obs: Observed) -> None:

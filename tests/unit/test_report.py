@@ -71,6 +71,7 @@ def make_result(run_id: str, profile: str, finished: str, **changes: Any) -> dic
             "cgroup_version": 2,
         },
         "elapsed_s": 42.5,
+        "end": {"trigger": "sec", "sec_fired_s": 42.6, "done_spread_s": 1.5},
         "cpu": {"user_s": 30.25, "system_s": 20.75, "percent": 120.0},
         "memory": {"peak_bytes": 300 * MIB, "max_rss_bytes": 12.5 * MIB},
         "io": {"write_bytes": None, "output_bytes": 123456},

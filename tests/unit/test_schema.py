@@ -68,6 +68,7 @@ MINIMAL: dict[str, Any] = {
         "cgroup_version": 2,
     },
     "elapsed_s": 42.5,
+    "end": {"trigger": "sec", "sec_fired_s": 42.6, "done_spread_s": 1.5},
     "cpu": {"user_s": 30.25, "system_s": 20.75, "percent": 120.0},
     "memory": {"peak_bytes": None, "max_rss_bytes": None},
     "io": {"write_bytes": None, "output_bytes": 600002000},

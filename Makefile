@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` (the main job) and `make test`.
+PROFILE ?= rsyslog8
+PY := .venv/bin/python
+VENV := .venv/.installed
+DOCKERFILES := $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile
+SHELL_SCRIPTS := daemons/_common/supervise.sh .ci/run
+
+.PHONY: run test setup lint unit integration report render
+
+$(VENV): requirements-dev.txt
+	python3 -m venv .venv
+	.venv/bin/pip install -q -r requirements-dev.txt
+	touch $@
+
+# The seed scenario (.env) on one daemon; prints the result table at the end.
+run: $(VENV)
+	$(PY) -m syslogbench run --profile $(PROFILE)
+
+# Lint, unit tests, then real containers for every profile.
+test: $(VENV) lint
+	$(PY) -m syslogbench setup
+	$(PY) -m pytest -q --timeout 900
+
+setup: $(VENV)
+	$(PY) -m syslogbench setup
+
+lint: $(VENV)
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/hadolint $(DOCKERFILES)
+	.venv/bin/shellcheck $(SHELL_SCRIPTS)
+
+unit: $(VENV)
+	$(PY) -m pytest -q tests/unit
+
+report: $(VENV)
+	$(PY) -m syslogbench report
+
+render: $(VENV)
+	$(PY) -m syslogbench render
