@@ -307,3 +307,11 @@ def _vm_hwm_bytes(text: str | None) -> int | None:
                 return None if kib is None else kib * 1024
             return None
     return None
+
+
+def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, float | None]:
+    """User and system CPU seconds of the container this runs in, read live from its own cgroup."""
+    if (root / "cgroup.controllers").exists():
+        cpu = _keyed_ints(_read_text(root / "cpu.stat"))
+        return _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
+    return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))

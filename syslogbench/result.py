@@ -54,6 +54,7 @@ class Observed:
     end_trigger: str = "not-started"
     sec_fired_s: float | None = None
     done_spread_s: float | None = None
+    generator_cpu_s: float | None = None
     start: Snapshot | None = None
     end: Snapshot | None = None
     daemon_exit: int | None = None
@@ -159,18 +160,17 @@ def throughput(obs: Observed, received: int) -> dict[str, float | None]:
 
 def generator_figures(obs: Observed) -> dict[str, float | None]:
     """How busy the senders were while sending: near 1 would mean they, not the daemon, set the pace."""
+    figures: dict[str, float | None] = dict.fromkeys(("send_s_max", "cpu_s_total", "cpu_share_of_send"))
+    figures["container_cpu_s"] = obs.generator_cpu_s
     if obs.counts is None:
-        return {"send_s_max": None, "cpu_s_total": None, "cpu_share_of_send": None}
+        return figures
     sends = [s.send_s for s in obs.counts.senders if s.send_s is not None]
     cpus = [s.cpu_s for s in obs.counts.senders if s.cpu_s is not None]
-    if not sends or not cpus:
-        return {"send_s_max": None, "cpu_s_total": None, "cpu_share_of_send": None}
-    share = sum(cpus) / sum(sends) if sum(sends) else None
-    return {
-        "send_s_max": round(max(sends), 3),
-        "cpu_s_total": round(sum(cpus), 3),
-        "cpu_share_of_send": _round(share),
-    }
+    if sends and cpus and sum(sends):
+        figures["send_s_max"] = round(max(sends), 3)
+        figures["cpu_s_total"] = round(sum(cpus), 3)
+        figures["cpu_share_of_send"] = round(sum(cpus) / sum(sends), 6)
+    return figures
 
 
 def verdict(obs: Observed) -> str:

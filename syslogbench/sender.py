@@ -18,7 +18,7 @@ import termios
 import time
 from pathlib import Path
 
-from syslogbench import control, settings
+from syslogbench import cgroup, control, settings
 from syslogbench.messages import SenderId, render_to_file
 
 CENTRAL = os.environ.get("CENTRAL_HOST", "central")
@@ -68,7 +68,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
     control.write_atomic(control.CONTROL / "ready" / sender.name, "")
-    control.wait_for(control.CONTROL / "start", READY_TIMEOUT, "the start signal")
+    control.wait_for_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     with path.open("rb") as data:
         sent = sock.sendfile(data)
@@ -118,6 +118,10 @@ def record_death(sender: SenderId, exitcode: int | None) -> None:
         control.write_json(ledger_path(sender), {"id": sender.name, "status": status})
 
 
+def _minus(end: float | None, start: float | None) -> float | None:
+    return None if end is None or start is None else round(end - start, 3)
+
+
 def main() -> int:
     cfg = settings.from_env(os.environ)
     control.wait_for(control.CONTROL / "run.json", READY_TIMEOUT, "the watcher's run.json")
@@ -126,9 +130,22 @@ def main() -> int:
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:
         worker.start()
+    try:
+        control.wait_for_start(READY_TIMEOUT)
+    except control.WaitTimeout:
+        for worker in workers:
+            worker.join()
+        return 1
+    user0, system0 = cgroup.own_cpu_seconds()
     for sender, worker in zip(senders, workers, strict=True):
         worker.join()
         record_death(sender, worker.exitcode)
+    user1, system1 = cgroup.own_cpu_seconds()
+    # The whole container's CPU while sending (kernel TCP work included), not only the senders' own.
+    control.write_json(
+        control.CONTROL / "generators" / f"host{host}.json",
+        {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)},
+    )
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
     control.wait_for(
         control.CONTROL / "finish", cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2

@@ -298,8 +298,20 @@ def remove_test_files() -> None:
             path.unlink()
 
 
+def read_generator_cpu() -> float | None:
+    """CPU seconds all generator containers used while sending, from their own cgroups."""
+    total = 0.0
+    reports = [control.read_json(p) for p in (control.CONTROL / "generators").glob("host*.json")]
+    for entry in reports:
+        if entry["cpu_user_s"] is None or entry["cpu_system_s"] is None:
+            return None
+        total += entry["cpu_user_s"] + entry["cpu_system_s"]
+    return round(total, 3) if reports else None
+
+
 def conclude(cfg: settings.Settings, obs: Observed) -> None:
     wait_for_ledgers(cfg)
+    obs.generator_cpu_s = read_generator_cpu()
     senders = expected_senders(cfg)
     obs.counts = reconcile(control.LOGS, read_ledgers(), senders, cfg.messages_per_sender + 1)
     if obs.timed_out:
