@@ -90,6 +90,12 @@ def limits(obs: Observed) -> dict[str, dict[str, float | None]]:
     }
 
 
+def readable(name: str, value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value / 2**30:.2f} GiB" if name.endswith("bytes") else f"{value:g}"
+
+
 def limit_notes(table: dict[str, dict[str, float | None]]) -> list[str]:
     """A notice for every limit the host could not give."""
     notes = []
@@ -97,8 +103,8 @@ def limit_notes(table: dict[str, dict[str, float | None]]) -> list[str]:
         wanted = entry["configured"] if entry["configured"] is not None else entry["requested"]
         if entry["effective"] is not None and wanted is not None and entry["effective"] < wanted:
             notes.append(
-                f"{name}: {entry['requested']:g} requested, but the host can give only "
-                f"{entry['effective']:g}; the effective value is recorded"
+                f"{name}: {readable(name, entry['requested'])} requested, but the host can give only "
+                f"{readable(name, entry['effective'])}; the effective value is recorded"
             )
     return notes
 
@@ -189,11 +195,14 @@ def time_line(
     def num(value: float | None, fmt: str) -> str:
         return "?" if value is None else format(value, fmt)
 
-    clock = "?" if elapsed is None else f"{int(elapsed // 60)}:{elapsed % 60:05.2f}"
+    # GNU time truncates to hundredths (and whole percent), so 59.999 s is 0:59.99, never 0:60.00.
+    hundredths = None if elapsed is None else int(elapsed * 100 + 1e-6)  # 68.24 * 100 is 6823.99...
+    clock = "?" if hundredths is None else f"{hundredths // 6000}:{hundredths % 6000 / 100:05.2f}"
+    percent = None if cpu["percent"] is None else int(cpu["percent"])
     rss_kb = None if rss is None else rss / 1024
     return (
         f"{num(cpu['user_s'], '.2f')}user {num(cpu['system_s'], '.2f')}system {clock}elapsed "
-        f"{num(cpu['percent'], '.0f')}%CPU (0avgtext+0avgdata {num(rss_kb, '.0f')}maxresident)k "
+        f"{num(percent, 'd')}%CPU (0avgtext+0avgdata {num(rss_kb, '.0f')}maxresident)k "
         f"{num(rate, ',.0f')} msg/s"
     )
 

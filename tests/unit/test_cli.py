@@ -1,0 +1,190 @@
+"""The syslogbench command without Docker: overrides, settings checks, host notices, profiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from syslogbench import cli, settings
+
+GIB = 2**30
+SEED_ENV = """# the seed scenario, as in .env
+CENTRAL_CPUS=8
+CENTRAL_MEM=2g
+REMOTE_CPUS=2
+REMOTE_MEM=512m
+HOSTS=5
+SENDERS_PER_HOST=4
+MESSAGES_PER_SENDER=300000
+DONE_THRESHOLD=0
+DONE_WINDOW=60
+RUN_TIMEOUT=900
+KEEP_LOGS=0
+SEED=2014
+SCENARIO=seed2014
+"""
+SMALL = {
+    "SCENARIO": "unit",
+    "CENTRAL_CPUS": "1",
+    "CENTRAL_MEM": "64m",
+    "REMOTE_CPUS": "1",
+    "REMOTE_MEM": "64m",
+    "HOSTS": "1",
+    "SENDERS_PER_HOST": "1",
+    "MESSAGES_PER_SENDER": "10",
+    "DONE_THRESHOLD": "0",
+    "DONE_WINDOW": "60",
+    "RUN_TIMEOUT": "900",
+    "KEEP_LOGS": "0",
+    "SEED": "2014",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """run_env asks Docker for its version and reads .env and the shell: none of them may touch a test."""
+    env_file = tmp_path / ".env"
+    env_file.write_text(SEED_ENV)
+    monkeypatch.setattr(cli, "ENV_FILE", env_file)
+    monkeypatch.setattr(cli, "docker_version", lambda: "test")
+    for key in SMALL:
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture
+def small_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host with 2 cores and 8 GiB of memory."""
+    real = os.sysconf
+    fake = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 8 * GIB // 4096}
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "sysconf", lambda name: fake[name] if name in fake else real(name))
+
+
+def test_the_real_env_file_sets_every_key_settings_reads() -> None:
+    real = settings.read_env_file(Path(cli.__file__).resolve().parent.parent / ".env")
+    assert set(SMALL) <= set(real)
+
+
+# --- parse_overrides -----------------------------------------------------------------------------------------
+
+
+def test_parse_overrides_accepts_key_value() -> None:
+    assert cli.parse_overrides(["HOSTS=2", "SENDERS_PER_HOST=3"]) == {"HOSTS": "2", "SENDERS_PER_HOST": "3"}
+
+
+def test_parse_overrides_keeps_everything_after_the_first_equals() -> None:
+    assert cli.parse_overrides(["SCENARIO=a=b", "SEED="]) == {"SCENARIO": "a=b", "SEED": ""}
+
+
+def test_parse_overrides_empty() -> None:
+    assert cli.parse_overrides([]) == {}
+
+
+@pytest.mark.parametrize("pair", ["hosts=2", "HOSTS", "=2", "Hosts=2"])
+def test_parse_overrides_rejects(pair: str) -> None:
+    with pytest.raises(settings.SettingsError, match="KEY=VALUE") as caught:
+        cli.parse_overrides([pair])
+    assert str(caught.value) == f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)"
+
+
+# --- run_env -------------------------------------------------------------------------------------------------
+
+
+def test_run_env_seed_scenario() -> None:
+    cfg, env = cli.run_env({})
+    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 4, 300_000)
+    assert cfg.done_threshold == 20
+    assert env["DOCKER_VERSION"] == "test"
+    assert env["HOSTS"] == "5"
+
+
+def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOSTS", "3")
+    monkeypatch.setenv("SENDERS_PER_HOST", "2")
+    cfg, env = cli.run_env({"HOSTS": "2"})
+    assert (cfg.hosts, cfg.senders_per_host, cfg.done_threshold) == (2, 2, 4)
+    assert (env["HOSTS"], env["SENDERS_PER_HOST"]) == ("2", "2")
+
+
+def test_run_env_rejects_an_unknown_key() -> None:
+    with pytest.raises(settings.SettingsError, match="FOO") as caught:
+        cli.run_env({"FOO": "1"})
+    assert str(caught.value) == "unknown setting(s) ['FOO']: the keys are those in .env"
+
+
+def test_run_env_rejects_negative_hosts() -> None:
+    with pytest.raises(settings.SettingsError) as caught:
+        cli.run_env({"HOSTS": "-1"})
+    assert str(caught.value) == ("invalid settings:\n  - HOSTS=-1 is below 1: use a value of at least 1")
+
+
+# --- host_notices --------------------------------------------------------------------------------------------
+
+
+def test_host_notices_central_cpus_above_cores(small_host: None) -> None:
+    cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "8"})
+    assert cli.host_notices(cfg) == ["CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"]
+
+
+def test_host_notices_remote_cpus_and_memory(small_host: None) -> None:
+    cfg = settings.from_env({**SMALL, "REMOTE_CPUS": "3", "CENTRAL_MEM": "16g"})
+    assert cli.host_notices(cfg) == [
+        "REMOTE_CPUS=3 but this host has 2 cores: the effective limit is 2",
+        "CENTRAL_MEM exceeds this host's 8.0 GiB: the effective limit is that",
+    ]
+
+
+def test_host_notices_none_within_limits(small_host: None) -> None:
+    cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "2", "REMOTE_CPUS": "2", "CENTRAL_MEM": "8g"})
+    assert cli.host_notices(cfg) == []
+
+
+def test_host_notices_seed_scenario_on_two_cores(small_host: None) -> None:
+    cfg, _ = cli.run_env({})
+    assert cli.host_notices(cfg) == ["CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"]
+
+
+# --- main ----------------------------------------------------------------------------------------------------
+
+
+def test_main_check_unknown_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--profile", "nope"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("syslogbench: error: unknown profile 'nope'. Known profiles: ")
+    known = out.strip().split("Known profiles: ", 1)[1].split(", ")
+    assert "rsyslog8" in known
+    assert "syslog-ng" in known
+    assert known == sorted(known)
+
+
+def test_main_check_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "hosts=2"]) == 2
+    assert capsys.readouterr().out == (
+        "syslogbench: error: 'hosts=2' is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)\n"
+    )
+
+
+def test_main_check_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "HOSTS=-1"]) == 2
+    out = capsys.readouterr().out
+    assert (
+        out == "syslogbench: error: invalid settings:\n  - HOSTS=-1 is below 1: use a value of at least 1\n"
+    )
+
+
+def test_main_check_ok(capsys: pytest.CaptureFixture[str], small_host: None) -> None:
+    assert cli.main(["check", "--profile", "rsyslog8", "HOSTS=2"]) == 0
+    assert capsys.readouterr().out == (
+        "syslogbench: ok: profile rsyslog-8.2504, 2,400,008 messages expected\n"
+        "syslogbench: notice: CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2\n"
+    )
+
+
+def test_main_profiles_lists_the_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["profiles"]) == 0
+    names = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert "rsyslog8" in names
+    assert "syslog-ng" in names
+    assert names == sorted(names)

@@ -1,0 +1,439 @@
+"""syslogbench.result: verdicts, figures and the result document, from hand-built observations."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from syslogbench import result
+from syslogbench.cgroup import Snapshot
+from syslogbench.reconcile import Reconciliation, SenderCount
+from syslogbench.result import DaemonInfo, HostFacts, Observed
+from syslogbench.settings import Settings, from_env
+
+ROOT = Path(__file__).resolve().parents[2]
+VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "results" / "schema.json").read_text()))
+GIB = 2**30
+KIB = 1024
+STARTED = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
+FINISHED = datetime(2026, 11, 22, 10, 1, 30, tzinfo=UTC)
+
+# Every key of .env, with the seed scenario's values.
+ENV = {
+    "SCENARIO": "seed2014",
+    "CENTRAL_CPUS": "8",
+    "CENTRAL_MEM": "2g",
+    "REMOTE_CPUS": "2",
+    "REMOTE_MEM": "512m",
+    "HOSTS": "5",
+    "SENDERS_PER_HOST": "4",
+    "MESSAGES_PER_SENDER": "300000",
+    "DONE_THRESHOLD": "0",
+    "DONE_WINDOW": "60",
+    "RUN_TIMEOUT": "900",
+    "KEEP_LOGS": "0",
+    "SEED": "2014",
+}
+PER_SENDER = 300_001  # 300000 messages and the DONE
+RSS = 210_112 * KIB
+
+
+def settings(**overrides: str) -> Settings:
+    return from_env({**ENV, **overrides})
+
+
+def host(cores: int = 2, memory: int = 24 * GIB) -> HostFacts:
+    return HostFacts(
+        cpu_model="Test CPU",
+        cores=cores,
+        memory_bytes=memory,
+        kernel="6.1.0-test",
+        docker_version="27.0.0",
+        cgroup_version=2,
+    )
+
+
+def daemon() -> DaemonInfo:
+    return DaemonInfo(
+        profile="rsyslog8",
+        name="rsyslog",
+        version="rsyslogd 8.2504.0 (aka 2025.04)",
+        package="rsyslog=8.2504.0-1",
+        image="syslogbench/rsyslog8:local",
+        base="pull debian:trixie-slim@sha256:3a39",
+        settings={"queue.type": "LinkedList"},
+    )
+
+
+def snapshot(
+    user: float | None,
+    system: float | None,
+    *,
+    time: float = 1_000.0,
+    version: int = 2,
+    cpu_limit: float | None = 8.0,
+    memory_limit: int | None = 2 * GIB,
+    rss: int | None = RSS,
+) -> Snapshot:
+    return Snapshot(
+        version=version,
+        time=time,
+        cpu_user_s=user,
+        cpu_system_s=system,
+        memory_peak_bytes=300 * 2**20,
+        memory_peak_source="memory.peak",
+        memory_current_bytes=250 * 2**20,
+        memory_limit_bytes=memory_limit,
+        cpu_limit=cpu_limit,
+        io_write_bytes=600_000_000,
+        max_rss_bytes=rss,
+    )
+
+
+START = snapshot(100.0, 50.0, time=1_000.0)
+END = snapshot(129.01, 98.1, time=1_070.0)
+
+
+def sender(host_no: int, sender_no: int, lost: int = 0, done: bool = True) -> SenderCount:
+    return SenderCount(
+        id=f"host{host_no}-s{sender_no}",
+        status="ok",
+        sent=PER_SENDER,
+        received=PER_SENDER - lost,
+        lost=lost,
+        duplicated=0,
+        done_seen=done,
+        bytes=PER_SENDER * 100,
+        send_s=60.0,
+        cpu_s=3.0,
+    )
+
+
+def reconciliation(lost_by_first: int = 0, done_seen: int = 20) -> Reconciliation:
+    senders = [sender(h, s) for h in range(1, 6) for s in range(1, 5)]
+    senders[0] = sender(1, 1, lost=lost_by_first)
+    for index in range(done_seen, len(senders)):
+        senders[index].done_seen = False
+    return Reconciliation(
+        senders=senders,
+        expected=20 * PER_SENDER,
+        split_files=192,
+        output_bytes=700_000_000,
+        done_log_lines=done_seen,
+    )
+
+
+def observed(**fields: object) -> Observed:
+    base: dict[str, object] = {
+        "cfg": settings(),
+        "host": host(),
+        "daemon": daemon(),
+        "started": STARTED,
+        "finished": FINISHED,
+        "elapsed_s": 68.24,
+        "end_trigger": "sec",
+        "sec_fired_s": 68.3,
+        "done_spread_s": 1.5,
+        "start": START,
+        "end": END,
+        "daemon_exit": 0,
+        "counts": reconciliation(),
+    }
+    return Observed(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def schema_errors(document: dict) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in VALIDATOR.iter_errors(document)]
+
+
+# --- verdict ------------------------------------------------------------------------------------------------
+
+
+def test_verdict_pass_for_a_clean_reconciliation() -> None:
+    obs = observed()
+    assert obs.counts is not None and obs.counts.clean
+    assert result.verdict(obs) == "pass"
+
+
+def test_verdict_loss_when_a_sender_lost_messages() -> None:
+    assert result.verdict(observed(counts=reconciliation(lost_by_first=5))) == "loss"
+
+
+def test_verdict_loss_when_a_done_never_arrived() -> None:
+    assert result.verdict(observed(counts=reconciliation(done_seen=19))) == "loss"
+
+
+def test_verdict_timeout_when_timed_out_even_with_errors() -> None:
+    obs = observed(timed_out=True, end_trigger="timeout", errors=["DONE never came"])
+    assert result.verdict(obs) == "timeout"
+
+
+def test_verdict_timeout_when_timed_out_without_counts() -> None:
+    assert result.verdict(observed(timed_out=True, counts=None)) == "timeout"
+
+
+def test_verdict_error_when_errors_and_not_timed_out() -> None:
+    assert result.verdict(observed(errors=["the daemon exited before the DONE threshold fired"])) == "error"
+
+
+def test_verdict_error_when_counts_is_none() -> None:
+    assert result.verdict(observed(counts=None)) == "error"
+
+
+# --- cpu ----------------------------------------------------------------------------------------------------
+
+
+def test_cpu_figures_are_end_minus_start_and_percent_over_elapsed() -> None:
+    figures = result.cpu_figures(observed())
+    assert figures == {"user_s": 29.01, "system_s": 48.1, "percent": 113.0}
+
+
+def test_cpu_percent_is_100_times_user_plus_system_over_elapsed() -> None:
+    obs = observed(
+        start=snapshot(0.0, 0.0), end=snapshot(30.0, 10.0), elapsed_s=20.0
+    )  # 40 CPU seconds in 20 s
+    assert result.cpu_figures(obs) == {"user_s": 30.0, "system_s": 10.0, "percent": 200.0}
+
+
+def test_cpu_figures_none_without_an_end_snapshot() -> None:
+    assert result.cpu_figures(observed(end=None)) == {"user_s": None, "system_s": None, "percent": None}
+
+
+def test_cpu_percent_none_without_elapsed() -> None:
+    assert result.cpu_figures(observed(elapsed_s=None)) == {
+        "user_s": 29.01,
+        "system_s": 48.1,
+        "percent": None,
+    }
+
+
+def test_cpu_figures_none_across_cgroup_versions() -> None:
+    obs = observed(start=snapshot(1.0, 1.0, version=1), end=snapshot(2.0, 2.0, version=2))
+    assert result.cpu_figures(obs) == {"user_s": None, "system_s": None, "percent": None}
+
+
+# --- limits -------------------------------------------------------------------------------------------------
+
+
+def test_limits_cpu_effective_is_what_the_host_has() -> None:
+    table = result.limits(observed())
+    assert table["central_cpus"] == {"requested": 8, "configured": 8.0, "effective": 2}
+    assert table["remote_cpus"] == {"requested": 2, "configured": None, "effective": 2}
+
+
+def test_limits_memory_within_host() -> None:
+    table = result.limits(observed())
+    assert table["central_memory_bytes"] == {
+        "requested": 2 * GIB,
+        "configured": 2 * GIB,
+        "effective": 2 * GIB,
+    }
+    assert table["remote_memory_bytes"] == {"requested": GIB // 2, "configured": None, "effective": GIB // 2}
+
+
+def test_limits_fall_back_to_the_start_snapshot_then_to_requested() -> None:
+    assert result.limits(observed(end=None))["central_cpus"]["configured"] == 8.0
+    nothing = result.limits(observed(start=None, end=None))
+    assert nothing["central_cpus"] == {"requested": 8, "configured": None, "effective": 2}
+    assert nothing["central_memory_bytes"] == {"requested": 2 * GIB, "configured": None, "effective": 2 * GIB}
+
+
+def test_limit_notes_name_only_central_cpus() -> None:
+    notes = result.limit_notes(result.limits(observed()))
+    assert notes == [
+        "central_cpus: 8 requested, but the host can give only 2; the effective value is recorded"
+    ]
+
+
+def test_limit_notes_empty_when_the_host_gives_everything() -> None:
+    assert result.limit_notes(result.limits(observed(host=host(cores=16)))) == []
+
+
+# --- time line and throughput -------------------------------------------------------------------------------
+
+
+def test_time_line_exact() -> None:
+    cpu = {"user_s": 29.01, "system_s": 48.5, "percent": 113.0}
+    line = result.time_line(cpu, 68.24, 210_112 * KIB, 87_925.3)
+    assert line == (
+        "29.01user 48.50system 1:08.24elapsed 113%CPU (0avgtext+0avgdata 210112maxresident)k 87,925 msg/s"
+    )
+
+
+def test_time_line_question_marks_where_unknown() -> None:
+    cpu = {"user_s": None, "system_s": None, "percent": None}
+    assert result.time_line(cpu, None, None, None) == (
+        "?user ?system ?elapsed ?%CPU (0avgtext+0avgdata ?maxresident)k ? msg/s"
+    )
+
+
+def test_time_line_under_a_minute() -> None:
+    cpu = {"user_s": 1.0, "system_s": 0.5, "percent": 50.0}
+    assert result.time_line(cpu, 3.0, 1024 * KIB, 1000.0) == (
+        "1.00user 0.50system 0:03.00elapsed 50%CPU (0avgtext+0avgdata 1024maxresident)k 1,000 msg/s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "clock"), [(59.999, "0:59.99"), (119.996, "1:59.99"), (68.24, "1:08.24")]
+)
+def test_time_line_truncates_like_gnu_time(elapsed: float, clock: str) -> None:
+    cpu = {"user_s": 1.0, "system_s": 1.0, "percent": 113.58}
+    fields = result.time_line(cpu, elapsed, None, None).split()
+    assert fields[2] == f"{clock}elapsed"
+    assert fields[3] == "113%CPU"
+
+
+def test_throughput_is_received_over_elapsed() -> None:
+    obs = observed()
+    assert result.throughput(obs, 6_000_020) == {"msgs_per_s": 87_925.3, "mb_per_s": 8.793}
+
+
+def test_throughput_scales_wire_bytes_by_the_received_share() -> None:
+    obs = observed(elapsed_s=10.0)
+    # half the sent messages received: half of the 600,002,000 bytes sent
+    assert result.throughput(obs, 3_000_010) == {"msgs_per_s": 300_001.0, "mb_per_s": 30.0}
+
+
+def test_throughput_none_without_elapsed_or_counts() -> None:
+    empty = {"msgs_per_s": None, "mb_per_s": None}
+    assert result.throughput(observed(elapsed_s=None), 100) == empty
+    assert result.throughput(observed(counts=None), 0) == empty
+
+
+def test_build_summary_matches_the_measured_figures() -> None:
+    document = result.build(observed())
+    assert document["summary"] == (
+        "29.01user 48.10system 1:08.24elapsed 113%CPU (0avgtext+0avgdata 210112maxresident)k 87,925 msg/s"
+    )
+
+
+# --- the whole document -------------------------------------------------------------------------------------
+
+
+def test_build_pass_validates_and_holds_the_figures() -> None:
+    document = result.build(observed())
+    assert schema_errors(document) == []
+    assert document["verdict"] == "pass"
+    assert document["run_id"] == "20261122T100000Z-rsyslog8"
+    assert document["started_utc"] == "2026-11-22T10:00:00Z"
+    assert document["finished_utc"] == "2026-11-22T10:01:30Z"
+    assert document["elapsed_s"] == 68.24
+    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "percent": 113.0}
+    assert document["throughput"] == {"msgs_per_s": 87_925.3, "mb_per_s": 8.793}
+    assert document["messages"] == {
+        "expected": 6_000_020,
+        "sent": 6_000_020,
+        "received": 6_000_020,
+        "lost": 0,
+        "duplicated": 0,
+        "misfiled": 0,
+        "unknown": 0,
+        "done_expected": 20,
+        "done_received": 20,
+        "done_log_lines": 20,
+        "done_log_extra": 0,
+    }
+    assert document["memory"] == {
+        "peak_bytes": 300 * 2**20,
+        "peak_source": "memory.peak",
+        "max_rss_bytes": RSS,
+    }
+    assert document["io"] == {"write_bytes": 600_000_000, "output_bytes": 700_000_000}
+    assert document["daemon"]["stopped"] is True
+    assert document["daemon"]["exit_code"] == 0
+    assert document["end"] == {"trigger": "sec", "sec_fired_s": 68.3, "done_spread_s": 1.5}
+    assert document["generators"] == {
+        "send_s_max": 60.0,
+        "cpu_s_total": 60.0,
+        "cpu_share_of_send": 0.05,
+        "container_cpu_s": None,
+    }
+    assert document["notes"] == [
+        "central_cpus: 8 requested, but the host can give only 2; the effective value is recorded"
+    ]
+    assert len(document["senders"]) == 20
+
+
+def test_build_loss_validates() -> None:
+    document = result.build(observed(counts=reconciliation(lost_by_first=5)))
+    assert schema_errors(document) == []
+    assert document["verdict"] == "loss"
+    assert document["messages"]["lost"] == 5
+    assert document["messages"]["received"] == 6_000_015
+
+
+def test_build_timeout_with_counts_validates() -> None:
+    obs = observed(
+        timed_out=True,
+        end_trigger="timeout",
+        elapsed_s=None,
+        sec_fired_s=None,
+        counts=reconciliation(done_seen=18),
+        errors=["the DONE threshold (20 in 60 s) did not fire within RUN_TIMEOUT=900 s"],
+    )
+    document = result.build(obs)
+    assert schema_errors(document) == []
+    assert document["verdict"] == "timeout"
+    assert document["elapsed_s"] is None
+    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "percent": None}
+    assert document["throughput"] == {"msgs_per_s": None, "mb_per_s": None}
+    assert document["messages"]["done_received"] == 18
+    assert document["summary"] == (
+        "29.01user 48.10system ?elapsed ?%CPU (0avgtext+0avgdata 210112maxresident)k ? msg/s"
+    )
+
+
+def test_build_error_with_nothing_measured_validates() -> None:
+    obs = Observed(
+        cfg=settings(),
+        host=host(),
+        daemon=DaemonInfo(),
+        started=STARTED,
+        finished=STARTED,
+        errors=["gave up after 300 s waiting for the daemon to listen on port 514"],
+    )
+    document = result.build(obs)
+    assert schema_errors(document) == []
+    assert document["verdict"] == "error"
+    assert document["run_id"] == "20261122T100000Z-unknown"
+    assert document["end"] == {"trigger": "not-started", "sec_fired_s": None, "done_spread_s": None}
+    assert document["daemon"]["stopped"] is False
+    assert document["daemon"]["exit_code"] is None
+    assert document["cpu"] == {"user_s": None, "system_s": None, "percent": None}
+    assert document["memory"] == {"peak_bytes": None, "peak_source": "none", "max_rss_bytes": None}
+    assert document["io"] == {"write_bytes": None, "output_bytes": None}
+    assert document["senders"] == []
+    assert document["messages"] == {
+        "expected": 6_000_020,
+        "sent": 0,
+        "received": 0,
+        "lost": 0,
+        "duplicated": 0,
+        "misfiled": 0,
+        "unknown": 0,
+        "done_expected": 20,
+        "done_received": 0,
+        "done_log_lines": 0,
+        "done_log_extra": 0,
+    }
+    assert document["summary"] == "?user ?system ?elapsed ?%CPU (0avgtext+0avgdata ?maxresident)k ? msg/s"
+
+
+# --- run id -------------------------------------------------------------------------------------------------
+
+
+def test_run_id_is_utc_compact_time_and_profile() -> None:
+    assert result.run_id(STARTED, "rsyslog8") == "20261122T100000Z-rsyslog8"
+
+
+def test_run_id_converts_to_utc() -> None:
+    started = datetime(2026, 11, 22, 11, 30, 5, tzinfo=timezone(timedelta(hours=1, minutes=30)))
+    run = result.run_id(started, "syslog-ng-4.8")
+    assert run == "20261122T100005Z-syslog-ng-4.8"
+    assert re.fullmatch(r"[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9._-]+", run)

@@ -1,0 +1,249 @@
+"""The generator side without a daemon: the control directory, draining a socket, ledgers, own CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from syslogbench import cgroup, control, sender
+from syslogbench.messages import SenderId
+
+
+@pytest.fixture
+def control_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "control"
+    directory.mkdir()
+    monkeypatch.setattr(control, "CONTROL", directory)
+    return directory
+
+
+# --- claim_index ---------------------------------------------------------------------------------------------
+
+
+def test_claim_index_gives_the_lowest_free_index_then_refuses(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    assert [control.claim_index(hosts, 3) for _ in range(3)] == [1, 2, 3]
+    assert sorted(path.name for path in hosts.iterdir()) == ["1", "2", "3"]
+    with pytest.raises(RuntimeError, match="HOSTS=3") as caught:
+        control.claim_index(hosts, 3)
+    assert str(caught.value) == "all 3 host indices are taken: more generator replicas run than HOSTS=3"
+
+
+def test_claim_index_fills_a_gap(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    (hosts / "1").touch()
+    (hosts / "3").touch()
+    assert control.claim_index(hosts, 3) == 2
+
+
+def test_claim_index_from_threads_is_unique(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    claimed: list[int] = []
+    lock = threading.Lock()
+
+    def claim() -> None:
+        index = control.claim_index(hosts, 8)
+        with lock:
+            claimed.append(index)
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == list(range(1, 9))
+
+
+# --- write_atomic, write_json ----------------------------------------------------------------------------------
+
+
+def test_write_atomic_leaves_only_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "er" / "start"
+    control.write_atomic(target, "1700000000.5\n")
+    assert target.read_text() == "1700000000.5\n"
+    control.write_atomic(target, "again\n")
+    assert target.read_text() == "again\n"
+    assert sorted(path.name for path in target.parent.iterdir()) == ["start"]
+
+
+def test_write_json_round_trips_sorted(tmp_path: Path) -> None:
+    target = tmp_path / "run.json"
+    control.write_json(target, {"b": 1, "a": [1, 2]})
+    assert target.read_text() == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+    assert control.read_json(target) == {"a": [1, 2], "b": 1}
+    assert [path.name for path in tmp_path.iterdir()] == ["run.json"]
+
+
+# --- waits ---------------------------------------------------------------------------------------------------
+
+
+def test_wait_for_returns_when_the_file_exists(tmp_path: Path) -> None:
+    path = tmp_path / "ready"
+    path.touch()
+    control.wait_for(path, 0.0, "the daemon to listen on port 514")
+
+
+def test_wait_for_times_out_quickly_naming_what(tmp_path: Path) -> None:
+    path = tmp_path / "daemon" / "ready"
+    began = time.monotonic()
+    with pytest.raises(control.WaitTimeout) as caught:
+        control.wait_for(path, 0.05, "the daemon to listen on port 514")
+    assert time.monotonic() - began < 2.0
+    assert str(caught.value) == f"gave up after 0 s waiting for the daemon to listen on port 514 ({path})"
+    assert isinstance(caught.value, TimeoutError)
+
+
+def test_wait_for_sees_a_file_that_appears_later(tmp_path: Path) -> None:
+    path = tmp_path / "start"
+    timer = threading.Timer(0.05, path.touch)
+    timer.start()
+    try:
+        control.wait_for(path, 5.0, "the start signal")
+    finally:
+        timer.cancel()
+    assert path.exists()
+
+
+def test_wait_for_start_returns_on_start(control_dir: Path) -> None:
+    (control_dir / "start").write_text("1700000000.0\n")
+    control.wait_for_start(0.0)
+
+
+def test_wait_for_start_raises_when_the_watcher_finished(control_dir: Path) -> None:
+    (control_dir / "finish").touch()
+    began = time.monotonic()
+    with pytest.raises(control.WaitTimeout) as caught:
+        control.wait_for_start(60.0)
+    assert time.monotonic() - began < 2.0
+    assert str(caught.value) == "the watcher finished the run before giving the start signal"
+
+
+def test_wait_for_start_times_out(control_dir: Path) -> None:
+    with pytest.raises(control.WaitTimeout) as caught:
+        control.wait_for_start(0.05)
+    assert str(caught.value) == "gave up after 0 s waiting for the start signal"
+
+
+# --- drain ---------------------------------------------------------------------------------------------------
+
+
+def serve_once(read: bool) -> tuple[socket.socket, threading.Thread, list[int], threading.Event]:
+    """A loopback TCP server accepting one connection; it counts what it reads, or reads nothing until told."""
+    server = socket.create_server(("127.0.0.1", 0))
+    received: list[int] = []
+    release = threading.Event()
+
+    def run() -> None:
+        conn, _ = server.accept()
+        with conn:
+            if not read:
+                release.wait(10)
+                return
+            total = 0
+            while chunk := conn.recv(65536):
+                total += len(chunk)
+            received.append(total)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return server, thread, received, release
+
+
+def test_drain_returns_zero_once_the_peer_has_everything() -> None:
+    server, thread, received, _ = serve_once(read=True)
+    payload = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=0000001 f=1 v=5 x\n" * 2000
+    with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
+        sock.sendall(payload)
+        assert sender.drain(sock, 5.0) == 0
+        assert sender.unsent_bytes(sock) == 0
+        thread.join(5)
+    assert received == [len(payload)]
+
+
+def test_drain_gives_up_with_bytes_left_when_the_peer_stops_reading() -> None:
+    server, thread, _, release = serve_once(read=False)
+    with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
+        sock.setblocking(False)
+        pending = 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # fill the peer's receive buffer and our send queue
+            try:
+                pending += sock.send(b"x" * 65536)
+            except BlockingIOError:
+                break
+        assert pending > 0
+        began = time.monotonic()
+        left = sender.drain(sock, 0.2)
+        assert 0.2 <= time.monotonic() - began < 5.0
+        assert 0 < left <= pending
+        release.set()
+    thread.join(5)
+
+
+# --- record_death ----------------------------------------------------------------------------------------------
+
+
+def test_record_death_killed_names_exit_code_and_memory_limit(control_dir: Path) -> None:
+    who = SenderId(2, 3)
+    sender.record_death(who, -9)
+    ledger = json.loads((control_dir / "ledgers" / "host2-s3.json").read_text())
+    assert ledger == {"id": "host2-s3", "status": "died: exit code -9 (killed, memory limit?)"}
+    assert "memory limit" in ledger["status"]
+
+
+def test_record_death_other_exit_code(control_dir: Path) -> None:
+    sender.record_death(SenderId(1, 1), 1)
+    ledger = control.read_json(control_dir / "ledgers" / "host1-s1.json")
+    assert ledger == {"id": "host1-s1", "status": "died: exit code 1"}
+
+
+def test_record_death_keeps_a_ledger_the_sender_wrote(control_dir: Path) -> None:
+    who = SenderId(1, 2)
+    written = {"id": "host1-s2", "status": "ok", "messages": 11}
+    control.write_json(sender.ledger_path(who), written)
+    sender.record_death(who, 0)
+    assert control.read_json(control_dir / "ledgers" / "host1-s2.json") == written
+
+
+def test_ledger_path_is_in_the_control_ledgers(control_dir: Path) -> None:
+    assert sender.ledger_path(SenderId(4, 1)) == control_dir / "ledgers" / "host4-s1.json"
+
+
+# --- own_cpu_seconds ---------------------------------------------------------------------------------------
+
+
+def test_own_cpu_seconds_cgroup_v1(tmp_path: Path) -> None:
+    hz = os.sysconf("SC_CLK_TCK")
+    (tmp_path / "cpuacct").mkdir()
+    (tmp_path / "cpuacct" / "cpuacct.stat").write_text(f"user {5 * hz // 2}\nsystem {hz}\n")
+    assert cgroup.own_cpu_seconds(tmp_path) == (2.5, 1.0)
+
+
+def test_own_cpu_seconds_cgroup_v2(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (tmp_path / "cpu.stat").write_text(
+        "usage_usec 1750000\nuser_usec 1500000\nsystem_usec 250000\nnr_periods 0\n"
+    )
+    # cpuacct/ ignored on v2 even if present
+    (tmp_path / "cpuacct").mkdir()
+    (tmp_path / "cpuacct" / "cpuacct.stat").write_text("user 99999\nsystem 99999\n")
+    assert cgroup.own_cpu_seconds(tmp_path) == (1.5, 0.25)
+
+
+def test_own_cpu_seconds_unknown_when_files_are_missing(tmp_path: Path) -> None:
+    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
+    (tmp_path / "cgroup.controllers").touch()
+    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
+
+
+def test_minus_rounds_and_passes_none() -> None:
+    assert sender._minus(3.5004, 1.25) == 2.25
+    assert sender._minus(None, 1.0) is None
+    assert sender._minus(1.0, None) is None
