@@ -315,3 +315,18 @@ def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, 
         cpu = _keyed_ints(_read_text(root / "cpu.stat"))
         return _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
     return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))
+
+
+def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | None]:
+    """One block of the supervisor's samples.log: `<file> <content line>` per line -> user s, system s, memory."""
+    files: dict[str, list[str]] = {}
+    for line in lines:
+        name, _, content = line.partition(" ")
+        files.setdefault(name.rsplit("/", 1)[-1], []).append(content)
+    text = {name: "\n".join(contents) for name, contents in files.items()}
+    if "cpu.stat" in text:
+        cpu = _keyed_ints(text["cpu.stat"])
+        user, system = _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
+        return user, system, _int(text.get("memory.current"))
+    user, system = _cpuacct_stat_seconds(text.get("cpuacct.stat"))
+    return user, system, _int(text.get("memory.usage_in_bytes"))

@@ -13,6 +13,9 @@ from pathlib import Path
 from syslogbench.messages import SenderId
 
 SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
+# One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
+PLAIN_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.all\.log$")
+OUTPUT_RE = re.compile(f"{SPLIT_RE.pattern}|{PLAIN_RE.pattern}")
 KEY_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) ")
 DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
 DONE_LOG = "done.log"
@@ -86,16 +89,25 @@ class Tally:
         return self.seen[(str(sender.host).encode(), str(sender.sender).encode())]
 
 
+def tally_lines(data: bytes, tally: Tally) -> int:
+    """Count every message line of an output file into the tally; return how many there were."""
+    keys = KEY_RE.findall(data)
+    for host, sender, seq in keys:
+        tally.add(host, sender, int(seq))
+    return len(keys)
+
+
 def read_split_file(path: Path, facility: int, severity: int, tally: Tally) -> int:
     """Count every line into the tally; return how many lines sit in the wrong facility/severity file."""
     data = path.read_bytes()
-    lines = 0
-    for host, sender, seq in KEY_RE.findall(data):
-        tally.add(host, sender, int(seq))
-        lines += 1
+    lines = tally_lines(data, tally)
     # Every correctly filed line carries exactly one " f=F v=V " token (DONE lines end in " DONE").
     filed = data.count(b" f=%d v=%d " % (facility, severity))
     return lines - filed
+
+
+def read_plain_file(path: Path, tally: Tally) -> None:
+    tally_lines(path.read_bytes(), tally)
 
 
 def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
@@ -147,6 +159,9 @@ def reconcile(
             split_files += 1
             output_bytes += path.stat().st_size
             misfiled += read_split_file(path, int(match.group(1)), int(match.group(2)), tally)
+        elif PLAIN_RE.match(path.name):
+            output_bytes += path.stat().st_size
+            read_plain_file(path, tally)
     done, done_lines, done_extra = read_done_log(log_dir / DONE_LOG)
     counts = [sender_count(s, ledgers.get(s.name), tally.counts(s), done) for s in senders]
     return Reconciliation(

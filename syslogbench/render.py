@@ -45,6 +45,8 @@ def config_path(profile: Profile) -> Path:
 def render_all() -> list[Path]:
     written = []
     for profile in all_profiles():
+        if "template" not in profile.config:
+            continue  # hand-written (the baseline receiver)
         path = config_path(profile)
         path.write_text(render(profile))
         written.append(path)

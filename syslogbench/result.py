@@ -13,6 +13,7 @@ from syslogbench.reconcile import Reconciliation
 from syslogbench.settings import Settings
 
 SCHEMA_VERSION = 1
+SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
 MESSAGE_BYTES_NOMINAL = 100
 
 
@@ -62,6 +63,8 @@ class Observed:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     progress: list[list[float]] = field(default_factory=list)
+    samples: list[list[float | None]] = field(default_factory=list)
+    matrix: dict[str, object] | None = None
 
 
 def utc(moment: datetime) -> str:
@@ -179,6 +182,26 @@ def generator_figures(obs: Observed) -> dict[str, float | None]:
     return figures
 
 
+SATURATED_SHARE = 0.5  # senders busy at least half their send time
+SPARE_SHARE = 0.8  # the daemon used less than 80% of the CPUs it could have
+
+
+def sender_bound(generators: dict[str, float | None], cpu: dict, central_cpus: float | None) -> dict:
+    """Sender-bound: the senders' send phase was saturated while the daemon had CPU to spare."""
+    share = generators.get("cpu_share_of_send")
+    if share is None or cpu["percent"] is None or not central_cpus:
+        return {"value": None, "reason": "not measured"}
+    used = cpu["percent"] / 100
+    saturated, spare = share >= SATURATED_SHARE, used < SPARE_SHARE * central_cpus
+    return {
+        "value": saturated and spare,
+        "reason": (
+            f"senders were busy {share:.1%} of their send time (saturated from {SATURATED_SHARE:.0%}); "
+            f"the daemon used {used:.2f} of {central_cpus:g} effective CPUs (spare below {SPARE_SHARE:.0%})"
+        ),
+    }
+
+
 def verdict(obs: Observed) -> str:
     if obs.timed_out:
         return "timeout"
@@ -214,7 +237,9 @@ def build(obs: Observed) -> dict[str, object]:
     cpu = cpu_figures(obs)
     rates = throughput(obs, messages["received"])
     rss = end.max_rss_bytes if end else None
-    return {
+    generators = generator_figures(obs)
+    extra = {"matrix": obs.matrix} if obs.matrix else {}
+    return extra | {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id(obs.started, obs.daemon.profile),
         "started_utc": utc(obs.started),
@@ -262,8 +287,10 @@ def build(obs: Observed) -> dict[str, object]:
         },
         "messages": messages,
         "senders": obs.counts.as_senders() if obs.counts else [],
-        "generators": generator_figures(obs),
+        "generators": generators,
+        "sender_bound": sender_bound(generators, cpu, table["central_cpus"]["effective"]),
         "throughput": rates,
         "progress": obs.progress,
+        "samples": {"columns": SAMPLE_COLUMNS, "rows": obs.samples},
         "summary": time_line(cpu, obs.elapsed_s, rss, rates["msgs_per_s"]),
     }

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import control, settings
-from syslogbench.cgroup import Snapshot, read_snapshot
+from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
-from syslogbench.reconcile import SPLIT_RE, reconcile
+from syslogbench.reconcile import OUTPUT_RE, reconcile
 from syslogbench.result import DaemonInfo, HostFacts, Observed, build
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", "/results"))
@@ -174,7 +174,7 @@ class LineCounter:
 
     def update(self) -> int:
         for entry in os.scandir(self.directory):
-            if not SPLIT_RE.match(entry.name):
+            if not OUTPUT_RE.match(entry.name):
                 continue
             offset = self.offsets.get(entry.name, 0)
             if entry.stat().st_size > offset:
@@ -205,6 +205,41 @@ class DoneTail:
             now = time.monotonic() - self.t0
             self.seen += [now] * sum(1 for line in complete.splitlines() if b"DONE" in line)
         return len(self.seen)
+
+
+class SampleTail:
+    """Reads the supervisor's samples.log as blocks complete; CPU is made relative to the start snapshot."""
+
+    def __init__(self, path: Path, start: Snapshot | None) -> None:
+        self.path = path
+        self.offset = 0
+        self.pending: list[str] = []
+        self.base = (start.cpu_user_s, start.cpu_system_s) if start else (None, None)
+
+    def update(self) -> list[tuple[float | None, float | None, int | None]]:
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if size <= self.offset:
+            return []
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read(size - self.offset)
+        complete = data[: data.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        blocks = []
+        for line in complete.decode(errors="replace").splitlines():
+            if line.startswith("sample "):
+                self.pending = []
+            elif line.startswith("end "):
+                blocks.append(self.relative(*parse_sample(self.pending)))
+            else:
+                self.pending.append(line)
+        return blocks
+
+    def relative(self, user: float | None, system: float | None, memory: int | None) -> tuple:
+        base_user, base_system = self.base
+        user = None if user is None or base_user is None else round(user - base_user, 3)
+        system = None if system is None or base_system is None else round(system - base_system, 3)
+        return user, system, memory
 
 
 def ended(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> bool:
@@ -243,12 +278,15 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     """Until SEC fires (or every DONE is in), the daemon dies, a sender fails, or RUN_TIMEOUT passes."""
     counter = LineCounter(control.LOGS)
     done = DoneTail(control.LOGS / "done.log", t0)
+    samples = SampleTail(control.CONTROL / "samples.log", obs.start)
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
     while True:
         now = time.monotonic()
         done.update()
         if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
             break
+        for user, system, memory in samples.update():
+            obs.samples.append([round(now - t0, 2), user, system, memory, counter.update()])
         if PROGRESS_EVERY > 0 and now >= next_report:
             lines = counter.update()
             rate = (lines - last_lines) / (now - last_time)
@@ -294,7 +332,7 @@ def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
 
 def remove_test_files() -> None:
     for path in control.LOGS.iterdir():
-        if SPLIT_RE.match(path.name) or path.name == "done.log":
+        if OUTPUT_RE.match(path.name) or path.name == "done.log":
             path.unlink()
 
 
@@ -365,6 +403,12 @@ def report(result: dict) -> None:
     say(result["summary"])
 
 
+def matrix_cell() -> dict[str, object] | None:
+    """Set by `python -m syslogbench matrix`, so a resumed matrix knows which cells are done."""
+    cell, replicate = os.environ.get("MATRIX_ID"), os.environ.get("MATRIX_REPLICATE", "")
+    return {"id": cell, "replicate": int(replicate)} if cell and replicate.isdigit() else None
+
+
 def main() -> int:
     try:
         cfg = settings.from_env(os.environ)
@@ -385,6 +429,7 @@ def main() -> int:
         started=started,
         finished=started,
     )
+    obs.matrix = matrix_cell()
     try:
         run(cfg, obs)
     except (control.WaitTimeout, RuntimeError, OSError, ValueError) as error:

@@ -65,21 +65,11 @@ def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
 
     # The files themselves, read independently of the watcher's reconciliation.
     daemon = profiles.resolve(profile).daemon
-    pattern = re.compile(rf"^test\.{re.escape(daemon)}\.facility\.(\d+)\.severity\.(\d+)\.log$")
-    split = {name: data for name, data in run.logs.items() if pattern.match(name)}
-    assert set(run.logs) - set(split) == {"done.log"}
-    found = {}
-    for name, data in split.items():
-        f, v = (int(x) for x in pattern.match(name).groups())
-        found[(f, v)] = set(bodies(data))
-        assert len(bodies(data)) == len(found[(f, v)]), f"duplicate lines in {name}"
-    assert found == expected_lines()
-    done_lines = run.logs["done.log"].splitlines()
-    assert len(done_lines) == len(SENDERS)
-    assert all(b" DONE" in line for line in done_lines)
-    assert sorted(bodies(run.logs["done.log"])) == sorted(
-        b for lines in expected_lines().values() for b in lines if b.endswith(b"DONE")
-    )
+    if daemon == "baseline":
+        check_plain_file(run.logs)
+    else:
+        check_split_files(run.logs, daemon)
+    check_done_log(run.logs)
 
     # The daemon was stopped by the watcher, and figures were measured.
     assert result["daemon"]["stopped"] is True
@@ -89,6 +79,35 @@ def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
     assert result["memory"]["peak_bytes"] > 0 and result["memory"]["max_rss_bytes"] > 0
     assert result["elapsed_s"] > 0 and result["throughput"]["msgs_per_s"] > 0
     assert profiles.resolve(profile).version in result["daemon"]["version"]
+    assert result["sender_bound"]["value"] is not None
+
+
+def check_plain_file(logs: dict[str, bytes]) -> None:
+    assert set(logs) == {"test.baseline.all.log", "done.log"}
+    lines = bodies(logs["test.baseline.all.log"])
+    assert len(lines) == len(set(lines)) == EXPECTED
+    assert set(lines) == {b for group in expected_lines().values() for b in group}
+
+
+def check_split_files(logs: dict[str, bytes], daemon: str) -> None:
+    pattern = re.compile(rf"^test\.{re.escape(daemon)}\.facility\.(\d+)\.severity\.(\d+)\.log$")
+    split = {name: data for name, data in logs.items() if pattern.match(name)}
+    assert set(logs) - set(split) == {"done.log"}
+    found = {}
+    for name, data in split.items():
+        f, v = (int(x) for x in pattern.match(name).groups())
+        found[(f, v)] = set(bodies(data))
+        assert len(bodies(data)) == len(found[(f, v)]), f"duplicate lines in {name}"
+    assert found == expected_lines()
+
+
+def check_done_log(logs: dict[str, bytes]) -> None:
+    done_lines = logs["done.log"].splitlines()
+    assert len(done_lines) == len(SENDERS)
+    assert all(b" DONE" in line for line in done_lines)
+    assert sorted(bodies(logs["done.log"])) == sorted(
+        b for lines in expected_lines().values() for b in lines if b.endswith(b"DONE")
+    )
 
 
 def test_lossy_daemon_is_reported_as_loss(bench) -> None:
@@ -139,6 +158,7 @@ def test_daemon_accepts_its_rendered_config(built, profile: str) -> None:
     check = {
         "rsyslog": ["rsyslogd", "-N1", "-f", config],
         "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
+        "baseline": ["python3", "-m", "py_compile", config],
     }[service.daemon]
     done = subprocess.run(
         ["docker", "run", "--rm", "--network", "none", "--entrypoint", check[0], service.image, *check[1:]],
