@@ -87,15 +87,22 @@ def setup(profile_names: list[str]) -> None:
         subprocess.run(command, check=True, cwd=ROOT)
 
 
-def run(profile_name: str, overrides: dict[str, str], results_dir: Path, project: str = "syslogbench") -> int:
+def run(
+    profile_name: str,
+    overrides: dict[str, str],
+    results_dir: Path,
+    extra_env: dict[str, str] | None = None,
+    build: bool = True,
+) -> int:
+    project = "syslogbench"
     profile = profiles.resolve(profile_name)
     cfg, env = run_env(overrides)
-    env["RESULTS_DIR"] = str(results_dir.resolve())
+    env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
-    # Always: cached builds take seconds, and a stale image would measure old code.
-    setup([profile.profile])
+    if build:  # cached builds take seconds, and a stale image would measure old code
+        setup([profile.profile])
     before = set(results_dir.glob("*.json"))
     log(
         f"{profile.profile}: {cfg.senders} senders x {cfg.messages_per_sender:,} messages, scenario {cfg.scenario}"
@@ -145,6 +152,12 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
         if name == "run":
             cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
+    cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
+    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
+    cmd.add_argument("--replicates", type=int, default=3)
+    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
+    cmd.add_argument("--results", type=Path, default=ROOT / "results")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
     cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
     cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
     cmd = sub.add_parser("report", help="Markdown table over results/")
@@ -159,6 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return run(args.profile, parse_overrides(args.overrides), args.results)
+        if args.command == "matrix":
+            from syslogbench.matrix import run_matrix  # it imports this module
+
+            names = [name.strip() for name in args.profiles.split(",") if name.strip()]
+            return run_matrix(
+                names, args.replicates, parse_overrides(args.overrides), args.results, args.fresh
+            )
         if args.command == "check":
             check(args.profile, parse_overrides(args.overrides))
         elif args.command == "setup":

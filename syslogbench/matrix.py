@@ -1,0 +1,78 @@
+"""Run profiles x replicates, interleaved (A B A B ...), resumable, with a progress bar and an ETA."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from syslogbench import cli, profiles
+
+BAR_WIDTH = 30
+
+
+def cells(names: list[str], replicates: int) -> list[tuple[int, str]]:
+    """Replicate-major order, so slow drift of the machine does not favour one daemon."""
+    return [(replicate, name) for replicate in range(1, replicates + 1) for name in names]
+
+
+def matrix_id(names: list[str], overrides: dict[str, str]) -> str:
+    """The same profiles and settings give the same id, which is what lets a matrix resume."""
+    key = json.dumps({"profiles": sorted(names), "overrides": overrides}, sort_keys=True)
+    return "m" + hashlib.sha256(key.encode()).hexdigest()[:10]
+
+
+def done_cells(results_dir: Path, mid: str) -> set[tuple[int, str]]:
+    done = set()
+    for path in results_dir.glob("*.json"):
+        try:
+            result = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        cell = result.get("matrix") if isinstance(result, dict) else None
+        if isinstance(cell, dict) and cell.get("id") == mid:
+            done.add((int(cell["replicate"]), str(result["daemon"]["profile"])))
+    return done
+
+
+def clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s"
+
+
+def progress_line(finished: int, total: int, elapsed: float) -> str:
+    share = finished / total if total else 1.0
+    filled = int(BAR_WIDTH * share)
+    eta = "?" if finished == 0 else clock(elapsed / finished * (total - finished))
+    return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {finished}/{total} runs, {share:.0%}, elapsed {clock(elapsed)}, ETA {eta}"
+
+
+def run_matrix(
+    names: list[str], replicates: int, overrides: dict[str, str], results_dir: Path, fresh: bool
+) -> int:
+    canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
+    cli.run_env(overrides)  # every setting checked before anything is built or started
+    if replicates < 1:
+        raise cli.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
+    mid = matrix_id(canonical, overrides)
+    skip = set() if fresh else done_cells(results_dir, mid)
+    todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
+    cli.log(
+        f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)"
+    )
+    cli.setup(canonical)
+    started, codes = time.monotonic(), []
+    try:
+        for index, (replicate, name) in enumerate(todo):
+            cli.log(progress_line(index, len(todo), time.monotonic() - started))
+            cli.log(f"replicate {replicate} of {name}")
+            env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
+            codes.append(cli.run(name, overrides, results_dir, extra_env=env, build=False))
+    except KeyboardInterrupt:
+        cli.log(f"stopped after {len(codes)} runs; nothing is left running. Run the same command to resume.")
+        return 130
+    cli.log(progress_line(len(todo), len(todo), time.monotonic() - started))
+    failed = sum(1 for code in codes if code != 0)
+    cli.log(f"matrix {mid} done: {len(codes) - failed} runs passed, {failed} did not (see their results)")
+    return 1 if failed else 0
