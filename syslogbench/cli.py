@@ -115,6 +115,8 @@ def run(
         code = 124
     finally:
         subprocess.run(compose(profile.profile, "down", "-t", "30", project=project), env=env, cwd=ROOT)
+    if code == 130:  # compose was interrupted (Ctrl-C reached it first): stop here too
+        raise KeyboardInterrupt
     new = sorted(set(results_dir.glob("*.json")) - before)
     if not new:
         log("no result was written: see the watcher's output above")
