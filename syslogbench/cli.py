@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from syslogbench import hostsetup, images, profiles, render, report, settings
@@ -160,6 +161,10 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
     cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+    cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
+    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
+    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
+    cmd.add_argument("--results", type=Path, default=ROOT / "results")
     cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
     cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
     cmd = sub.add_parser("report", help="Markdown table over results/")
@@ -170,6 +175,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:  # its own flags (--out, --html, ...) go to the report unchanged
+        return report.main(argv[1:])
     args = parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -181,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_matrix(
                 names, args.replicates, parse_overrides(args.overrides), args.results, args.fresh
             )
+        if args.command == "calibrate":
+            from syslogbench import calibrate  # it imports this module
+
+            return calibrate.main(args.messages, args.connections, args.results)
         if args.command == "check":
             check(args.profile, parse_overrides(args.overrides))
         elif args.command == "setup":

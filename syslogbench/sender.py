@@ -63,7 +63,9 @@ def cpu_seconds() -> float:
 
 def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     path = WORK_DIR / f"{sender.name}.msgs"
+    render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
     size = render_to_file(path, cfg.seed, sender, cfg.messages_per_sender, time.time())
+    render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     sock = connect(READY_TIMEOUT)
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
@@ -89,6 +91,8 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
         "bytes": sent,
         "send_s": round(send_s, 6),
         "cpu_s": round(cpu_s, 6),
+        "render_s": round(render_s, 6),
+        "render_cpu_s": round(render_cpu_s, 6),
         "finished_at": time.time(),
     }
 

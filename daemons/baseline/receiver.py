@@ -21,7 +21,9 @@ def open_append(name: str) -> int:
     return os.open(os.path.join(LOG_DIR, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
 
-def write_lines(chunk: bytes, out: int, done: int) -> None:
+def write_lines(chunk: bytes, out: int | None, done: int | None) -> None:
+    if out is None:  # --discard: the calibration sink
+        return
     os.write(out, chunk)
     if b"DONE" in chunk:
         for line in chunk.splitlines(keepends=True):
@@ -29,7 +31,7 @@ def write_lines(chunk: bytes, out: int, done: int) -> None:
                 os.write(done, line)
 
 
-def serve(out: int, done: int) -> None:
+def serve(out: int | None, done: int | None) -> None:
     server = socket.create_server(("0.0.0.0", PORT), backlog=256)
     server.setblocking(False)
     selector = selectors.DefaultSelector()
@@ -65,6 +67,8 @@ def main() -> None:
         return
     # Every write is already in the file, so a stop needs no flushing: exit 0 like the daemons do.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if "--discard" in sys.argv:  # `python -m syslogbench calibrate`: read and drop everything
+        serve(None, None)
     serve(open_append("test.baseline.all.log"), open_append("done.log"))
 
 

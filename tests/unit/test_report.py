@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,11 @@ def results_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def latest_part(markdown: str) -> str:
+    """The 'Latest run per profile' table of the first scenario."""
+    return markdown[markdown.index("### Latest run per profile") :]
+
+
 def table_row(markdown: str, first_cell: str) -> list[str]:
     for line in markdown.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
@@ -188,7 +194,7 @@ def test_latest_per_profile_other_scenario() -> None:
 def test_runs_table_has_exact_figures(results_dir: Path) -> None:
     markdown = report.render_markdown(results_dir)
     assert markdown.startswith("# ")
-    row = table_row(markdown, "rsyslog8")
+    row = table_row(latest_part(markdown), "rsyslog8")
     assert row == [
         "rsyslog8",
         "rsyslog8 1.2.3",
@@ -205,14 +211,16 @@ def test_runs_table_has_exact_figures(results_dir: Path) -> None:
         "10",
         "8",
         "2.00 GiB",
+        "n/a",  # sender-bound not recorded
         "`20250102T000000Z-rsyslog8`",
     ]
-    assert "99.99" not in markdown  # the older run is not shown
+    assert "99.99" not in latest_part(markdown)  # the older run is not in the latest-run table
+    assert table_row(markdown, "rsyslog8")[8] == "99.99"  # but, passing, it is in the statistics
     assert "7.77" not in markdown  # nor the other scenario
 
 
 def test_null_figures_are_na(results_dir: Path) -> None:
-    row = table_row(report.render_markdown(results_dir), "syslog-ng")
+    row = table_row(latest_part(report.render_markdown(results_dir)), "syslog-ng")
     assert row[2] == "timeout"
     assert row[3:10] == ["n/a"] * 7
     assert row[13] == "n/a"  # effective central CPUs unknown
@@ -254,9 +262,16 @@ def test_main_writes_output(results_dir: Path, tmp_path: Path, capsys: pytest.Ca
     out = tmp_path / "out" / "report.md"
     out.parent.mkdir()
     assert report.main(["--results", str(results_dir), "--output", str(out)]) == 0
-    assert out.read_text() == report.render_markdown(results_dir)
+    assert out.read_text() == report.render_markdown(results_dir, None)  # every scenario
+    assert "## Scenario `seed2014`" in out.read_text()
+    assert "## Scenario `small`" in out.read_text()
     assert report.main(["--results", str(results_dir), "--scenario", "small"]) == 0
-    assert "7.77" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "7.77" in printed
+    assert "61.23" not in printed
+    # What `python -m syslogbench report -- --scenario small` passes on.
+    assert report.main(["--", "--results", str(results_dir), "--scenario", "small"]) == 0
+    assert capsys.readouterr().out == printed
 
 
 # -- the 2014 data ---------------------------------------------------------------------------------
@@ -329,3 +344,252 @@ def test_seed_matches_document() -> None:
             user, system, elapsed, cpu, rss = match.groups()
             parsed[daemon].append(seed2014.Run(float(user), float(system), elapsed, int(cpu), int(rss)))
     assert {d: tuple(runs) for d, runs in parsed.items()} == seed2014.RUNS
+
+
+# -- statistics per profile and scenario -----------------------------------------------------------
+
+TOTAL = 6_000_020
+
+
+def replicate(
+    profile: str, index: int, msgs_per_s: float, verdict: str = "pass", **changes: Any
+) -> dict[str, Any]:
+    """One run of profile; elapsed follows from msgs/s so the two agree."""
+    return make_result(
+        f"20250201T0000{index:02d}Z-{profile}",
+        profile,
+        f"2025-02-01T00:00:{index:02d}Z",
+        verdict=verdict,
+        elapsed_s=round(TOTAL / msgs_per_s, 3),
+        throughput__msgs_per_s=msgs_per_s,
+        sender_bound=changes.pop("sender_bound", {"value": False, "reason": "the daemon was busy"}),
+        **changes,
+    )
+
+
+# baseline: median 200,000, CoV 5%. rsyslog8: median 100,000 (50% of baseline), a loss run of 5 msgs/s
+# that must not count. syslog-ng: 100k/150k/200k, CoV 33%: erratic, and one run sender-bound.
+STATS_RUNS = [
+    replicate("baseline", 1, 190_000),
+    replicate("baseline", 2, 200_000, memory__max_rss_bytes=4 * MIB),
+    replicate("baseline", 3, 210_000),
+    replicate("rsyslog8", 4, 90_000, cpu__user_s=10.0),
+    replicate("rsyslog8", 5, 100_000, cpu__user_s=20.0),
+    replicate("rsyslog8", 6, 110_000, cpu__user_s=30.0),
+    replicate(
+        "rsyslog8", 7, 5, verdict="loss", cpu__user_s=1000.0, messages__lost=5, messages__received=TOTAL - 5
+    ),
+    replicate("syslog-ng", 8, 100_000),
+    replicate(
+        "syslog-ng", 9, 150_000, sender_bound={"value": True, "reason": "senders at 98% CPU, daemon idle"}
+    ),
+    replicate("syslog-ng", 10, 200_000),
+    replicate("syslog-ng", 11, 1, verdict="timeout"),
+    replicate("syslog-ng", 12, 1, verdict="error"),
+]
+
+
+@pytest.fixture
+def stats_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for result in STATS_RUNS:
+        (folder / f"{result['run_id']}.json").write_text(json.dumps(result))
+    return folder
+
+
+def stats_row(markdown: str, profile: str) -> dict[str, str]:
+    return dict(zip(report.STATS_HEADER, table_row(markdown, profile), strict=True))
+
+
+def test_group_results() -> None:
+    grouped = report.group_results(STATS_RUNS + [OTHER_SCENARIO])
+    assert list(grouped) == ["seed2014", "small"]
+    groups = grouped["seed2014"]
+    assert [g.profile for g in groups] == ["baseline", "rsyslog8", "syslog-ng"]  # baseline first
+    rsyslog = groups[1]
+    assert len(rsyslog.runs) == 4 and len(rsyslog.counted) == 3
+    assert rsyslog.values("msgs_per_s") == [90_000, 100_000, 110_000]
+    assert rsyslog.median("cpu_user_s") == 20.0
+    assert rsyslog.median("cpu_s") == 20.0 + 20.75
+    assert rsyslog.not_counted == {"loss": 1}
+    assert rsyslog.throughput == report.stats.Summary(
+        n=3, median=100_000, mad=10_000, ci_low=90_000, ci_high=110_000, cov=pytest.approx(0.1), erratic=False
+    )
+    assert groups[2].erratic and not groups[0].erratic
+    assert report.baseline_group(groups) is groups[0]
+    assert report.fastest_group(groups) is groups[2]  # the baseline is not a daemon
+    assert report.fastest_group(groups[:1]) is groups[0]
+
+
+def test_grouped_statistics_row(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    row = stats_row(markdown, "baseline")
+    assert row["n"] == "3"
+    assert row["median msgs/s"] == "200,000"
+    assert row["95% CI msgs/s"] == "190,000\u2013210,000"  # three runs: their range
+    assert row["MAD msgs/s"] == "10,000"
+    assert row["CoV"] == "5.0%"
+    assert row["erratic"] == "no"
+    assert row["% of baseline"] == "100%"
+    assert row["median elapsed s"] == f"{TOTAL / 200_000:.2f}"
+    assert row["median max RSS MiB"] == "12.5"
+    assert row["median peak MiB (cgroup)"] == "300.0"
+    assert row["not counted"] == "0"
+
+
+def test_non_pass_runs_are_not_counted(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    row = stats_row(markdown, "rsyslog8")
+    assert row["n"] == "3"
+    assert row["median msgs/s"] == "100,000"  # not pulled down by the loss run's 5 msgs/s
+    assert row["median user s"] == "20.00"  # nor up by its 1000 s
+    assert row["not counted"] == "1 loss"
+    assert stats_row(markdown, "syslog-ng")["not counted"] == "1 timeout, 1 error"
+
+
+def test_percent_of_baseline(stats_dir: Path) -> None:
+    row = stats_row(report.render_markdown(stats_dir), "rsyslog8")
+    # 100k / 200k; the bootstrap interval spans 90k/210k to 110k/190k (see test_stats)
+    assert row["% of baseline"] == "50% (43\u201358%)"
+
+
+def test_no_baseline(results_dir: Path) -> None:
+    markdown = report.render_markdown(results_dir)
+    assert stats_row(markdown, "rsyslog8")["% of baseline"] == "n/a"
+    assert "No `baseline` profile with a passing run" in markdown
+
+
+def test_erratic_flag(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    row = stats_row(markdown, "syslog-ng")
+    assert row["CoV"] == "33.3%"
+    assert row["erratic"] == "**erratic**"
+    assert stats_row(markdown, "rsyslog8")["erratic"] == "no"  # CoV exactly 10% is not above 10%
+    assert stats_row(markdown, "rsyslog8")["CoV"] == "10.0%"
+    assert "Erratic (CoV of msgs/s above 10%): `syslog-ng`." in markdown
+
+
+def test_sender_bound_marker(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    assert stats_row(markdown, "syslog-ng")["sender-bound"] == "yes \u2021 (1 of 5 runs)"
+    assert stats_row(markdown, "rsyslog8")["sender-bound"] == "no"
+    assert report.SENDER_BOUND_NOTE in markdown
+    assert "- `20250201T000009Z-syslog-ng` (syslog-ng, pass): senders at 98% CPU, daemon idle" in markdown
+    latest = table_row(latest_part(markdown), "syslog-ng")
+    assert latest[report.runs_header().index("sender-bound")] == "no"  # the latest run was not
+
+
+def test_sender_bound_unknown_without_the_key(results_dir: Path) -> None:
+    markdown = report.render_markdown(results_dir)
+    assert stats_row(markdown, "rsyslog8")["sender-bound"] == "unknown"
+    assert "\u2021 Sender-bound" not in markdown
+
+
+def test_render_run_marks_sender_bound() -> None:
+    text = report.render_run(STATS_RUNS[8])
+    assert table_row(text, "syslog-ng")[report.runs_header().index("sender-bound")] == "yes \u2021"
+
+
+def test_ratio_to_fastest(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    part = markdown[markdown.index("### Throughput relative to the fastest daemon profile, `syslog-ng`") :]
+    assert table_row(part, "syslog-ng")[2:] == ["1.00", "reference"]
+    assert table_row(part, "baseline")[1:3] == ["200,000", "1.33"]
+    rsyslog = table_row(part, "rsyslog8")
+    assert rsyslog[2] == "0.67"
+    low, high = (float(x) for x in rsyslog[3].split("\u2013"))
+    assert low < 0.67 < high
+
+
+def test_statistics_note(stats_dir: Path) -> None:
+    markdown = report.render_markdown(stats_dir)
+    assert "bootstrap interval of the median" in markdown
+    assert f"seed {report.stats.BOOTSTRAP_SEED}" in markdown
+
+
+# -- HTML and the files of --out -------------------------------------------------------------------
+
+
+class PageText(HTMLParser):
+    """The visible text of a page, and every src and href."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.links: list[str] = []
+        self.tags: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag in ("style", "script"):
+            self._skip += 1
+        self.links += [value or "" for name, value in attrs if name in ("src", "href")]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("style", "script"):
+            self._skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+
+
+def parse_page(page: str) -> PageText:
+    parser = PageText()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def test_html_names_every_profile(stats_dir: Path) -> None:
+    results = report.load_results(stats_dir) + [OTHER_SCENARIO, NULLS]
+    page = parse_page(report.html_report(results, stats_dir, None))
+    text = " ".join(" ".join(page.text).split())
+    profiles = {r["daemon"]["profile"] for r in results}
+    assert profiles == {"baseline", "rsyslog8", "syslog-ng"}
+    for profile in profiles:
+        assert profile in page.text, profile  # a table cell of its own
+    assert "Scenario seed2014" in text and "Scenario small" in text
+    assert "erratic" in text and "\u2021" in text
+    assert "script" not in page.tags
+    assert all(not link.startswith(("http:", "https:", "//")) for link in page.links)
+
+
+def test_main_out_writes_everything(
+    stats_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    assert report.main(["--results", str(stats_dir), "--out", str(out)]) == 0
+    assert capsys.readouterr().out == ""  # the Markdown went to the file
+    markdown = (out / "report.md").read_text()
+    assert "![Throughput per profile, scenario seed2014](plots/throughput-seed2014.png)" in markdown
+    page = parse_page((out / "report.html").read_text())
+    text = " ".join(page.text)
+    for profile in ("baseline", "rsyslog8", "syslog-ng"):
+        assert profile in text
+    images = [link for link in page.links if link.endswith(".png")]
+    assert {Path(link).name for link in images} == {
+        "throughput-seed2014.png",
+        "cpu-seed2014.png",
+        "memory-seed2014.png",
+    }
+    for link in page.links:
+        if not link.startswith("#"):
+            assert (out / link).is_file(), link  # relative, and there
+    for name in ("throughput", "cpu", "memory"):
+        assert (out / "plots" / f"{name}-seed2014.svg").stat().st_size > 5000
+
+
+def test_main_html_and_plots_flags(stats_dir: Path, tmp_path: Path) -> None:
+    page_path, plots_dir = tmp_path / "pages" / "index.html", tmp_path / "figures"
+    markdown_path = tmp_path / "report.md"
+    argv = ["--results", str(stats_dir), "--output", str(markdown_path)]
+    argv += ["--html", str(page_path), "--plots", str(plots_dir), "--scenario", "seed2014"]
+    assert report.main(argv) == 0
+    page = parse_page(page_path.read_text())
+    images = [link for link in page.links if link.endswith(".png")]
+    assert images and all(link.startswith("../figures/") for link in images)
+    assert all((page_path.parent / link).is_file() for link in images)
+    assert "](figures/throughput-seed2014.png)" in markdown_path.read_text()

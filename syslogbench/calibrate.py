@@ -1,0 +1,164 @@
+"""Sender calibration: our generator and syslog-ng's loggen, each into a sink that discards, side by side.
+
+    python -m syslogbench calibrate [--messages N] [--connections C]
+
+The sink is the baseline receiver with --discard, so the figure is what the senders can deliver, not what a
+daemon can take. Both senders run under the REMOTE_CPUS / REMOTE_MEM limits of one remote host.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import cli, control, settings
+
+LOGGEN_IMAGE = "syslogbench/syslog-ng-4.8:local"
+SINK_IMAGE = "syslogbench/baseline:local"
+GENERATOR_IMAGE = "syslogbench/generator:local"
+WAIT_S = 300
+
+
+def docker(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=check)
+
+
+def limits(cfg: settings.Settings) -> list[str]:
+    return [
+        "--cpu-period=100000",
+        f"--cpu-quota={cfg.remote_cpus * 100000}",
+        f"--memory={cfg.remote_mem}",
+        f"--memory-swap={cfg.remote_mem}",
+    ]
+
+
+def start_sink(network: str, name: str) -> None:
+    docker(
+        "run", "-d", "--name", name, "--network", network, "--network-alias", "central",
+        "--entrypoint", "python3", SINK_IMAGE, "/etc/syslogbench/receiver.py", "--discard",
+    )  # fmt: skip
+
+
+def wait_files(directory: Path, pattern: str, count: int, container: str = "") -> None:
+    deadline = time.monotonic() + WAIT_S
+    while len(list(directory.glob(pattern))) < count:
+        if container and docker("inspect", "-f", "{{.State.Running}}", container).stdout.strip() != "true":
+            logs = docker("logs", container, check=False)
+            raise RuntimeError(f"calibration: {container} stopped:\n{(logs.stdout + logs.stderr)[-2000:]}")
+        if time.monotonic() > deadline:
+            raise control.WaitTimeout(f"calibration: waited {WAIT_S} s for {count} x {directory / pattern}")
+        time.sleep(0.05)
+
+
+def run_ours(cfg: settings.Settings, network: str, connections: int, messages: int) -> dict[str, object]:
+    """One generator container with `connections` senders, through the same control protocol as a run."""
+    with tempfile.TemporaryDirectory(prefix="syslogbench-cal-") as tmp:
+        ctl = Path(tmp)
+        env = {**{k.upper(): str(v) for k, v in cfg.as_dict().items()}, "HOSTS": "1"}
+        env.update(SENDERS_PER_HOST=str(connections), MESSAGES_PER_SENDER=str(messages), KEEP_LOGS="0")
+        env.update(DONE_THRESHOLD="0")
+        control.write_json(ctl / "run.json", {"calibration": True})
+        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        name = f"sbcal-gen-{uuid.uuid4().hex[:6]}"
+        docker("run", "-d", "--name", name, "--network", network, *limits(cfg), *env_args,
+               "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE)  # fmt: skip
+        try:
+            wait_files(ctl / "ready", "host*", connections, name)
+            (ctl / "start").write_text(f"{time.time()}\n")
+            wait_files(ctl / "ledgers", "*.json", connections)
+            wait_files(ctl / "generators", "*.json", 1)
+            ledgers = [control.read_json(path) for path in (ctl / "ledgers").glob("*.json")]
+            container = control.read_json(next((ctl / "generators").glob("*.json")))
+            (ctl / "finish").write_text("")
+            docker("wait", name, check=False)
+        finally:
+            docker("rm", "-f", name, check=False)
+            shutil.rmtree(ctl, ignore_errors=True)
+    bad = [ledger for ledger in ledgers if ledger["status"] != "ok"]
+    if bad:
+        raise RuntimeError(f"calibration sender failed: {bad}")
+    total = sum(int(ledger["messages"]) for ledger in ledgers)
+    wall = max(float(ledger["send_s"]) for ledger in ledgers)
+    cpu = float(container["cpu_user_s"]) + float(container["cpu_system_s"])
+    row = figures("syslogbench sender (sendfile)", total, wall, cpu)
+    # Rendering happens before the start signal, outside the measured window; say what it costs too.
+    render_cpu = sum(float(ledger["render_cpu_s"]) for ledger in ledgers)
+    row["render_cpu_s"] = round(render_cpu, 3)
+    row["cpu_s_per_million_with_render"] = round((cpu + render_cpu) / total * 1e6, 3)
+    return row
+
+
+def run_loggen(cfg: settings.Settings, network: str, connections: int, messages: int) -> dict[str, object]:
+    """loggen from syslog-ng-core, all out (--rate high), its CPU from the shell's `times` after it.
+
+    loggen's --number counts per connection, like our MESSAGES_PER_SENDER.
+    """
+    script = (
+        f"loggen --stream --rate 1000000000 --size 100 --number {messages} "
+        f"--active-connections {connections} central 514 2>&1; times"
+    )
+    done = docker("run", "--rm", "--network", network, *limits(cfg), "--entrypoint", "bash", LOGGEN_IMAGE,
+                  "-c", script)  # fmt: skip
+    return parse_loggen(done.stdout)
+
+
+def parse_loggen(output: str) -> dict[str, object]:
+    """The `average rate` line, and the children's user/system time from `times`."""
+    rate = re.search(r"average rate = ([\d.]+) msg/sec, count=(\d+), time=([\d.]+)", output)
+    clock = re.findall(r"(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s", output)
+    if rate is None or len(clock) < 2:
+        raise RuntimeError(f"could not read loggen's output:\n{output[-2000:]}")
+    user_m, user_s, system_m, system_s = clock[1]
+    cpu = int(user_m) * 60 + float(user_s) + int(system_m) * 60 + float(system_s)
+    return figures("loggen (syslog-ng-core)", int(rate.group(2)), float(rate.group(3)), cpu)
+
+
+def figures(name: str, messages: int, seconds: float, cpu_s: float) -> dict[str, object]:
+    return {
+        "sender": name,
+        "messages": messages,
+        "seconds": round(seconds, 3),
+        "msgs_per_s": round(messages / seconds, 1) if seconds else None,
+        "cpu_s": round(cpu_s, 3),
+        "cpu_s_per_million": round(cpu_s / messages * 1e6, 3) if messages else None,
+    }
+
+
+def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
+    cfg, _ = cli.run_env({})
+    cli.setup(["baseline", "syslog-ng-4.8"])
+    network, sink = f"sbcal-{uuid.uuid4().hex[:6]}", f"sbcal-sink-{uuid.uuid4().hex[:6]}"
+    docker("network", "create", "--internal", network)
+    try:
+        start_sink(network, sink)
+        rows = [
+            run_ours(cfg, network, connections, messages),
+            run_loggen(cfg, network, connections, messages),
+        ]
+    finally:
+        docker("rm", "-f", sink, check=False)
+        docker("network", "rm", network, check=False)
+    out = results_dir / "calibration" / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    control.write_json(out, {"connections": connections, "messages_per_connection": messages,
+                             "remote_cpus": cfg.remote_cpus, "rows": rows})  # fmt: skip
+    for row in rows:
+        cli.log(
+            f"{row['sender']}: {row['messages']:,} messages in {row['seconds']} s = {row['msgs_per_s']:,.0f} msg/s, "
+            f"{row['cpu_s']} CPU s ({row['cpu_s_per_million']} CPU s per million"
+            + (f"; {row['cpu_s_per_million_with_render']} with rendering)" if "render_cpu_s" in row else ")")
+        )
+    cli.log(f"written {out}")
+    return out
+
+
+def main(messages: int, connections: int, results_dir: Path) -> int:
+    if messages < 1 or connections < 1:
+        raise settings.SettingsError("--messages and --connections must be 1 or more")
+    calibrate(messages, connections, results_dir)
+    return 0
