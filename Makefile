@@ -33,8 +33,9 @@ lint: $(VENV)
 unit: $(VENV)
 	$(PY) -m pytest -q tests/unit
 
+# Markdown, HTML and plots from results/ alone.
 report: $(VENV)
-	$(PY) -m syslogbench report
+	$(PY) -m syslogbench report --out results/report
 
 render: $(VENV)
 	$(PY) -m syslogbench render
