@@ -1,0 +1,84 @@
+"""The matrix runner's pure parts, the sender-bound rule, and loggen output parsing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from syslogbench import calibrate, matrix, result
+
+
+def test_cells_interleave_profiles_within_each_replicate() -> None:
+    assert matrix.cells(["a", "b"], 3) == [(1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a"), (3, "b")]
+
+
+def test_matrix_id_depends_on_profiles_and_settings_only() -> None:
+    first = matrix.matrix_id(["a", "b"], {"HOSTS": "2"})
+    assert first == matrix.matrix_id(["b", "a"], {"HOSTS": "2"})
+    assert first != matrix.matrix_id(["a", "b"], {"HOSTS": "3"})
+    assert first != matrix.matrix_id(["a"], {"HOSTS": "2"})
+    assert first.startswith("m") and len(first) == 11
+
+
+def write(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data))
+
+
+def test_done_cells_reads_only_this_matrix(tmp_path: Path) -> None:
+    write(tmp_path / "1.json", {"matrix": {"id": "m1", "replicate": 2}, "daemon": {"profile": "a"}})
+    write(tmp_path / "2.json", {"matrix": {"id": "other", "replicate": 1}, "daemon": {"profile": "a"}})
+    write(tmp_path / "3.json", {"daemon": {"profile": "b"}})
+    (tmp_path / "4.json").write_text("not json")
+    assert matrix.done_cells(tmp_path, "m1") == {(2, "a")}
+
+
+def test_progress_line_shows_share_and_eta() -> None:
+    line = matrix.progress_line(1, 4, 60.0)
+    assert line.startswith("[" + "#" * 7 + "-" * 23 + "]")
+    assert "1/4 runs, 25%, elapsed 1m00s, ETA 3m00s" in line
+    assert "ETA ?" in matrix.progress_line(0, 4, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("share", "percent", "cpus", "expected"),
+    [
+        (0.9, 50.0, 2, True),  # senders saturated, daemon used 0.5 of 2 CPUs
+        (0.9, 190.0, 2, False),  # the daemon was busy: not sender-bound
+        (0.01, 50.0, 2, False),  # senders mostly waited on the daemon
+        (0.5, 159.0, 2, True),  # both limits exactly at their boundary
+        (0.5, 160.0, 2, False),
+    ],
+)
+def test_sender_bound_rule(share: float, percent: float, cpus: float, expected: bool) -> None:
+    verdict = result.sender_bound({"cpu_share_of_send": share}, {"percent": percent}, cpus)
+    assert verdict["value"] is expected
+    assert "send time" in verdict["reason"] and "effective CPUs" in verdict["reason"]
+
+
+def test_sender_bound_unknown_without_figures() -> None:
+    assert result.sender_bound({"cpu_share_of_send": None}, {"percent": 50.0}, 2) == {
+        "value": None,
+        "reason": "not measured",
+    }
+
+
+LOGGEN_OUTPUT = """count=421336, rate = 421336.00 msg/sec
+average rate = 264303.17 msg/sec, count=1200000, time=4.54020, (average) msg size=100, bandwidth=25810.86 kB/sec
+0m0.001s 0m0.002s
+0m1.250s 0m1.035s
+"""
+
+
+def test_parse_loggen_reads_rate_count_time_and_children_cpu() -> None:
+    row = calibrate.parse_loggen(LOGGEN_OUTPUT)
+    assert row["messages"] == 1_200_000
+    assert row["seconds"] == 4.54
+    assert row["cpu_s"] == 2.285
+    assert row["cpu_s_per_million"] == pytest.approx(1.904, abs=0.001)
+
+
+def test_parse_loggen_says_what_it_could_not_read() -> None:
+    with pytest.raises(RuntimeError, match="could not read loggen"):
+        calibrate.parse_loggen("connection refused")
