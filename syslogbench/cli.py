@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from syslogbench import hostsetup, images, profiles, render, report, settings
+from syslogbench import hostsetup, images, profiles, render, report, scenarios, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_FILE = ROOT / ".env"
@@ -98,6 +98,9 @@ def run(
     project = "syslogbench"
     profile = profiles.resolve(profile_name)
     cfg, env = run_env(overrides)
+    scenario = scenarios.load(cfg.scenario)
+    if reasons := scenarios.unsupported(scenario, profile.features):
+        return not_applicable(profile, cfg, scenario, reasons, results_dir)
     env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
@@ -126,6 +129,34 @@ def run(
     return code
 
 
+def not_applicable(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    reasons: list[str],
+    results_dir: Path,
+) -> int:
+    """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
+    from datetime import UTC, datetime
+
+    from syslogbench import result, watcher  # watcher's host facts read /proc, which is the host's here
+
+    now = datetime.now(UTC)
+    reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
+    daemon = result.DaemonInfo(profile=profile.profile, name=profile.daemon, version=profile.version,
+                               package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
+    cgroup_version = 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
+    obs = result.Observed(cfg=cfg, host=watcher.host_facts(cgroup_version), daemon=daemon, started=now,
+                          finished=now, scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
+    obs.host.docker_version = docker_version()
+    data = result.build(obs)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path = results_dir / f"{data['run_id']}.json"
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    log(f"n/a: {reason}; recorded in {path}")
+    return 4
+
+
 def show(path: Path) -> None:
     result = json.loads(path.read_text())
     print()
@@ -136,7 +167,10 @@ def show(path: Path) -> None:
 def check(profile_name: str, overrides: dict[str, str]) -> None:
     profile = profiles.resolve(profile_name)
     cfg, _ = run_env(overrides)
-    log(f"ok: profile {profile.profile}, {cfg.expected_messages:,} messages expected")
+    scenario = scenarios.load(cfg.scenario)
+    if reasons := scenarios.unsupported(scenario, profile.features):
+        log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
+    log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
 
@@ -205,7 +239,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "profiles":
             for name, profile in sorted(profiles.names().items()):
                 print(f"{name:16} {profile.daemon} {profile.version} (Debian {profile.base})")
-    except (settings.SettingsError, profiles.ProfileError, images.SetupError) as error:
+    except (
+        settings.SettingsError,
+        profiles.ProfileError,
+        images.SetupError,
+        scenarios.ScenarioError,
+    ) as error:
         log(f"error: {error}")
         return 2
     except subprocess.CalledProcessError as error:

@@ -43,7 +43,15 @@ def bsd_timestamp(now: float) -> str:
     return time.strftime("%b ", parts) + f"{parts.tm_mday:2d}" + time.strftime(" %H:%M:%S", parts)
 
 
-def render_line(sender: SenderId, seq: int, pri: int, stamp: str, width: int, done: bool = False) -> bytes:
+def render_line(
+    sender: SenderId,
+    seq: int,
+    pri: int,
+    stamp: str,
+    width: int,
+    done: bool = False,
+    size: int = MESSAGE_BYTES,
+) -> bytes:
     facility, severity = divmod(pri, SEVERITIES)
     head = (
         f"<{pri}>{stamp} host{sender.host} bench[{sender.sender}]: "
@@ -51,7 +59,7 @@ def render_line(sender: SenderId, seq: int, pri: int, stamp: str, width: int, do
     )
     if done:
         return f"{head} {DONE_WORD}\n".encode()
-    pad = max(1, MESSAGE_BYTES - len(head) - 2)
+    pad = max(1, size - len(head) - 2)
     return f"{head} {'x' * pad}\n".encode()
 
 
@@ -59,22 +67,26 @@ def seq_width(count: int) -> int:
     return max(7, len(str(count + 1)))
 
 
-def render_lines(seed: int, sender: SenderId, count: int, now: float) -> Iterator[bytes]:
-    """count ordinary messages with q=1..count, then one DONE with q=count+1."""
+def render_lines(
+    seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES
+) -> Iterator[bytes]:
+    """count ordinary messages of `size` bytes with q=1..count, then one DONE with q=count+1."""
     stamp = bsd_timestamp(now)
     width = seq_width(count)
     pris = pri_stream(seed, sender)
     for seq in range(1, count + 1):
-        yield render_line(sender, seq, next(pris), stamp, width)
+        yield render_line(sender, seq, next(pris), stamp, width, size=size)
     yield render_line(sender, count + 1, next(pris), stamp, width, done=True)
 
 
-def render_to_file(path: Path, seed: int, sender: SenderId, count: int, now: float) -> int:
+def render_to_file(
+    path: Path, seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES
+) -> int:
     """Write all messages to path in chunks, so memory stays bounded; return the byte count."""
     written = 0
     chunk: list[bytes] = []
     with path.open("wb") as out:
-        for line in render_lines(seed, sender, count, now):
+        for line in render_lines(seed, sender, count, now, size):
             chunk.append(line)
             if len(chunk) >= 10_000:
                 written += out.write(b"".join(chunk))

@@ -28,6 +28,7 @@ class Profile:
     version_cmd: str
     command: list[str]
     aliases: list[str] = field(default_factory=list)
+    features: list[str] = field(default_factory=list)
     notes: str = ""
 
     @property

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 
+from syslogbench import scenarios
 from syslogbench.profiles import DAEMONS, Profile, all_profiles
 
 TEMPLATES = DAEMONS / "_templates"
@@ -26,8 +27,9 @@ def environment() -> jinja2.Environment:
     )
 
 
-def render(profile: Profile, **overrides: object) -> str:
+def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overrides: object) -> str:
     context = {
+        "scenario": scenario or scenarios.load(scenarios.DEFAULT),
         "profile": profile.profile,
         "daemon": profile.daemon,
         "port": PORT,
@@ -38,18 +40,27 @@ def render(profile: Profile, **overrides: object) -> str:
     return environment().get_template(profile.config["template"]).render(context)
 
 
-def config_path(profile: Profile) -> Path:
-    return profile.folder / profile.config["file"]
+def config_path(profile: Profile, scenario_id: str = scenarios.DEFAULT) -> Path:
+    """Rendered configs live per scenario; the supervisor links the one SCENARIO names to active.conf."""
+    return profile.folder / "scenarios" / f"{scenario_id}.conf"
 
 
 def render_all() -> list[Path]:
+    """Every (profile, scenario) the profile supports; unsupported pairs get no file (the run says n/a)."""
     written = []
     for profile in all_profiles():
         if "template" not in profile.config:
             continue  # hand-written (the baseline receiver)
-        path = config_path(profile)
-        path.write_text(render(profile))
-        written.append(path)
+        folder = profile.folder / "scenarios"
+        folder.mkdir(exist_ok=True)
+        for stale in folder.glob("*.conf"):
+            stale.unlink()
+        for scenario in scenarios.all_scenarios():
+            if scenarios.unsupported(scenario, profile.features):
+                continue
+            path = config_path(profile, scenario.id)
+            path.write_text(render(profile, scenario))
+            written.append(path)
     return written
 
 

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 
 from syslogbench.cgroup import Snapshot, cpu_delta
 from syslogbench.reconcile import Reconciliation
+from syslogbench.scenarios import Scenario
 from syslogbench.settings import Settings
 
 SCHEMA_VERSION = 1
 SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
-MESSAGE_BYTES_NOMINAL = 100
 
 
 @dataclass
@@ -65,6 +65,8 @@ class Observed:
     progress: list[list[float]] = field(default_factory=list)
     samples: list[list[float | None]] = field(default_factory=list)
     matrix: dict[str, object] | None = None
+    scenario: Scenario | None = None
+    unsupported: str | None = None
 
 
 def utc(moment: datetime) -> str:
@@ -202,7 +204,28 @@ def sender_bound(generators: dict[str, float | None], cpu: dict, central_cpus: f
     }
 
 
+def scenario_figures(obs: Observed) -> dict[str, object]:
+    """The scenario's axes (from its file) and the load's shape (from .env), as they were in force."""
+    cfg = obs.cfg
+    axes = obs.scenario.as_dict() if obs.scenario else {"id": cfg.scenario}
+    return {
+        **axes,
+        "framing": "newline",
+        "port": 514,
+        "hosts": cfg.hosts,
+        "senders_per_host": cfg.senders_per_host,
+        "connections": cfg.senders,
+        "messages_per_sender": cfg.messages_per_sender,
+        "done_threshold": cfg.done_threshold,
+        "done_window_s": cfg.done_window,
+        "run_timeout_s": cfg.run_timeout,
+        "seed": cfg.seed,
+    }
+
+
 def verdict(obs: Observed) -> str:
+    if obs.unsupported:
+        return "n/a"
     if obs.timed_out:
         return "timeout"
     if obs.errors or obs.counts is None:
@@ -231,7 +254,7 @@ def time_line(
 
 
 def build(obs: Observed) -> dict[str, object]:
-    cfg, end = obs.cfg, obs.end
+    end = obs.end
     table = limits(obs)
     messages = message_figures(obs)
     cpu = cpu_figures(obs)
@@ -247,21 +270,7 @@ def build(obs: Observed) -> dict[str, object]:
         "verdict": verdict(obs),
         "errors": obs.errors,
         "notes": obs.notes + limit_notes(table),
-        "scenario": {
-            "id": cfg.scenario,
-            "hosts": cfg.hosts,
-            "senders_per_host": cfg.senders_per_host,
-            "messages_per_sender": cfg.messages_per_sender,
-            "message_bytes": MESSAGE_BYTES_NOMINAL,
-            "transport": "tcp",
-            "format": "rfc3164",
-            "framing": "newline",
-            "port": 514,
-            "done_threshold": cfg.done_threshold,
-            "done_window_s": cfg.done_window,
-            "run_timeout_s": cfg.run_timeout,
-            "seed": cfg.seed,
-        },
+        "scenario": scenario_figures(obs),
         "daemon": {
             **obs.daemon.__dict__,
             "stopped": obs.daemon_exit is not None,

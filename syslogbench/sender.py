@@ -18,7 +18,7 @@ import termios
 import time
 from pathlib import Path
 
-from syslogbench import cgroup, control, settings
+from syslogbench import cgroup, control, scenarios, settings
 from syslogbench.messages import SenderId, render_to_file
 
 CENTRAL = os.environ.get("CENTRAL_HOST", "central")
@@ -62,9 +62,10 @@ def cpu_seconds() -> float:
 
 
 def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
+    size = scenarios.load(cfg.scenario).message_bytes
     path = WORK_DIR / f"{sender.name}.msgs"
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
-    size = render_to_file(path, cfg.seed, sender, cfg.messages_per_sender, time.time())
+    total = render_to_file(path, cfg.seed, sender, cfg.messages_per_sender, time.time(), size)
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     sock = connect(READY_TIMEOUT)
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
@@ -78,7 +79,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
     sock.close()
     path.unlink()
-    status = "ok" if sent == size and left == 0 else f"incomplete: {left} bytes unacknowledged"
+    status = "ok" if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
     return {
         "id": sender.name,
         "host": sender.host,

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, settings
+from syslogbench import control, scenarios, settings
 from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
 from syslogbench.reconcile import OUTPUT_RE, reconcile
@@ -27,7 +27,11 @@ READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
-EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3}
+EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3, "n/a": 4}
+
+
+class Unsupported(RuntimeError):
+    """The daemon has no config for this scenario."""
 
 
 def say(text: str) -> None:
@@ -110,7 +114,16 @@ def failed_senders() -> list[str]:
 
 def wait_until_ready(cfg: settings.Settings) -> None:
     """Wait for the daemon and every sender; a sender that fails while rendering ends the wait at once."""
-    control.wait_for(control.CONTROL / "daemon" / "ready", READY_TIMEOUT, "the daemon to listen on port 514")
+    ready, unsupported = control.CONTROL / "daemon" / "ready", control.CONTROL / "daemon" / "unsupported"
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not ready.exists():
+        if unsupported.exists():
+            raise Unsupported(unsupported.read_text().strip())
+        if time.monotonic() > deadline:
+            raise control.WaitTimeout(
+                f"gave up after {READY_TIMEOUT:.0f} s waiting for the daemon to listen on 514"
+            )
+        time.sleep(0.05)
     deadline = time.monotonic() + READY_TIMEOUT
     ready_dir = control.CONTROL / "ready"
     while len(list(ready_dir.glob("host*"))) < cfg.senders:
@@ -431,8 +444,13 @@ def main() -> int:
     )
     obs.matrix = matrix_cell()
     try:
+        obs.scenario = scenarios.load(cfg.scenario)
         run(cfg, obs)
-    except (control.WaitTimeout, RuntimeError, OSError, ValueError) as error:
+    except Unsupported as reason:
+        obs.unsupported = str(reason)
+        obs.errors.append(f"n/a: {reason}")
+        obs.daemon = daemon_info()
+    except (control.WaitTimeout, RuntimeError, OSError, ValueError, scenarios.ScenarioError) as error:
         obs.errors.append(str(error))
         obs.daemon = daemon_info()
         if obs.daemon_exit is None and (control.CONTROL / "daemon" / "ready").exists():

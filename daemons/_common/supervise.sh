@@ -114,6 +114,17 @@ while [ ! -f "$control/run.json" ]; do
     sleep 0.2
 done
 describe
+# One rendered config per scenario the daemon supports; none means it cannot run that scenario.
+if [ -d /etc/syslogbench/scenarios ]; then
+    scenario=${SCENARIO:-seed2014}
+    if [ ! -f "/etc/syslogbench/scenarios/$scenario.conf" ]; then
+        echo "this profile has no config for scenario $scenario (see features in its manifest)" \
+            | put "$control/daemon/unsupported"
+        while [ ! -f "$control/finish" ]; do sleep 0.2; done
+        exit 0
+    fi
+    ln -sf "/etc/syslogbench/scenarios/$scenario.conf" /etc/syslogbench/active.conf
+fi
 "$@" &
 pid=$!
 echo "supervise: started $* as pid $pid"

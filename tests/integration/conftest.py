@@ -107,7 +107,8 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
         if config is not None:
             service = profiles.resolve(profile)
             override = tmp_path / "override.yaml"
-            target = f"/etc/syslogbench/{service.config['file']}"
+            # The supervisor links active.conf to the scenario's config, so replace that file.
+            target = f"/etc/syslogbench/scenarios/{(overrides or {}).get('SCENARIO', 'seed2014')}.conf"
             override.write_text(
                 f"services:\n  {service.profile}:\n    volumes:\n      - {config}:{target}:ro\n"
             )

@@ -82,9 +82,10 @@ def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
     assert result["sender_bound"]["value"] is not None
 
 
-def check_plain_file(logs: dict[str, bytes]) -> None:
-    assert set(logs) == {"test.baseline.all.log", "done.log"}
-    lines = bodies(logs["test.baseline.all.log"])
+def check_plain_file(logs: dict[str, bytes], daemon: str = "baseline") -> None:
+    name = f"test.{daemon}.all.log"
+    assert set(logs) == {name, "done.log"}
+    lines = bodies(logs[name])
     assert len(lines) == len(set(lines)) == EXPECTED
     assert set(lines) == {b for group in expected_lines().values() for b in group}
 
@@ -154,18 +155,34 @@ def test_plain_up_ends_by_itself_and_removes_the_logs(bench) -> None:
 def test_daemon_accepts_its_rendered_config(built, profile: str) -> None:
     """The daemon's own syntax check on the config this project rendered for it."""
     service = profiles.resolve(profile)
-    config = f"/etc/syslogbench/{service.config['file']}"
-    check = {
-        "rsyslog": ["rsyslogd", "-N1", "-f", config],
-        "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
-        "baseline": ["python3", "-m", "py_compile", config],
-    }[service.daemon]
-    done = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "--entrypoint", check[0], service.image, *check[1:]],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    if "template" not in service.config:
+        configs = [f"/etc/syslogbench/{service.config['file']}"]
+    else:
+        configs = [
+            f"/etc/syslogbench/scenarios/{p.stem}.conf" for p in (service.folder / "scenarios").glob("*.conf")
+        ]
+    for config in configs:
+        check = {
+            "rsyslog": ["rsyslogd", "-N1", "-f", config],
+            "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
+            "baseline": ["python3", "-m", "py_compile", config],
+        }[service.daemon]
+        done = subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--entrypoint",
+                check[0],
+                service.image,
+                *check[1:],
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, config + "\n" + done.stdout + done.stderr
 
 
 def test_bad_settings_stop_before_any_container(built) -> None:

@@ -177,7 +177,7 @@ def test_main_check_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
 def test_main_check_ok(capsys: pytest.CaptureFixture[str], small_host: None) -> None:
     assert cli.main(["check", "--profile", "rsyslog8", "HOSTS=2"]) == 0
     assert capsys.readouterr().out == (
-        "syslogbench: ok: profile rsyslog-8.2504, 2,400,008 messages expected\n"
+        "syslogbench: ok: profile rsyslog-8.2504, scenario seed2014, 2,400,008 messages expected\n"
         "syslogbench: notice: CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2\n"
     )
 

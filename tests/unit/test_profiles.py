@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench import profiles, render
+from syslogbench import profiles, render, scenarios
 from syslogbench.profiles import Profile, ProfileError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,19 +110,38 @@ def test_dockerfile_sets_version_cmd(profile: Profile) -> None:
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_command_uses_the_committed_config(profile: Profile) -> None:
-    assert f"/etc/syslogbench/{profile.config['file']}" in profile.command
-
-
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
-def test_committed_config_is_rendered(profile: Profile) -> None:
-    path = render.config_path(profile)
+    # Rendered profiles start on active.conf, which the supervisor links to the SCENARIO's config.
+    config = profile.config.get("file", "active.conf") if "template" not in profile.config else "active.conf"
+    assert f"/etc/syslogbench/{config}" in profile.command
     if "template" not in profile.config:
-        assert path.is_file(), f"{path} is the hand-written config of {profile.profile}"
-        return
-    assert path == profile.folder / profile.config["file"]
-    assert path.read_text() == render.render(profile), (
-        f"{path.relative_to(ROOT)} differs from its template and manifest: run `python -m syslogbench render`"
+        assert (profile.folder / config).is_file(), (
+            f"{config} is the hand-written config of {profile.profile}"
+        )
+
+
+@pytest.mark.parametrize("profile", [p for p in PROFILES if "template" in p.config], ids=ids)
+def test_committed_configs_are_rendered_for_each_supported_scenario(profile: Profile) -> None:
+    supported = [s for s in scenarios.all_scenarios() if not scenarios.unsupported(s, profile.features)]
+    committed = sorted((profile.folder / "scenarios").glob("*.conf"))
+    assert [path.stem for path in committed] == sorted(s.id for s in supported), (
+        "run `python -m syslogbench render`"
     )
+    for scenario in supported:
+        path = render.config_path(profile, scenario.id)
+        assert path.read_text() == render.render(profile, scenario), (
+            f"{path.relative_to(ROOT)} differs from its template and manifest: run `python -m syslogbench render`"
+        )
+    assert (profile.folder / "scenarios" / "seed2014.conf").is_file(), "every daemon runs the seed scenario"
+
+
+def test_plain_and_parallelize_scenarios_render_as_expected() -> None:
+    rsyslog, syslog_ng = BY_FAMILY["rsyslog"][0], next(p for p in PROFILES if "parallelize" in p.features)
+    plain = scenarios.load("plain")
+    assert 'action(type="omfile" file="/var/log/bench/test.rsyslog.all.log")' in render.render(rsyslog, plain)
+    assert "dynaFile" not in render.render(rsyslog, plain)
+    assert 'file("/var/log/bench/test.syslog-ng.all.log")' in render.render(syslog_ng, plain)
+    text = render.render(syslog_ng, scenarios.load("parallelize4"))
+    assert "log { source(s_bench); parallelize(partitions(4)); destination(d_bench); };" in text
 
 
 @pytest.mark.parametrize("profile", BY_FAMILY["rsyslog"], ids=ids)
