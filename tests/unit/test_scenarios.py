@@ -1,0 +1,75 @@
+"""Scenario files: typed, validated, errors that name the file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from syslogbench import scenarios
+
+SEED = {
+    "id": "x",
+    "description": "d",
+    "transport": "tcp",
+    "format": "rfc3164",
+    "message_bytes": 100,
+    "destination": "split",
+    "parallelize": 0,
+}
+
+
+def write(directory: Path, name: str, data: dict) -> None:
+    (directory / f"{name}.yaml").write_text(yaml.safe_dump(data))
+
+
+def test_committed_scenarios_load_and_seed2014_is_the_2014_setup() -> None:
+    ids = [s.id for s in scenarios.all_scenarios()]
+    assert "seed2014" in ids and len(ids) == len(set(ids))
+    seed = scenarios.load("seed2014")
+    assert (seed.transport, seed.format, seed.message_bytes, seed.destination, seed.parallelize) == (
+        "tcp",
+        "rfc3164",
+        100,
+        "split",
+        0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"colour": "red"}, "x.yaml: unknown key 'colour'"),
+        ({"transport": "carrier-pigeon"}, "x.yaml: transport='carrier-pigeon' is not one of ['tcp']"),
+        ({"message_bytes": "big"}, "x.yaml: message_bytes must be a int, got 'big'"),
+        ({"message_bytes": 20}, "x.yaml: message_bytes=20 is below 80"),
+        ({"parallelize": -1}, "x.yaml: parallelize=-1 is below 0"),
+        ({"parallelize": True}, "x.yaml: parallelize must be a int, got True"),
+        ({"destination": "kafka"}, "x.yaml: destination='kafka' is not one of ['split', 'plain']"),
+        ({"id": "y"}, "x.yaml: id 'y' must equal the file name 'x'"),
+    ],
+)
+def test_bad_values_name_the_file_and_key(tmp_path: Path, change: dict, message: str) -> None:
+    write(tmp_path, "x", {**SEED, **change})
+    with pytest.raises(scenarios.ScenarioError) as error:
+        scenarios.load("x", tmp_path)
+    assert message in str(error.value)
+
+
+def test_missing_key_and_unknown_id(tmp_path: Path) -> None:
+    data = dict(SEED)
+    del data["destination"]
+    write(tmp_path, "x", data)
+    with pytest.raises(scenarios.ScenarioError, match="missing key 'destination'"):
+        scenarios.load("x", tmp_path)
+    with pytest.raises(scenarios.ScenarioError, match=r"unknown scenario 'nope': set SCENARIO to one of x"):
+        scenarios.load("nope", tmp_path)
+
+
+def test_unsupported_names_the_missing_feature() -> None:
+    parallel = scenarios.load("parallelize4")
+    assert scenarios.unsupported(parallel, ["plain-file"]) == ["needs the 'parallelize' feature"]
+    assert scenarios.unsupported(parallel, ["plain-file", "parallelize"]) == []
+    assert scenarios.unsupported(scenarios.load("seed2014"), []) == []
+    assert scenarios.unsupported(scenarios.load("plain"), []) == ["needs the 'plain-file' feature"]
