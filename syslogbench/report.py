@@ -87,8 +87,15 @@ def finished_at(result: Result) -> datetime:
     return datetime.fromisoformat(result["finished_utc"])
 
 
+SEED_SHAPE = (5, 4, 300_000)  # hosts, senders per host, messages per sender: the .env defaults
+
+
 def scenario_of(result: Result) -> str:
-    return str(result["scenario"].get("id"))
+    """The scenario id, plus the load's shape when it is not the seed's, so unlike runs never pool."""
+    scenario = result["scenario"]
+    shape = (scenario.get("hosts"), scenario.get("senders_per_host"), scenario.get("messages_per_sender"))
+    label = str(scenario.get("id"))
+    return label if shape == SEED_SHAPE else f"{label}@{shape[0]}x{shape[1]}x{shape[2]}"
 
 
 def profile_of(result: Result) -> str:

@@ -593,3 +593,12 @@ def test_main_html_and_plots_flags(stats_dir: Path, tmp_path: Path) -> None:
     assert images and all(link.startswith("../figures/") for link in images)
     assert all((page_path.parent / link).is_file() for link in images)
     assert "](figures/throughput-seed2014.png)" in markdown_path.read_text()
+
+
+def test_runs_with_another_load_shape_never_pool_with_the_seed() -> None:
+    seed = {"scenario": {"id": "seed2014", "hosts": 5, "senders_per_host": 4, "messages_per_sender": 300_000}}
+    one = {
+        "scenario": {"id": "seed2014", "hosts": 1, "senders_per_host": 1, "messages_per_sender": 2_000_000}
+    }
+    assert report.scenario_of(seed) == "seed2014"
+    assert report.scenario_of(one) == "seed2014@1x1x2000000"
