@@ -118,9 +118,17 @@ def cpu_figures(obs: Observed) -> dict[str, float | None]:
     user = system = percent = None
     if obs.start and obs.end:
         user, system = cpu_delta(obs.start, obs.end)
+    total = None
+    if obs.start and obs.end and obs.start.cpu_total_s is not None and obs.end.cpu_total_s is not None:
+        total = obs.end.cpu_total_s - obs.start.cpu_total_s
     if user is not None and system is not None and obs.elapsed_s:
         percent = round(100 * (user + system) / obs.elapsed_s, 1)
-    return {"user_s": _round(user), "system_s": _round(system), "percent": percent}
+    return {
+        "user_s": _round(user),
+        "system_s": _round(system),
+        "total_s": _round(total, 6),
+        "percent": percent,
+    }
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:

@@ -41,6 +41,7 @@ def test_v1_end_snapshot() -> None:
         cpu_limit=8.0,  # 800000 / 100000
         io_write_bytes=1048576 + 52428800,  # the two devices' Write lines, not the Total lines
         max_rss_bytes=98304 * 1024,  # VmHWM: 98304 kB
+        cpu_total_s=25.034719562,  # cpuacct.usage in ns
     )
 
 
@@ -98,6 +99,7 @@ def test_v2_end_snapshot() -> None:
         cpu_limit=8.0,  # "800000 100000"
         io_write_bytes=2097152 + 73400320,
         max_rss_bytes=110592 * 1024,
+        cpu_total_s=26.84321,  # usage_usec
     )
 
 

@@ -190,31 +190,37 @@ def test_verdict_error_when_counts_is_none() -> None:
 
 def test_cpu_figures_are_end_minus_start_and_percent_over_elapsed() -> None:
     figures = result.cpu_figures(observed())
-    assert figures == {"user_s": 29.01, "system_s": 48.1, "percent": 113.0}
+    assert figures == {"user_s": 29.01, "system_s": 48.1, "total_s": None, "percent": 113.0}
 
 
 def test_cpu_percent_is_100_times_user_plus_system_over_elapsed() -> None:
     obs = observed(
         start=snapshot(0.0, 0.0), end=snapshot(30.0, 10.0), elapsed_s=20.0
     )  # 40 CPU seconds in 20 s
-    assert result.cpu_figures(obs) == {"user_s": 30.0, "system_s": 10.0, "percent": 200.0}
+    assert result.cpu_figures(obs) == {"user_s": 30.0, "system_s": 10.0, "total_s": None, "percent": 200.0}
 
 
 def test_cpu_figures_none_without_an_end_snapshot() -> None:
-    assert result.cpu_figures(observed(end=None)) == {"user_s": None, "system_s": None, "percent": None}
+    assert result.cpu_figures(observed(end=None)) == {
+        "user_s": None,
+        "system_s": None,
+        "total_s": None,
+        "percent": None,
+    }
 
 
 def test_cpu_percent_none_without_elapsed() -> None:
     assert result.cpu_figures(observed(elapsed_s=None)) == {
         "user_s": 29.01,
         "system_s": 48.1,
+        "total_s": None,
         "percent": None,
     }
 
 
 def test_cpu_figures_none_across_cgroup_versions() -> None:
     obs = observed(start=snapshot(1.0, 1.0, version=1), end=snapshot(2.0, 2.0, version=2))
-    assert result.cpu_figures(obs) == {"user_s": None, "system_s": None, "percent": None}
+    assert result.cpu_figures(obs) == {"user_s": None, "system_s": None, "total_s": None, "percent": None}
 
 
 # --- limits -------------------------------------------------------------------------------------------------
@@ -324,7 +330,7 @@ def test_build_pass_validates_and_holds_the_figures() -> None:
     assert document["started_utc"] == "2026-11-22T10:00:00Z"
     assert document["finished_utc"] == "2026-11-22T10:01:30Z"
     assert document["elapsed_s"] == 68.24
-    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "percent": 113.0}
+    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "total_s": None, "percent": 113.0}
     assert document["throughput"] == {"msgs_per_s": 87_925.3, "mb_per_s": 8.793}
     assert document["messages"] == {
         "expected": 6_000_020,
@@ -381,7 +387,7 @@ def test_build_timeout_with_counts_validates() -> None:
     assert schema_errors(document) == []
     assert document["verdict"] == "timeout"
     assert document["elapsed_s"] is None
-    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "percent": None}
+    assert document["cpu"] == {"user_s": 29.01, "system_s": 48.1, "total_s": None, "percent": None}
     assert document["throughput"] == {"msgs_per_s": None, "mb_per_s": None}
     assert document["messages"]["done_received"] == 18
     assert document["summary"] == (
@@ -405,7 +411,7 @@ def test_build_error_with_nothing_measured_validates() -> None:
     assert document["end"] == {"trigger": "not-started", "sec_fired_s": None, "done_spread_s": None}
     assert document["daemon"]["stopped"] is False
     assert document["daemon"]["exit_code"] is None
-    assert document["cpu"] == {"user_s": None, "system_s": None, "percent": None}
+    assert document["cpu"] == {"user_s": None, "system_s": None, "total_s": None, "percent": None}
     assert document["memory"] == {"peak_bytes": None, "peak_source": "none", "max_rss_bytes": None}
     assert document["io"] == {"write_bytes": None, "output_bytes": None}
     assert document["senders"] == []
