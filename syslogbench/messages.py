@@ -43,6 +43,25 @@ def bsd_timestamp(now: float) -> str:
     return time.strftime("%b ", parts) + f"{parts.tm_mday:2d}" + time.strftime(" %H:%M:%S", parts)
 
 
+def iso_timestamp(now: float) -> str:
+    """RFC5424 TIMESTAMP in UTC with microseconds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+
+
+def header(fmt: str, pri: int, stamp: str, sender: SenderId) -> str:
+    if fmt == "rfc5424":  # VERSION, TIMESTAMP, HOSTNAME, APP-NAME, PROCID, MSGID, no STRUCTURED-DATA
+        return f"<{pri}>1 {stamp} host{sender.host} bench {sender.sender} - - "
+    return f"<{pri}>{stamp} host{sender.host} bench[{sender.sender}]: "
+
+
+def frame(fmt: str, message: str) -> bytes:
+    """RFC3164 is newline framed; RFC5424 over TCP uses octet counting (RFC 6587): 'LEN SP MSG'."""
+    if fmt == "rfc5424":
+        body = message.encode()
+        return b"%d %s" % (len(body), body)
+    return f"{message}\n".encode()
+
+
 def render_line(
     sender: SenderId,
     seq: int,
@@ -51,16 +70,18 @@ def render_line(
     width: int,
     done: bool = False,
     size: int = MESSAGE_BYTES,
+    fmt: str = "rfc3164",
 ) -> bytes:
+    """One framed message; an ordinary one is `size` bytes counting its newline (or, octet-counted, as if)."""
     facility, severity = divmod(pri, SEVERITIES)
     head = (
-        f"<{pri}>{stamp} host{sender.host} bench[{sender.sender}]: "
+        f"{header(fmt, pri, stamp, sender)}"
         f"syslogbench h={sender.host} s={sender.sender} q={seq:0{width}d} f={facility} v={severity}"
     )
     if done:
-        return f"{head} {DONE_WORD}\n".encode()
+        return frame(fmt, f"{head} {DONE_WORD}")
     pad = max(1, size - len(head) - 2)
-    return f"{head} {'x' * pad}\n".encode()
+    return frame(fmt, f"{head} {'x' * pad}")
 
 
 def seq_width(count: int) -> int:
@@ -68,25 +89,31 @@ def seq_width(count: int) -> int:
 
 
 def render_lines(
-    seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES
+    seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES, fmt: str = "rfc3164"
 ) -> Iterator[bytes]:
     """count ordinary messages of `size` bytes with q=1..count, then one DONE with q=count+1."""
-    stamp = bsd_timestamp(now)
+    stamp = iso_timestamp(now) if fmt == "rfc5424" else bsd_timestamp(now)
     width = seq_width(count)
     pris = pri_stream(seed, sender)
     for seq in range(1, count + 1):
-        yield render_line(sender, seq, next(pris), stamp, width, size=size)
-    yield render_line(sender, count + 1, next(pris), stamp, width, done=True)
+        yield render_line(sender, seq, next(pris), stamp, width, size=size, fmt=fmt)
+    yield render_line(sender, count + 1, next(pris), stamp, width, done=True, fmt=fmt)
 
 
 def render_to_file(
-    path: Path, seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES
+    path: Path,
+    seed: int,
+    sender: SenderId,
+    count: int,
+    now: float,
+    size: int = MESSAGE_BYTES,
+    fmt: str = "rfc3164",
 ) -> int:
     """Write all messages to path in chunks, so memory stays bounded; return the byte count."""
     written = 0
     chunk: list[bytes] = []
     with path.open("wb") as out:
-        for line in render_lines(seed, sender, count, now, size):
+        for line in render_lines(seed, sender, count, now, size, fmt):
             chunk.append(line)
             if len(chunk) >= 10_000:
                 written += out.write(b"".join(chunk))

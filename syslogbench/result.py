@@ -218,7 +218,7 @@ def scenario_figures(obs: Observed) -> dict[str, object]:
     axes = obs.scenario.as_dict() if obs.scenario else {"id": cfg.scenario}
     return {
         **axes,
-        "framing": "newline",
+        "framing": obs.scenario.framing if obs.scenario else "unknown",
         "port": 514,
         "hosts": cfg.hosts,
         "senders_per_host": cfg.senders_per_host,

@@ -21,13 +21,17 @@ FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
     "id": (str, None, None),
     "description": (str, None, None),
     "transport": (str, ("tcp",), None),
-    "format": (str, ("rfc3164",), None),
+    "format": (str, ("rfc3164", "rfc5424"), None),
     "message_bytes": (int, None, 80),
     "destination": (str, ("split", "plain"), None),
     "parallelize": (int, None, 0),
 }
 # The feature a daemon's manifest must list for a scenario value that not every daemon has.
-FEATURES = {"destination": {"plain": "plain-file"}, "parallelize": "parallelize"}
+FEATURES = {
+    "destination": {"plain": "plain-file"},
+    "parallelize": "parallelize",
+    "format": {"rfc5424": "rfc5424"},
+}
 
 
 class ScenarioError(ValueError):
@@ -47,6 +51,10 @@ class Scenario:
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
+    @property
+    def framing(self) -> str:
+        return "octet-counting" if self.format == "rfc5424" else "newline"
+
     def needs(self) -> list[str]:
         """Manifest features this scenario needs beyond what every daemon does."""
         needed = []
@@ -54,6 +62,8 @@ class Scenario:
             needed.append(FEATURES["destination"]["plain"])
         if self.parallelize:
             needed.append(FEATURES["parallelize"])
+        if self.format == "rfc5424":
+            needed.append(FEATURES["format"]["rfc5424"])
         return needed
 
 

@@ -62,10 +62,12 @@ def cpu_seconds() -> float:
 
 
 def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
-    size = scenarios.load(cfg.scenario).message_bytes
+    scenario = scenarios.load(cfg.scenario)
     path = WORK_DIR / f"{sender.name}.msgs"
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
-    total = render_to_file(path, cfg.seed, sender, cfg.messages_per_sender, time.time(), size)
+    total = render_to_file(
+        path, cfg.seed, sender, cfg.messages_per_sender, time.time(), scenario.message_bytes, scenario.format
+    )
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     sock = connect(READY_TIMEOUT)
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.

@@ -51,3 +51,16 @@ def test_unsupported_combination_is_na_with_its_reason(bench) -> None:
     assert run.code == 4
     assert "no config for scenario parallelize4" in " ".join(run.result["errors"])
     assert all(c["State"] == "exited" for c in run.containers)
+
+
+@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "syslog-ng-3.38"])
+def test_rfc5424_octet_counted(bench, profile: str) -> None:
+    run = bench(profile, {"SCENARIO": "rfc5424"})
+    jsonschema.validate(run.result, SCHEMA)
+    assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"]
+    assert (run.result["scenario"]["format"], run.result["scenario"]["framing"]) == (
+        "rfc5424",
+        "octet-counting",
+    )
+    check_split_files(run.logs, profiles.resolve(profile).daemon)
+    check_done_log(run.logs)

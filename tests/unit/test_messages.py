@@ -142,3 +142,17 @@ def test_single_digit_day_line_is_still_100_bytes() -> None:
     assert line.startswith(b"<5>Nov  2 03:04:05 host1 bench[1]: ")
     assert len(line) == 100
     assert RFC3164_RE.fullmatch(line)
+
+
+def test_rfc5424_messages_are_octet_counted() -> None:
+    frames = list(messages.render_lines(7, messages.SenderId(1, 2), 3, 1_763_805_600.25, fmt="rfc5424"))
+    assert len(frames) == 4
+    for frame in frames:
+        length, _, body = frame.partition(b" ")
+        assert int(length) == len(body)
+        assert b"\n" not in frame
+        assert (
+            body.startswith(b"<") and b">1 2025-11-22T10:00:00.250000Z host1 bench 2 - - syslogbench " in body
+        )
+    assert [len(f.partition(b" ")[2]) for f in frames[:3]] == [99, 99, 99]
+    assert frames[-1].endswith(b" DONE")
