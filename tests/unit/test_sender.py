@@ -14,15 +14,6 @@ import pytest
 from syslogbench import cgroup, control, sender
 from syslogbench.messages import SenderId
 
-
-@pytest.fixture
-def control_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "control"
-    directory.mkdir()
-    monkeypatch.setattr(control, "CONTROL", directory)
-    return directory
-
-
 # --- claim_index ---------------------------------------------------------------------------------------------
 
 

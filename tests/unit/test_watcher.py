@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import control, watcher
+from syslogbench import watcher
 from syslogbench.result import DaemonInfo, HostFacts, Observed
 from syslogbench.settings import Settings, from_env
 
@@ -47,14 +47,6 @@ def sec_fired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "sec-fired"
     monkeypatch.setattr(watcher, "SEC_FIRED", path)
     return path
-
-
-@pytest.fixture
-def control_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "control"
-    directory.mkdir()
-    monkeypatch.setattr(control, "CONTROL", directory)
-    return directory
 
 
 def append(path: Path, data: bytes) -> None:
