@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import cli, control, settings
+from syslogbench.profiles import image_tag
 
-LOGGEN_IMAGE = "syslogbench/syslog-ng-4.8:local"
-SINK_IMAGE = "syslogbench/baseline:local"
-GENERATOR_IMAGE = "syslogbench/generator:local"
+LOGGEN_IMAGE = f"syslogbench/syslog-ng-4.8:{image_tag()}"
+SINK_IMAGE = f"syslogbench/baseline:{image_tag()}"
+GENERATOR_IMAGE = f"syslogbench/generator:{image_tag()}"
 WAIT_S = 300
 
 

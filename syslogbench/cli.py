@@ -95,7 +95,8 @@ def run(
     extra_env: dict[str, str] | None = None,
     build: bool = True,
 ) -> int:
-    project = "syslogbench"
+    # A second checkout on the same machine can set its own project name and IMAGE_TAG.
+    project = os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
     profile = profiles.resolve(profile_name)
     cfg, env = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,6 +11,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DAEMONS = ROOT / "daemons"
 REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd", "command")
+
+
+def image_tag() -> str:
+    """IMAGE_TAG lets two checkouts on one machine build and run their own images side by side."""
+    return os.environ.get("IMAGE_TAG") or "local"
 
 
 class ProfileError(ValueError):
@@ -37,7 +43,7 @@ class Profile:
 
     @property
     def image(self) -> str:
-        return f"syslogbench/{self.profile}:local"
+        return f"syslogbench/{self.profile}:{image_tag()}"
 
 
 def load_manifest(path: Path) -> Profile:

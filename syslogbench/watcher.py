@@ -89,7 +89,7 @@ def daemon_info() -> DaemonInfo:
         name=manifest.get("daemon", "unknown"),
         version=clean_version(read_text(folder / "version")),
         package=manifest.get("package", "unknown"),
-        image=f"syslogbench/{profile}:local",
+        image=f"syslogbench/{profile}:{os.environ.get('IMAGE_TAG') or 'local'}",
         base=read_text(folder / "base"),
         settings=manifest.get("settings") or {},
     )

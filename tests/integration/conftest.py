@@ -14,7 +14,8 @@ import pytest
 from syslogbench import cli, profiles
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = "syslogbench-test"
+# Separate names let two checkouts run their integration tests on one machine at once.
+PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test")
 SMALL = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000", "RUN_TIMEOUT": "120"}
 COMPOSE_TIMEOUT_S = 600
 
@@ -75,7 +76,7 @@ def read_logs_volume() -> dict[str, bytes]:
             "none",
             "-v",
             f"{PROJECT}_logs:/l:ro",
-            "syslogbench/watcher:local",
+            f"syslogbench/watcher:{profiles.image_tag()}",
         ]
         + ["python3", "-c", script],
         capture_output=True,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import PROJECT, ROOT
 
 pytestmark = pytest.mark.integration
 SMALL = ["HOSTS=1", "SENDERS_PER_HOST=2", "MESSAGES_PER_SENDER=2000"]
@@ -17,7 +18,12 @@ SMALL = ["HOSTS=1", "SENDERS_PER_HOST=2", "MESSAGES_PER_SENDER=2000"]
 
 def syslogbench(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "syslogbench", *args], cwd=ROOT, capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "syslogbench", *args],
+        cwd=ROOT,
+        env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
 
 

@@ -73,7 +73,7 @@ def test_manifest_loads(folder: Path) -> None:
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_manifest_matches_its_folder(profile: Profile) -> None:
     assert profile.folder.name == profile.profile
-    assert profile.image == f"syslogbench/{profile.profile}:local"
+    assert profile.image == f"syslogbench/{profile.profile}:{profiles.image_tag()}"
     if profile.daemon == "baseline":
         return  # the baseline's package is its interpreter, not a daemon of that version
     assert profile.package.startswith(("rsyslog=", "syslog-ng-core="))
