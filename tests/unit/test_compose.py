@@ -25,7 +25,7 @@ def test_service_builds_its_folder_and_tags_the_manifest_image() -> None:
     for profile in profiles.all_profiles():
         spec = daemon_services()[profile.profile]
         assert spec["build"] == {"context": "daemons", "dockerfile": f"{profile.profile}/Dockerfile"}
-        assert spec["image"] == profile.image
+        assert spec["image"] == f"syslogbench/{profile.profile}:${{IMAGE_TAG:-local}}"
         assert sorted(spec["profiles"]) == sorted([profile.profile, *profile.aliases])
 
 
