@@ -20,17 +20,50 @@ DEFAULT = "seed2014"
 FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
     "id": (str, None, None),
     "description": (str, None, None),
-    "transport": (str, ("tcp",), None),
+    "transport": (str, ("tcp", "udp", "tls"), None),
     "format": (str, ("rfc3164", "rfc5424"), None),
     "message_bytes": (int, None, 80),
-    "destination": (str, ("split", "plain"), None),
+    "destination": (str, ("split", "plain", "relay"), None),
     "parallelize": (int, None, 0),
+    # Messages per second per sender; 0 is all-out (as fast as the daemon accepts).
+    "rate": (int, None, 0),
+    # Total concurrent connections; 0 takes the load's shape from .env (HOSTS x SENDERS_PER_HOST).
+    "connections": (int, None, 0),
+    "preprocess": (str, ("none", "regexp", "facility-filter", "hostname-rewrite", "json", "kv"), None),
+    # parsed: the daemon parses each message; raw: it stores the received line without parsing (seed 003).
+    "receive": (str, ("parsed", "raw"), None),
+    # The central daemon's queue towards the relay target.
+    "buffer": (str, ("none", "disk-reliable", "disk-normal", "disk-assisted"), None),
+    # How the relay target behaves: normal, slow (reads at a limited rate), pause (stops reading a while).
+    "relay_target": (str, ("normal", "slow", "pause"), None),
+}
+# Keys added after results existed for the first scenarios: a file may leave them out, and gets these.
+DEFAULTS: dict[str, object] = {
+    "rate": 0,
+    "connections": 0,
+    "preprocess": "none",
+    "receive": "parsed",
+    "buffer": "none",
+    "relay_target": "normal",
 }
 # The feature a daemon's manifest must list for a scenario value that not every daemon has.
-FEATURES = {
-    "destination": {"plain": "plain-file"},
-    "parallelize": "parallelize",
+FEATURES: dict[str, dict[object, str]] = {
+    "transport": {"udp": "udp", "tls": "tls"},
     "format": {"rfc5424": "rfc5424"},
+    "destination": {"plain": "plain-file", "relay": "relay"},
+    "preprocess": {
+        "regexp": "pre-regexp",
+        "facility-filter": "pre-facility-filter",
+        "hostname-rewrite": "pre-hostname-rewrite",
+        "json": "pre-json",
+        "kv": "pre-kv",
+    },
+    "receive": {"raw": "raw-receive"},
+    "buffer": {
+        "disk-reliable": "disk-reliable",
+        "disk-normal": "disk-normal",
+        "disk-assisted": "disk-assisted",
+    },
 }
 
 
@@ -47,23 +80,27 @@ class Scenario:
     message_bytes: int
     destination: str
     parallelize: int
+    rate: int = 0
+    connections: int = 0
+    preprocess: str = "none"
+    receive: str = "parsed"
+    buffer: str = "none"
+    relay_target: str = "normal"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
     @property
     def framing(self) -> str:
+        if self.transport == "udp":
+            return "datagram"
         return "octet-counting" if self.format == "rfc5424" else "newline"
 
     def needs(self) -> list[str]:
         """Manifest features this scenario needs beyond what every daemon does."""
-        needed = []
-        if self.destination == "plain":
-            needed.append(FEATURES["destination"]["plain"])
+        needed = [feature for key, table in FEATURES.items() if (feature := table.get(getattr(self, key)))]
         if self.parallelize:
-            needed.append(FEATURES["parallelize"])
-        if self.format == "rfc5424":
-            needed.append(FEATURES["format"]["rfc5424"])
+            needed.append("parallelize")
         return needed
 
 
@@ -78,17 +115,31 @@ def check_field(path: Path, key: str, value: object) -> list[str]:
     return []
 
 
+def impossible(path: Path, data: dict) -> list[str]:
+    """Combinations that cannot work, whatever the daemon."""
+    problems = []
+    relay_only = [key for key in ("buffer", "relay_target") if data[key] != DEFAULTS[key]]
+    if data["destination"] != "relay" and relay_only:
+        problems += [f"{path.name}: {key}={data[key]!r} needs destination: relay" for key in relay_only]
+    if data["receive"] == "raw" and data["destination"] == "split":
+        problems.append(f"{path.name}: receive: raw cannot split by facility (nothing is parsed); use plain")
+    return problems
+
+
 def validate(path: Path, data: object) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: expected a mapping of keys, got {type(data).__name__}")
     problems = [
         f"{path.name}: unknown key {key!r} (known: {', '.join(FIELDS)})" for key in data if key not in FIELDS
     ]
+    data = {**DEFAULTS, **data}
     problems += [f"{path.name}: missing key {key!r}" for key in FIELDS if key not in data]
     for key in FIELDS.keys() & data.keys():
         problems += check_field(path, key, data[key])
     if not problems and data["id"] != path.stem:
         problems.append(f"{path.name}: id {data['id']!r} must equal the file name {path.stem!r}")
+    if not problems:
+        problems += impossible(path, data)
     if problems:
         raise ScenarioError("invalid scenario:\n  - " + "\n  - ".join(problems))
     return Scenario(**data)

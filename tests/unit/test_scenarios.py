@@ -41,13 +41,18 @@ def test_committed_scenarios_load_and_seed2014_is_the_2014_setup() -> None:
     ("change", "message"),
     [
         ({"colour": "red"}, "x.yaml: unknown key 'colour'"),
-        ({"transport": "carrier-pigeon"}, "x.yaml: transport='carrier-pigeon' is not one of ['tcp']"),
+        ({"transport": "carrier-pigeon"}, "x.yaml: transport='carrier-pigeon' is not one of ['tcp', 'udp', 'tls']"),
         ({"message_bytes": "big"}, "x.yaml: message_bytes must be a int, got 'big'"),
         ({"message_bytes": 20}, "x.yaml: message_bytes=20 is below 80"),
         ({"parallelize": -1}, "x.yaml: parallelize=-1 is below 0"),
         ({"parallelize": True}, "x.yaml: parallelize must be a int, got True"),
-        ({"destination": "kafka"}, "x.yaml: destination='kafka' is not one of ['split', 'plain']"),
+        ({"destination": "kafka"}, "x.yaml: destination='kafka' is not one of ['split', 'plain', 'relay']"),
         ({"id": "y"}, "x.yaml: id 'y' must equal the file name 'x'"),
+        ({"rate": -5}, "x.yaml: rate=-5 is below 0"),
+        ({"preprocess": "magic"}, "x.yaml: preprocess='magic' is not one of"),
+        ({"buffer": "disk-reliable"}, "x.yaml: buffer='disk-reliable' needs destination: relay"),
+        ({"relay_target": "slow"}, "x.yaml: relay_target='slow' needs destination: relay"),
+        ({"receive": "raw"}, "x.yaml: receive: raw cannot split by facility"),
     ],
 )
 def test_bad_values_name_the_file_and_key(tmp_path: Path, change: dict, message: str) -> None:
@@ -73,3 +78,18 @@ def test_unsupported_names_the_missing_feature() -> None:
     assert scenarios.unsupported(parallel, ["plain-file", "parallelize"]) == []
     assert scenarios.unsupported(scenarios.load("seed2014"), []) == []
     assert scenarios.unsupported(scenarios.load("plain"), []) == ["needs the 'plain-file' feature"]
+
+
+def test_keys_added_later_take_their_defaults(tmp_path: Path) -> None:
+    write(tmp_path, "x", SEED)
+    loaded = scenarios.load("x", tmp_path)
+    assert (loaded.rate, loaded.connections, loaded.preprocess, loaded.receive) == (0, 0, "none", "parsed")
+    assert (loaded.buffer, loaded.relay_target) == ("none", "normal")
+    assert loaded.needs() == []
+
+
+def test_needs_maps_each_value_to_its_feature(tmp_path: Path) -> None:
+    write(tmp_path, "x", {**SEED, "transport": "udp", "destination": "relay", "buffer": "disk-assisted"})
+    assert scenarios.load("x", tmp_path).needs() == ["udp", "relay", "disk-assisted"]
+    write(tmp_path, "x", {**SEED, "transport": "tls", "preprocess": "json", "parallelize": 2})
+    assert scenarios.load("x", tmp_path).needs() == ["tls", "pre-json", "parallelize"]
