@@ -50,8 +50,24 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
         raise settings.SettingsError(f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name}")
     merged = {**env_values, **{k: v for k, v in os.environ.items() if k in env_values}, **overrides}
     cfg = settings.from_env(merged)
+    merged.update(connection_shape(cfg))
+    cfg = settings.from_env(merged)
     env = {**os.environ, **merged, "DOCKER_VERSION": docker_version()}
     return cfg, env
+
+
+def connection_shape(cfg: settings.Settings) -> dict[str, str]:
+    """The load's shape a connection-count scenario asks for (nothing for the others)."""
+    scenario = scenarios.load(cfg.scenario)
+    shape = scenarios.load_shape(scenario, cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender)
+    if shape == (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender):
+        return {}
+    hosts, senders, messages = shape
+    log(
+        f"scenario {scenario.id}: {hosts} hosts x {senders} senders x {messages:,} messages "
+        f"(the configured {cfg.senders * cfg.messages_per_sender:,} messages over {scenario.connections} connections)"
+    )
+    return {"HOSTS": str(hosts), "SENDERS_PER_HOST": str(senders), "MESSAGES_PER_SENDER": str(messages)}
 
 
 def docker_version() -> str:

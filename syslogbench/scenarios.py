@@ -160,3 +160,29 @@ def all_scenarios(directory: Path = DIRECTORY) -> list[Scenario]:
 def unsupported(scenario: Scenario, features: list[str]) -> list[str]:
     """Why a daemon with these manifest features cannot run the scenario (empty: it can)."""
     return [f"needs the {need!r} feature" for need in scenario.needs() if need not in features]
+
+
+def load_shape(
+    scenario: Scenario, hosts: int, senders_per_host: int, messages_per_sender: int
+) -> tuple[int, int, int]:
+    """(hosts, senders per host, messages per sender) for a scenario that fixes the connection count.
+
+    The configured total of messages is spread over the scenario's connections, so runs with different
+    connection counts move the same amount of data. Hosts stay as configured when they divide the count.
+    """
+    if not scenario.connections:
+        return hosts, senders_per_host, messages_per_sender
+    total = hosts * senders_per_host * messages_per_sender
+    new_hosts = hosts if scenario.connections % hosts == 0 else 1
+    return new_hosts, scenario.connections // new_hosts, max(1, total // scenario.connections)
+
+
+def shape_problem(scenario: Scenario, hosts: int, senders_per_host: int) -> str | None:
+    """Why the load's shape does not fit the scenario (None: it fits)."""
+    if not scenario.connections or hosts * senders_per_host == scenario.connections:
+        return None
+    return (
+        f"scenario {scenario.id} needs {scenario.connections} connections, but HOSTS x SENDERS_PER_HOST = "
+        f"{hosts} x {senders_per_host}: run it with `python -m syslogbench run SCENARIO={scenario.id}`, "
+        f"which sets the shape, or set HOSTS and SENDERS_PER_HOST to multiply to {scenario.connections}"
+    )

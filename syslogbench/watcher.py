@@ -378,6 +378,9 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
 def run(cfg: settings.Settings, obs: Observed) -> None:
     wait_until_ready(cfg)
     obs.daemon = daemon_info()
+    # Checked once everyone is up, so compose sees a clean exit rather than a watcher that died unhealthy.
+    if obs.scenario and (misfit := scenarios.shape_problem(obs.scenario, cfg.hosts, cfg.senders_per_host)):
+        raise scenarios.ScenarioError(misfit)
     obs.start = take_snapshot("start")
     obs.host.cgroup_version = obs.start.version
     sec = start_sec(cfg)

@@ -64,3 +64,35 @@ def test_rfc5424_octet_counted(bench, profile: str) -> None:
     )
     check_split_files(run.logs, profiles.resolve(profile).daemon)
     check_done_log(run.logs)
+
+
+def exact_counts(result: dict, senders: int, per_sender: int) -> None:
+    messages = result["messages"]
+    expected = senders * (per_sender + 1)
+    assert (messages["sent"], messages["received"], messages["expected"]) == (expected, expected, expected)
+    assert (messages["lost"], messages["duplicated"], messages["misfiled"], messages["unknown"]) == (
+        0,
+        0,
+        0,
+        0,
+    )
+    assert messages["done_log_lines"] == messages["done_received"] == senders
+
+
+@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8"])
+def test_200_connections(bench, profile: str) -> None:
+    """Seed 004's largest connection count; syslog-ng's max-connections is raised to fit it."""
+    shape = {"HOSTS": "5", "SENDERS_PER_HOST": "40", "MESSAGES_PER_SENDER": "30"}
+    run = bench(profile, {"SCENARIO": "conn200", **shape})
+    jsonschema.validate(run.result, SCHEMA)
+    assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"]
+    assert run.result["scenario"]["connections"] == 200
+    exact_counts(run.result, 200, 30)
+
+
+def test_a_connection_scenario_with_the_wrong_shape_is_an_error_that_says_why(bench) -> None:
+    """Plain compose with .env's shape: the watcher refuses before the start and says what to set."""
+    run = bench("syslog-ng-4.8", {"SCENARIO": "conn10"})
+    assert run.result["verdict"] == "error" and run.code == 3
+    assert "needs 10 connections, but HOSTS x SENDERS_PER_HOST = 2 x 2" in " ".join(run.result["errors"])
+    assert all(c["State"] == "exited" for c in run.containers)

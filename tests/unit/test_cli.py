@@ -108,6 +108,13 @@ def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.Monke
     assert (env["HOSTS"], env["SENDERS_PER_HOST"]) == ("2", "2")
 
 
+def test_run_env_shapes_the_load_of_a_connection_scenario() -> None:
+    cfg, env = cli.run_env({"SCENARIO": "conn50"})
+    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 10, 120_000)
+    assert cfg.done_threshold == 50
+    assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["MESSAGES_PER_SENDER"]) == ("5", "10", "120000")
+
+
 def test_run_env_rejects_an_unknown_key() -> None:
     with pytest.raises(settings.SettingsError, match="FOO") as caught:
         cli.run_env({"FOO": "1"})

@@ -41,7 +41,10 @@ def test_committed_scenarios_load_and_seed2014_is_the_2014_setup() -> None:
     ("change", "message"),
     [
         ({"colour": "red"}, "x.yaml: unknown key 'colour'"),
-        ({"transport": "carrier-pigeon"}, "x.yaml: transport='carrier-pigeon' is not one of ['tcp', 'udp', 'tls']"),
+        (
+            {"transport": "carrier-pigeon"},
+            "x.yaml: transport='carrier-pigeon' is not one of ['tcp', 'udp', 'tls']",
+        ),
         ({"message_bytes": "big"}, "x.yaml: message_bytes must be a int, got 'big'"),
         ({"message_bytes": 20}, "x.yaml: message_bytes=20 is below 80"),
         ({"parallelize": -1}, "x.yaml: parallelize=-1 is below 0"),
@@ -93,3 +96,24 @@ def test_needs_maps_each_value_to_its_feature(tmp_path: Path) -> None:
     assert scenarios.load("x", tmp_path).needs() == ["udp", "relay", "disk-assisted"]
     write(tmp_path, "x", {**SEED, "transport": "tls", "preprocess": "json", "parallelize": 2})
     assert scenarios.load("x", tmp_path).needs() == ["tls", "pre-json", "parallelize"]
+
+
+def test_connection_scenarios_spread_the_configured_total() -> None:
+    conn50 = scenarios.load("conn50")
+    assert scenarios.load_shape(conn50, 5, 4, 300_000) == (5, 10, 120_000)
+    assert scenarios.load_shape(scenarios.load("conn1"), 5, 4, 300_000) == (1, 1, 6_000_000)
+    assert scenarios.load_shape(scenarios.load("conn200"), 5, 4, 300_000) == (5, 40, 30_000)
+    # Hosts that do not divide the count: one host carries every connection.
+    assert scenarios.load_shape(scenarios.load("conn10"), 3, 1, 10) == (1, 10, 3)
+    # Other scenarios keep the configured shape.
+    assert scenarios.load_shape(scenarios.load("seed2014"), 5, 4, 300_000) == (5, 4, 300_000)
+
+
+def test_a_load_that_misses_the_connection_count_says_how_to_fix_it() -> None:
+    conn50 = scenarios.load("conn50")
+    assert scenarios.shape_problem(conn50, 5, 10) is None
+    assert scenarios.shape_problem(scenarios.load("seed2014"), 5, 4) is None
+    message = scenarios.shape_problem(conn50, 5, 4)
+    assert message is not None
+    assert "needs 50 connections, but HOSTS x SENDERS_PER_HOST = 5 x 4" in message
+    assert "python -m syslogbench run SCENARIO=conn50" in message
