@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syslogbench import seed2014, stats
+from syslogbench import pe7, seed2014, stats
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "results"
@@ -475,6 +475,31 @@ class Section:
     latest_rows: list[list[str]]
     machine: str
     profiles: list[str]
+    published: list[tuple[str, list[list[str]]]] = field(default_factory=list)
+
+
+PUBLISHED_HEADER = ["published configuration", "msgs/s", "MB/s"]
+PUBLISHED_MARK = "◀"
+PUBLISHED_NOTE = (
+    f"Published figures, not ours: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
+    f"{PUBLISHED_MARK} marks the rows that correspond to this scenario; the other rows are the table's context."
+)
+
+
+def published_blocks(scenario: dict[str, Any]) -> list[tuple[str, list[list[str]]]]:
+    """The syslog-ng PE 7 tables with a row matching this scenario, as (title, rows of cells)."""
+    blocks = []
+    for table, marks in pe7.tables_for(scenario):
+        rows = [
+            [
+                f"{row.label} {PUBLISHED_MARK}" if mark else row.label,
+                f"{row.msgs_per_s:,}",
+                fmt(row.mb_per_s, ".0f"),
+            ]
+            for row, mark in zip(table.rows, marks, strict=True)
+        ]
+        blocks.append((f"{table.title}: {table.config}", rows))
+    return blocks
 
 
 def build_section(scenario: str, groups: Sequence[Group]) -> Section:
@@ -492,6 +517,7 @@ def build_section(scenario: str, groups: Sequence[Group]) -> Section:
         latest_rows=runs_rows(latest_per_profile(runs, scenario)),
         machine=machines_line(runs),
         profiles=[group.profile for group in groups],
+        published=published_blocks(max(runs, key=finished_at)["scenario"]),
     )
 
 
@@ -584,6 +610,10 @@ def markdown_section(section: Section, figures: Figures) -> list[str]:
     lines += ["### Latest run per profile", ""]
     lines += ["Every verdict; null figures, not measured, are shown as n/a.", ""]
     lines += table(runs_header(), section.latest_rows)
+    if section.published:
+        lines += ["", "### syslog-ng PE 7, as published", "", PUBLISHED_NOTE]
+        for title, rows in section.published:
+            lines += ["", f"*{title}*", "", *table(PUBLISHED_HEADER, rows)]
     return lines
 
 
@@ -697,8 +727,12 @@ def html_section(section: Section, figures: Figures) -> list[str]:
         "<h3>Latest run per profile</h3>",
         '<p class="note">Every verdict; null figures, not measured, are shown as n/a.</p>',
         html_table(runs_header(), section.latest_rows),
-        "</section>",
     ]
+    if section.published:
+        out += ["<h3>syslog-ng PE 7, as published</h3>", f'<p class="note">{p(PUBLISHED_NOTE)}</p>']
+        for title, rows in section.published:
+            out += [f"<p><em>{html.escape(title)}</em></p>", html_table(PUBLISHED_HEADER, rows)]
+    out.append("</section>")
     return out
 
 
