@@ -521,6 +521,32 @@ def build_section(scenario: str, groups: Sequence[Group]) -> Section:
     )
 
 
+def overview_cell(group: Group | None) -> str:
+    """Median msgs/s and the number of counted runs; the verdicts when none counted."""
+    if group is None:
+        return "not run"
+    if group.throughput:
+        return f"{group.throughput.median:,.0f} ({group.throughput.n})"
+    return ", ".join(f"{verdict} x{count}" for verdict, count in sorted(group.not_counted.items()))
+
+
+def overview(grouped: dict[str, list[Group]]) -> tuple[list[str], list[list[str]]]:
+    """One row per scenario (and load shape), one column per profile: what the report holds at a glance."""
+    names = sorted({group.profile for groups in grouped.values() for group in groups}, key=profile_order)
+    rows = []
+    for scenario, groups in grouped.items():
+        by_profile = {group.profile: group for group in groups}
+        rows.append([f"`{scenario}`", *(overview_cell(by_profile.get(name)) for name in names)])
+    return ["scenario", *(f"{name} msgs/s (n)" for name in names)], rows
+
+
+OVERVIEW_NOTE = (
+    "Median msgs/s over the counted (`pass`) runs, with their number; a profile with no counted run shows "
+    "its verdicts. A scenario id followed by `@HxSxM` ran with H hosts x S senders x M messages instead of "
+    "the seed's 5 x 4 x 300,000."
+)
+
+
 def build_sections(results: Sequence[Result], scenario_id: str | None) -> list[Section]:
     return [build_section(s, groups) for s, groups in group_results(results, scenario_id).items()]
 
@@ -627,6 +653,8 @@ def markdown_report(
     title = "# syslogbench results" + (f": scenario `{scenario_id}`" if scenario_id else "")
     lines = [title, ""]
     if sections:
+        header, rows = overview(group_results(results, scenario_id))
+        lines += ["## Scenarios at a glance", "", OVERVIEW_NOTE, "", *table(header, rows), ""]
         lines += [STATS_NOTE, ""]
         for section in sections:
             lines += [*markdown_section(section, figures or {}), ""]
@@ -750,7 +778,10 @@ def html_report(
         links = " &middot; ".join(
             f'<a href="#scenario-{html.escape(s.scenario)}">{html.escape(s.scenario)}</a>' for s in sections
         )
-        body += [f"<p>Scenarios: {links}</p>", f'<p class="note">{inline_html(STATS_NOTE)}</p>']
+        header, rows = overview(group_results(results, scenario_id))
+        body += [f"<p>Scenarios: {links}</p>", "<h2>Scenarios at a glance</h2>"]
+        body += [f'<p class="note">{inline_html(OVERVIEW_NOTE)}</p>', html_table(header, rows)]
+        body.append(f'<p class="note">{inline_html(STATS_NOTE)}</p>')
         for section in sections:
             body += html_section(section, figures or {})
     else:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from syslogbench import pe7, report
 
+from .test_report import make_result
+
 
 def titles(scenario: dict) -> list[tuple[str, int, list[str]]]:
     return [
@@ -66,3 +68,19 @@ def test_the_report_sets_the_published_rows_beside_the_scenario() -> None:
     ]
     assert blocks[0][1][0] == ["plain text file ◀", "270,000", "100"]
     assert blocks[0][1][1] == ["multiple plain text files, divided by hostname", "640,000", "240"]
+
+
+def test_overview_has_one_row_per_scenario_and_a_column_per_profile() -> None:
+    seed = [
+        make_result("20250101T000100Z-a", "rsyslog-8.2504", "2025-01-01T00:01:00Z"),
+        make_result("20250101T000200Z-b", "baseline", "2025-01-01T00:02:00Z"),
+    ]
+    plain = make_result("20250101T000300Z-c", "rsyslog-8.2504", "2025-01-01T00:03:00Z")
+    plain["scenario"]["id"] = "plain"
+    na = make_result("20250101T000400Z-d", "baseline", "2025-01-01T00:04:00Z", verdict="n/a")
+    na["scenario"]["id"] = "plain"
+    header, rows = report.overview(report.group_results([*seed, plain, na]))
+    assert header == ["scenario", "baseline msgs/s (n)", "rsyslog-8.2504 msgs/s (n)"]
+    rate = f"{seed[0]['throughput']['msgs_per_s']:,.0f}"
+    assert rows[0][0] == "`seed2014`" and rows[0][2] == f"{rate} (1)"
+    assert rows[1] == ["`plain`", "n/a x1", f"{rate} (1)"]
