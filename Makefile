@@ -4,6 +4,7 @@ PY := .venv/bin/python
 VENV := .venv/.installed
 DOCKERFILES := $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile
 SHELL_SCRIPTS := daemons/_common/supervise.sh .ci/run
+WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 .PHONY: run test setup lint unit integration report render
 
@@ -29,6 +30,8 @@ lint: $(VENV)
 	.venv/bin/ruff format --check .
 	.venv/bin/hadolint $(DOCKERFILES)
 	.venv/bin/shellcheck $(SHELL_SCRIPTS)
+	# actionlint also runs shellcheck on every `run:` block of the workflows.
+	.venv/bin/actionlint -shellcheck=.venv/bin/shellcheck -pyflakes= $(WORKFLOWS)
 
 unit: $(VENV)
 	$(PY) -m pytest -q tests/unit

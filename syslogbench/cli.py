@@ -181,6 +181,14 @@ def show(path: Path) -> None:
     print(f"\nResult file: {path}")
 
 
+def profile_table() -> list[dict[str, str]]:
+    """Each profile once (no aliases), from the manifests: the GitHub Actions matrix is built from this."""
+    return [
+        {"profile": p.profile, "daemon": p.daemon, "version": p.version}
+        for p in sorted(profiles.all_profiles(), key=lambda p: p.profile)
+    ]
+
+
 def check(profile_name: str, overrides: dict[str, str]) -> None:
     profile = profiles.resolve(profile_name)
     cfg, _ = run_env(overrides)
@@ -221,7 +229,12 @@ def parser() -> argparse.ArgumentParser:
     cmd = sub.add_parser("report", help="Markdown table over results/")
     cmd.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("render", help="render every daemon config from its template")
-    sub.add_parser("profiles", help="list the profile names")
+    cmd = sub.add_parser("profiles", help="list the profile names")
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON list of the profiles, aliases left out (for CI matrices)",
+    )
     return top
 
 
@@ -253,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "render":
             for path in render.render_all():
                 log(f"rendered {path.relative_to(ROOT)}")
+        elif args.command == "profiles" and args.json:
+            print(json.dumps(profile_table()))
         elif args.command == "profiles":
             for name, profile in sorted(profiles.names().items()):
                 print(f"{name:16} {profile.daemon} {profile.version} (Debian {profile.base})")
