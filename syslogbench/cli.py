@@ -258,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"rendered {path.relative_to(ROOT)}")
         elif args.command == "profiles":
             for name, profile in sorted(profiles.names().items()):
-                origin = f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
+                origin = (
+                    f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
+                )
                 print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
     except (
         settings.SettingsError,

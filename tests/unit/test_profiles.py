@@ -27,7 +27,9 @@ def loadable(folder: Path) -> Profile | None:
 
 
 PROFILES = [profile for profile in map(loadable, FOLDERS) if profile is not None]
-BY_FAMILY = {daemon: [p for p in PROFILES if p.daemon == daemon] for daemon in ("rsyslog", "syslog-ng", "nxlog")}
+BY_FAMILY = {
+    daemon: [p for p in PROFILES if p.daemon == daemon] for daemon in ("rsyslog", "syslog-ng", "nxlog")
+}
 BASELINES = [p for p in PROFILES if p.daemon == "baseline"]
 # The seed's 2014 daemons, with the seed's names (issue #3).
 SEED_DAEMONS = ["rsyslog5", "rsyslog7", "syslog-ng-3.3", "syslog-ng-3.5", "nxlog"]
@@ -280,7 +282,7 @@ def test_nxlog_dialect() -> None:
         'File "/var/log/bench/test.nxlog.facility." + string($SyslogFacilityValue)'
         ' + ".severity." + string($SyslogSeverityValue) + ".log"'
     ) in text
-    assert "$SyslogFacility " not in text.replace("$SyslogFacility \"", "")
+    assert "$SyslogFacility " not in text.replace('$SyslogFacility "', "")
     assert 'File "/var/log/bench/done.log"' in text
     assert "Exec if not ($Message =~ /DONE/) drop();" in text
     assert "Path in_bench => bench_file, done_file" in text
