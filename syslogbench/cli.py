@@ -188,6 +188,10 @@ def check(profile_name: str, overrides: dict[str, str]) -> None:
     if reasons := scenarios.unsupported(scenario, profile.features):
         log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
     log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
+    if profile.registry_image:
+        log(
+            f"notice: {profile.profile} builds FROM the registry image {profile.registry_image}: needs Docker Hub"
+        )
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
 

@@ -267,3 +267,12 @@ def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFix
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["rsyslog5"].endswith("(registry image debian/eol:wheezy)")
     assert lines["rsyslog8"].endswith("(Debian trixie)")
+
+
+def test_main_check_says_a_registry_profile_needs_docker_hub(
+    capsys: pytest.CaptureFixture[str], small_host: None
+) -> None:
+    assert cli.main(["check", "--profile", "syslog-ng-3.3", "HOSTS=2", "CENTRAL_CPUS=2"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "syslogbench: notice: syslog-ng-3.3 builds FROM the registry image debian/eol:wheezy: needs Docker Hub"
+    )
