@@ -93,15 +93,29 @@ def host_notices(cfg: settings.Settings) -> list[str]:
     return notices
 
 
-def setup(profile_names: list[str]) -> None:
+def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
+    """Bases and images for these profiles. A registry-based profile whose image cannot be had is refused
+    ("needs Docker Hub: ..."), or with skip_unreachable (set-up of every profile) left out with a notice."""
     hostsetup.ensure_compose(log)
     chosen = [profiles.resolve(name) for name in profile_names]
-    suites = sorted({HARNESS_SUITE, *(p.base for p in chosen)})
+    chosen = [p for p in chosen if registry_ready(p, skip_unreachable)]
+    suites = sorted({HARNESS_SUITE, *(p.suite for p in chosen if p.suite)})
     images.ensure_bases(suites, log)
     for profile in chosen:
         log(f"building images for {profile.profile}")
         command = compose(profile.profile, "build", "-q", *HARNESS_SERVICES, profile.profile)
         subprocess.run(command, check=True, cwd=ROOT)
+
+
+def registry_ready(profile: profiles.Profile, skip_unreachable: bool = False) -> bool:
+    """False (with a notice) or a SetupError when the profile's registry image cannot be had."""
+    if profile.registry_image is None or images.registry_image_available(profile.registry_image):
+        return True
+    message = images.needs_registry_message(profile.profile, profile.registry_image)
+    if not skip_unreachable:
+        raise images.SetupError(message)
+    log(f"notice: skipping {profile.profile}: {message.split('. ')[0]}")
+    return False
 
 
 def run(
@@ -118,6 +132,8 @@ def run(
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
+    if profile.registry_image and (build or not images.image_exists(profile.image)):
+        registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
     env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
@@ -196,6 +212,10 @@ def check(profile_name: str, overrides: dict[str, str]) -> None:
     if reasons := scenarios.unsupported(scenario, profile.features):
         log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
     log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
+    if profile.registry_image:
+        log(
+            f"notice: {profile.profile} builds FROM the registry image {profile.registry_image}: needs Docker Hub"
+        )
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
 
@@ -260,7 +280,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             check(args.profile, parse_overrides(args.overrides))
         elif args.command == "setup":
-            setup(args.profile or [p.profile for p in profiles.all_profiles()])
+            if args.profile:
+                setup(args.profile)
+            else:  # every profile: those that need an unreachable registry are left out, with a notice
+                setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
         elif args.command == "report":
             return report.main(args.args)
         elif args.command == "render":
@@ -270,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(profile_table()))
         elif args.command == "profiles":
             for name, profile in sorted(profiles.names().items()):
-                print(f"{name:16} {profile.daemon} {profile.version} (Debian {profile.base})")
+                origin = (
+                    f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
+                )
+                print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
     except (
         settings.SettingsError,
         profiles.ProfileError,

@@ -109,3 +109,31 @@ def ensure_bases(suites: list[str], log=print) -> dict[str, str]:
     if unknown:
         raise SetupError(f"no base image declared for {unknown} in {BASES_FILE}")
     return {suite: ensure_base(suite, bases[suite]["pinned"], log) for suite in suites}
+
+
+# Registry images (the seed's old distributions, NXLog): nothing can stand in for them, so a profile built
+# on one needs a registry that answers. Asked once per process and image: a refused pull fails in well under
+# a second here, a hanging one is cut at REGISTRY_TIMEOUT_S.
+REGISTRY_TIMEOUT_S = 20.0
+_registry_answers: dict[str, bool] = {}
+
+
+def registry_image_available(ref: str, timeout: float = REGISTRY_TIMEOUT_S) -> bool:
+    """True if `ref` is present locally or a registry gives it now."""
+    if ref not in _registry_answers:
+        _registry_answers[ref] = image_exists(ref) or try_pull(ref, timeout)
+    return _registry_answers[ref]
+
+
+def needs_registry_message(profile: str, ref: str) -> str:
+    return (
+        f"needs Docker Hub: profile {profile} builds FROM the registry image {ref}, which is not here and "
+        "no registry answered a pull. Run it on a machine that reaches Docker Hub, or pull the image there, "
+        "`docker save` it and `docker load` it here."
+    )
+
+
+def require_registry_image(profile: str, ref: str) -> None:
+    """Refuse a registry-based profile before any build or container when its image cannot be had."""
+    if not registry_image_available(ref):
+        raise SetupError(needs_registry_message(profile, ref))

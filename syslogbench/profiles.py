@@ -11,6 +11,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DAEMONS = ROOT / "daemons"
 REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd", "command")
+# `base: registry:<image>` builds FROM a registry image (the seed's old distributions and NXLog) instead of
+# one of our syslogbench/base:<suite> images; those profiles need a registry that answers.
+REGISTRY_PREFIX = "registry:"
 
 
 def image_tag() -> str:
@@ -45,6 +48,18 @@ class Profile:
     def image(self) -> str:
         return f"syslogbench/{self.profile}:{image_tag()}"
 
+    @property
+    def registry_image(self) -> str | None:
+        """The registry image the Dockerfile builds FROM, or None for a syslogbench/base:<suite> profile."""
+        if self.base.startswith(REGISTRY_PREFIX):
+            return self.base[len(REGISTRY_PREFIX) :]
+        return None
+
+    @property
+    def suite(self) -> str | None:
+        """The syslogbench/base:<suite> this profile builds FROM, or None for a registry image."""
+        return None if self.registry_image else self.base
+
 
 def load_manifest(path: Path) -> Profile:
     data = yaml.safe_load(path.read_text())
@@ -55,6 +70,8 @@ def load_manifest(path: Path) -> Profile:
     if unknown:
         raise ProfileError(f"{path}: unknown keys {unknown}")
     profile = Profile(**data)
+    if profile.base.startswith(REGISTRY_PREFIX) and not profile.registry_image:
+        raise ProfileError(f"{path}: base {profile.base!r} names no image after {REGISTRY_PREFIX!r}")
     if profile.profile != path.parent.name:
         raise ProfileError(f"{path}: profile {profile.profile!r} must match its folder {path.parent.name!r}")
     return profile

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import cli, profiles
+from syslogbench import cli, images, profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 # Separate names let two checkouts run their integration tests on one machine at once.
@@ -88,10 +88,31 @@ def read_logs_volume() -> dict[str, bytes]:
     return {name: base64.b64decode(data) for name, data in json.loads(done.stdout).items()}
 
 
+def registry_unreachable(profile: profiles.Profile) -> str | None:
+    """Why a registry-based profile cannot be built here (the skip reason), or None when it can.
+
+    Asked once per image and session (images caches the answer); a refused pull fails in under a second."""
+    ref = profile.registry_image
+    if ref is None or images.registry_image_available(ref):
+        return None
+    return f"registry unreachable: {profile.profile} needs Docker Hub to pull {ref}"
+
+
+def daemon_params(wanted: Callable[[profiles.Profile], bool] = lambda p: True) -> list:
+    """Every profile as a test parameter; registry-based ones skip, saying so, when no registry answers."""
+    params = []
+    for profile in filter(wanted, profiles.all_profiles()):
+        reason = registry_unreachable(profile)
+        marks = [pytest.mark.skip(reason=reason)] if reason else []
+        params.append(pytest.param(profile.profile, marks=marks, id=profile.profile))
+    return params
+
+
 @pytest.fixture(scope="session")
 def built() -> None:
-    """Bases and images for every profile; cached builds make this quick after the first time."""
-    cli.setup([p.profile for p in profiles.all_profiles()])
+    """Bases and images for every profile that can be built here (registry-based ones need a registry);
+    cached builds make this quick after the first time."""
+    cli.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from syslogbench import messages, profiles
 from syslogbench.messages import SenderId
 
-from .conftest import ROOT, SMALL
+from .conftest import ROOT, SMALL, daemon_params
 
 pytestmark = pytest.mark.integration
 CONFIGS = Path(__file__).parent / "configs"
@@ -45,11 +45,7 @@ def bodies(data: bytes) -> list[bytes]:
     return [match.group(0) for match in messages.BODY_RE.finditer(data)]
 
 
-def daemon_profiles() -> list[str]:
-    return [p.profile for p in profiles.all_profiles()]
-
-
-@pytest.mark.parametrize("profile", daemon_profiles())
+@pytest.mark.parametrize("profile", daemon_params())
 def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
     run = bench(profile)
     result = run.result
@@ -153,7 +149,17 @@ def test_plain_up_ends_by_itself_and_removes_the_logs(bench) -> None:
     assert run.logs == {}, "KEEP_LOGS=0 must remove the test files and done.log"
 
 
-@pytest.mark.parametrize("profile", daemon_profiles())
+def syntax_check(service: profiles.Profile, config: str) -> list[str]:
+    """The daemon's own check of a config file, started as the profile starts the daemon (rsyslog 5: -c5)."""
+    return {
+        "rsyslog": ["rsyslogd", *(["-c5"] if "-c5" in service.command else []), "-N1", "-f", config],
+        "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
+        "nxlog": ["nxlog", "-v", "-c", config],
+        "baseline": ["python3", "-m", "py_compile", config],
+    }[service.daemon]
+
+
+@pytest.mark.parametrize("profile", daemon_params())
 def test_daemon_accepts_its_rendered_config(built, profile: str) -> None:
     """The daemon's own syntax check on the config this project rendered for it."""
     service = profiles.resolve(profile)
@@ -164,11 +170,7 @@ def test_daemon_accepts_its_rendered_config(built, profile: str) -> None:
             f"/etc/syslogbench/scenarios/{p.stem}.conf" for p in (service.folder / "scenarios").glob("*.conf")
         ]
     for config in configs:
-        check = {
-            "rsyslog": ["rsyslogd", "-N1", "-f", config],
-            "syslog-ng": ["syslog-ng", "--syntax-only", "-f", config],
-            "baseline": ["python3", "-m", "py_compile", config],
-        }[service.daemon]
+        check = syntax_check(service, config)
         done = subprocess.run(
             [
                 "docker",

@@ -27,8 +27,12 @@ def loadable(folder: Path) -> Profile | None:
 
 
 PROFILES = [profile for profile in map(loadable, FOLDERS) if profile is not None]
-BY_FAMILY = {daemon: [p for p in PROFILES if p.daemon == daemon] for daemon in ("rsyslog", "syslog-ng")}
+BY_FAMILY = {
+    daemon: [p for p in PROFILES if p.daemon == daemon] for daemon in ("rsyslog", "syslog-ng", "nxlog")
+}
 BASELINES = [p for p in PROFILES if p.daemon == "baseline"]
+# The seed's 2014 daemons, with the seed's names (issue #3).
+SEED_DAEMONS = ["rsyslog5", "rsyslog7", "syslog-ng-3.3", "syslog-ng-3.5", "nxlog"]
 
 
 def ids(profile: Profile) -> str:
@@ -60,7 +64,7 @@ def installed_packages(profile: Profile) -> list[str]:
 def test_there_are_profiles() -> None:
     assert len(FOLDERS) >= 2
     assert [p.profile for p in profiles.all_profiles()] == [folder.name for folder in FOLDERS]
-    assert BY_FAMILY["rsyslog"] and BY_FAMILY["syslog-ng"]
+    assert BY_FAMILY["rsyslog"] and BY_FAMILY["syslog-ng"] and BY_FAMILY["nxlog"]
     assert len(PROFILES) == sum(len(family) for family in BY_FAMILY.values()) + len(BASELINES)
 
 
@@ -76,25 +80,61 @@ def test_manifest_matches_its_folder(profile: Profile) -> None:
     assert profile.image == f"syslogbench/{profile.profile}:{profiles.image_tag()}"
     if profile.daemon == "baseline":
         return  # the baseline's package is its interpreter, not a daemon of that version
-    assert profile.package.startswith(("rsyslog=", "syslog-ng-core="))
+    assert profile.package.startswith(("rsyslog=", "syslog-ng-core=", "nxlog-ce="))
     assert profile.package.split("=", 1)[1].startswith(profile.version)
     assert (profile.folder / "Dockerfile").is_file()
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_dockerfile_builds_from_the_manifest_base(profile: Profile) -> None:
-    assert instruction(profile, "FROM") == [f"syslogbench/base:{profile.base}"]
+    expected = profile.registry_image or f"syslogbench/base:{profile.base}"
+    assert instruction(profile, "FROM") == [expected]
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
+@pytest.mark.parametrize("profile", [p for p in PROFILES if p.suite], ids=ids)
 def test_base_is_declared(profile: Profile) -> None:
     assert profile.base in BASES
     assert "pinned" in BASES[profile.base]
 
 
+REGISTRY_PROFILES = [p for p in PROFILES if p.registry_image]
+
+
+def test_the_seed_daemons_are_registry_profiles() -> None:
+    assert sorted(p.profile for p in REGISTRY_PROFILES) == sorted(SEED_DAEMONS)
+
+
+@pytest.mark.parametrize("profile", REGISTRY_PROFILES, ids=ids)
+def test_registry_image_is_pinned_by_digest_or_says_why_not(profile: Profile) -> None:
+    """A digest where one could be found; else the exact version is the pin, and the manifest says so."""
+    ref = profile.registry_image
+    assert ref is not None and ":" in ref.split("/")[-1], f"{ref} names no tag"
+    if "@" in ref:
+        assert re.fullmatch(r"[^@]+@sha256:[0-9a-f]{64}", ref), ref
+    else:
+        assert "no digest could be found" in profile.notes
+        assert profile.package.split("=", 1)[1] in (profile.folder / "Dockerfile").read_text()
+    assert "Needs Docker Hub" in profile.notes
+    # The marker the supervisor reports as the result's daemon.base, as a pulled syslogbench base has.
+    runs = " ".join(instruction(profile, "RUN"))
+    assert f'echo "pull {ref}" > /etc/syslogbench-base' in runs
+
+
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_dockerfile_installs_exactly_the_manifest_package(profile: Profile) -> None:
+    if profile.registry_image and profile.package.split("=", 1)[1] in profile.registry_image:
+        assert installed_packages(profile) == []  # the image is the package (NXLog's own image)
+        return
     assert installed_packages(profile) == [profile.package]
+
+
+def test_registry_base_needs_an_image(tmp_path: Path) -> None:
+    data = yaml.safe_load((FOLDERS[0] / "manifest.yaml").read_text())
+    folder = tmp_path / data["profile"]
+    folder.mkdir()
+    (folder / "manifest.yaml").write_text(yaml.safe_dump({**data, "base": "registry:"}))
+    with pytest.raises(ProfileError, match="names no image"):
+        profiles.load_manifest(folder / "manifest.yaml")
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
@@ -144,7 +184,10 @@ def test_plain_and_parallelize_scenarios_render_as_expected() -> None:
     assert "log { source(s_bench); parallelize(partitions(4)); destination(d_bench); };" in text
 
 
-@pytest.mark.parametrize("profile", BY_FAMILY["rsyslog"], ids=ids)
+RAINERSCRIPT = [p for p in BY_FAMILY["rsyslog"] if p.config["template"] == "rsyslog.conf.j2"]
+
+
+@pytest.mark.parametrize("profile", RAINERSCRIPT, ids=ids)
 def test_rsyslog_config(profile: Profile) -> None:
     text = render.render(profile)
     assert 'module(load="imtcp")' in text
@@ -165,6 +208,109 @@ def test_rsyslog_omfile_params_are_rendered() -> None:
     profile = BY_FAMILY["rsyslog"][0]
     text = render.render(profile, omfile={"dynaFileCacheSize": "200"})
     assert 'action(type="omfile" dynaFile="bench_split" dynaFileCacheSize="200")' in text
+
+
+# --- version dialects, rendered from the one scenario --------------------------------------------------------
+
+
+def by_name(name: str) -> Profile:
+    return next(p for p in PROFILES if p.profile == name)
+
+
+@pytest.mark.parametrize("scenario_id", ["seed2014", "plain"])
+def test_rsyslog5_speaks_legacy_syntax_only(scenario_id: str) -> None:
+    profile = by_name("rsyslog5")
+    assert profile.config["template"] == "rsyslog-legacy.conf.j2"
+    assert profile.command[:2] == ["rsyslogd", "-c5"]
+    text = render.render(profile, scenarios.load(scenario_id))
+    directives = [line for line in text.splitlines() if line and not line.startswith("#")]
+    for rainerscript in ("module(", "input(", "action(", "template(", "global(", "if ("):
+        assert rainerscript not in text, rainerscript
+    assert "$ModLoad imtcp" in directives
+    assert directives.index("$ModLoad imtcp") < directives.index("$InputTCPServerRun 514")
+    assert "$RepeatedMsgReduction off" in directives
+    assert ':msg, contains, "DONE" /var/log/bench/done.log' in directives
+    if scenario_id == "seed2014":
+        assert (
+            '$template bench_split,"/var/log/bench/test.rsyslog.facility.%syslogfacility%'
+            '.severity.%syslogseverity%.log"' in directives
+        )
+        assert "*.* ?bench_split" in directives
+    else:
+        assert "*.* /var/log/bench/test.rsyslog.all.log" in directives
+
+
+def test_rsyslog5_omfile_params_are_legacy_directives_before_the_action() -> None:
+    text = render.render(by_name("rsyslog5"), omfile={"DynaFileCacheSize": "200"})
+    assert text.index("$DynaFileCacheSize 200") < text.index("*.* ?bench_split")
+
+
+def test_rsyslog7_sets_its_work_directory_the_legacy_way() -> None:
+    text = render.render(by_name("rsyslog7"))
+    assert "global(workDirectory" not in text
+    assert "\n$WorkDirectory /var/spool/rsyslog\n" in text
+    eight = render.render(next(p for p in BY_FAMILY["rsyslog"] if p.version.startswith("8.")))
+    assert 'global(workDirectory="/var/spool/rsyslog")' in eight and "$WorkDirectory" not in eight
+
+
+@pytest.mark.parametrize("name", ["syslog-ng-3.3", "syslog-ng-3.5"])
+def test_old_syslog_ng_dialect(name: str) -> None:
+    profile = by_name(name)
+    text = render.render(profile)
+    assert text.startswith(f"@version: {name.rsplit('-', 1)[1]}\n")
+    assert "$SEVERITY" not in text and "${SEVERITY}" not in text
+    assert "${LEVEL_NUM}" in text and "${FACILITY_NUM}" in text
+    assert "options { threaded(yes); keep-hostname(yes); };" in text
+    assert "threaded() defaults to no before syslog-ng 3.6" in text
+    assert "divided by max-connections" in text and "window of 40 messages" in text
+    assert "parallelize" not in profile.features
+    assert profile.settings["threaded"].startswith("yes (default no before 3.6)")
+
+
+def test_newer_syslog_ng_has_no_pre_3_6_notes() -> None:
+    text = render.render(by_name("syslog-ng-4.8"))
+    assert "before syslog-ng 3.6" not in text and "log-iw-size" not in text
+
+
+def test_nxlog_dialect() -> None:
+    profile = by_name("nxlog")
+    text = render.render(profile)
+    assert "Module im_tcp" in text and "Port 514" in text
+    assert "Exec parse_syslog_bsd();" in text
+    # Numbers, not NXLog's upper-case names, so the files are named as for every other daemon.
+    assert (
+        'File "/var/log/bench/test.nxlog.facility." + string($SyslogFacilityValue)'
+        ' + ".severity." + string($SyslogSeverityValue) + ".log"'
+    ) in text
+    assert "$SyslogFacility " not in text.replace('$SyslogFacility "', "")
+    assert 'File "/var/log/bench/done.log"' in text
+    assert "Exec if not ($Message =~ /DONE/) drop();" in text
+    assert "Path in_bench => bench_file, done_file" in text
+    assert "reopens" in profile.notes
+    plain = render.render(profile, scenarios.load("plain"))
+    assert 'File "/var/log/bench/test.nxlog.all.log"' in plain and "SyslogFacilityValue" not in plain
+
+
+def test_every_split_config_names_files_as_the_reconciler_reads_them() -> None:
+    """One reconciliation reads every daemon: fill each split file-name expression with numbers."""
+    from syslogbench.reconcile import SPLIT_RE
+
+    patterns = {
+        "rsyslog": ("%syslogfacility%", "%syslogseverity%"),
+        "syslog-ng": ("${FACILITY_NUM}", "${LEVEL_NUM}"),
+        "nxlog": ('." + string($SyslogFacilityValue) + ".', '." + string($SyslogSeverityValue) + ".'),
+    }
+    for profile in PROFILES:
+        if profile.daemon not in patterns:
+            continue
+        text = render.render(profile)
+        facility, severity = patterns[profile.daemon]
+        line = next(line for line in text.splitlines() if facility in line and severity in line)
+        name = re.search(r"test\.[^\"]*?\.log", line.replace(facility, ".16.").replace(severity, ".6."))
+        assert name is not None, line
+        filled = re.sub(r"\.+", ".", name.group(0))
+        assert filled == f"test.{profile.daemon}.facility.16.severity.6.log", profile.profile
+        assert SPLIT_RE.match(filled), filled
 
 
 @pytest.mark.parametrize("profile", BY_FAMILY["syslog-ng"], ids=ids)
