@@ -65,7 +65,11 @@ class Reconciliation:
         return not any(counts) and every_done_once
 
     def as_senders(self) -> list[dict[str, object]]:
-        return [asdict(sender) for sender in self.senders]
+        # "tls" only where a sender negotiated it, so results of the other transports stay as they were.
+        return [
+            {key: value for key, value in asdict(sender).items() if key != "tls" or value is not None}
+            for sender in self.senders
+        ]
 
 
 class Tally:

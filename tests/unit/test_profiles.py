@@ -92,9 +92,24 @@ def test_base_is_declared(profile: Profile) -> None:
     assert "pinned" in BASES[profile.base]
 
 
+# Plug-ins of the daemon's own Debian source, installed beside it at exactly its version.
+PLUGINS = {"rsyslog": ["rsyslog-gnutls"]}
+
+
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_dockerfile_installs_exactly_the_manifest_package(profile: Profile) -> None:
-    assert installed_packages(profile) == [profile.package]
+    version = profile.package.split("=", 1)[1]
+    plugins = [f"{name}={version}" for name in PLUGINS.get(profile.daemon, [])]
+    assert installed_packages(profile) == [profile.package, *plugins]
+
+
+@pytest.mark.parametrize("profile", [p for p in PROFILES if "tls" in p.features], ids=ids)
+def test_tls_profiles_install_their_tls_driver(profile: Profile) -> None:
+    """rsyslog needs its GnuTLS netstream driver; syslog-ng-core carries TLS in its afsocket module."""
+    if profile.daemon == "rsyslog":
+        assert f"rsyslog-gnutls={profile.package.split('=', 1)[1]}" in installed_packages(profile)
+    else:
+        assert profile.daemon == "syslog-ng" and profile.package.startswith("syslog-ng-core=")
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
@@ -122,10 +137,9 @@ def test_command_uses_the_committed_config(profile: Profile) -> None:
 @pytest.mark.parametrize("profile", [p for p in PROFILES if "template" in p.config], ids=ids)
 def test_committed_configs_are_rendered_for_each_supported_scenario(profile: Profile) -> None:
     supported = [s for s in scenarios.all_scenarios() if not scenarios.unsupported(s, profile.features)]
-    committed = sorted((profile.folder / "scenarios").glob("*.conf"))
-    assert [path.stem for path in committed] == sorted(s.id for s in supported), (
-        "run `python -m syslogbench render`"
-    )
+    # Sorted by id, not by file name: "tls-rfc5424.conf" sorts before "tls.conf".
+    committed = sorted(path.stem for path in (profile.folder / "scenarios").glob("*.conf"))
+    assert committed == sorted(s.id for s in supported), "run `python -m syslogbench render`"
     for scenario in supported:
         path = render.config_path(profile, scenario.id)
         assert path.read_text() == render.render(profile, scenario), (
