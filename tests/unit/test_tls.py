@@ -56,7 +56,7 @@ def serve(certs: dict[str, Path], read_delay: float = 0.0, close: bool = True) -
                     server.received += data
                 server.done.set()
                 if not close:
-                    time.sleep(2)  # a daemon that never closes: the client's wait must still end
+                    time.sleep(1)  # a daemon that never closes: the client's wait must still end
         except (OSError, ssl.SSLError) as error:
             server.error.append(error)
         finally:
