@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import sender, tlscerts
+from syslogbench import reconcile, sender, tlscerts, watcher
+from syslogbench.messages import SenderId
+from syslogbench.settings import Settings, from_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -240,3 +242,65 @@ def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path]) -> N
         assert sender.wait_for_close(sock, 0.5) is False
         assert time.monotonic() - started < 1.5
         sock.close()
+
+
+# --- the watcher's part ---------------------------------------------------------------------------------------
+
+
+def watcher_settings(scenario: str) -> Settings:
+    env = {
+        "SCENARIO": scenario,
+        "CENTRAL_CPUS": "1",
+        "CENTRAL_MEM": "64m",
+        "REMOTE_CPUS": "1",
+        "REMOTE_MEM": "64m",
+        "HOSTS": "1",
+        "SENDERS_PER_HOST": "2",
+        "MESSAGES_PER_SENDER": "10",
+        "DONE_THRESHOLD": "0",
+        "DONE_WINDOW": "60",
+        "RUN_TIMEOUT": "900",
+        "KEEP_LOGS": "0",
+        "SEED": "2014",
+    }
+    return from_env(env)
+
+
+def test_the_watcher_makes_certificates_only_for_a_tls_scenario(control_dir: Path) -> None:
+    assert watcher.prepare_tls(watcher_settings("seed2014")) is None
+    assert not (control_dir / "tls").exists()
+    assert watcher.prepare_tls(watcher_settings("tls-rfc5424")) is None
+    assert sorted(path.name for path in (control_dir / "tls").iterdir()) == sorted(tlscerts.FILES)
+    context = sender.tls_context(control_dir / "tls" / "ca.pem")
+    assert context.verify_mode == ssl.CERT_REQUIRED
+
+
+def test_the_watcher_reports_a_certificate_failure(
+    control_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(control_dir))  # no openssl to be found
+    problem = watcher.prepare_tls(watcher_settings("tls"))
+    assert (
+        problem
+        == "cannot make the TLS certificates: the openssl command is missing: install Debian's openssl package"
+    )
+
+
+def test_the_tls_note_counts_what_the_senders_negotiated() -> None:
+    tls13 = {"version": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384", "peer_closed": True}
+    ledgers = {"host1-s1": {"tls": tls13}, "host1-s2": {"tls": tls13}, "host1-s3": {"status": "failed: x"}}
+    assert (
+        watcher.tls_note(ledgers) == "TLS (sender side): TLSv1.3 TLS_AES_256_GCM_SHA384 on 2 of 3 connections"
+    )
+    assert watcher.tls_note({"host1-s1": {"status": "ok"}}) is None
+
+
+def test_the_result_carries_tls_only_for_senders_that_negotiated_it() -> None:
+    tls = {"version": "TLSv1.2", "cipher": "ECDHE-ECDSA-AES256-GCM-SHA384", "peer_closed": True}
+    counts = bytearray(3)
+    ledger = {"status": "ok", "messages": 2, "bytes": 10}
+    with_tls = reconcile.sender_count(SenderId(1, 1), {**ledger, "tls": tls}, counts, set())
+    plain = reconcile.sender_count(SenderId(1, 2), ledger, counts, set())
+    senders = reconcile.Reconciliation(senders=[with_tls, plain], expected=4).as_senders()
+    assert senders[0]["tls"] == tls
+    assert "tls" not in senders[1]
