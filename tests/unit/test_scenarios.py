@@ -41,10 +41,7 @@ def test_committed_scenarios_load_and_seed2014_is_the_2014_setup() -> None:
     ("change", "message"),
     [
         ({"colour": "red"}, "x.yaml: unknown key 'colour'"),
-        (
-            {"transport": "carrier-pigeon"},
-            "x.yaml: transport='carrier-pigeon' is not one of ['tcp', 'udp', 'tls']",
-        ),
+        ({"transport": "carrier-pigeon"}, "x.yaml: transport='carrier-pigeon' is not one of ['tcp', 'udp', 'tls']"),
         ({"message_bytes": "big"}, "x.yaml: message_bytes must be a int, got 'big'"),
         ({"message_bytes": 20}, "x.yaml: message_bytes=20 is below 80"),
         ({"parallelize": -1}, "x.yaml: parallelize=-1 is below 0"),
