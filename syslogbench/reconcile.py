@@ -33,6 +33,7 @@ class SenderCount:
     bytes: int = 0
     send_s: float | None = None
     cpu_s: float | None = None
+    tls: dict | None = None  # TLS scenarios: what the sender negotiated
 
 
 @dataclass
@@ -64,7 +65,11 @@ class Reconciliation:
         return not any(counts) and every_done_once
 
     def as_senders(self) -> list[dict[str, object]]:
-        return [asdict(sender) for sender in self.senders]
+        # "tls" only where a sender negotiated it, so results of the other transports stay as they were.
+        return [
+            {key: value for key, value in asdict(sender).items() if key != "tls" or value is not None}
+            for sender in self.senders
+        ]
 
 
 class Tally:
@@ -137,6 +142,7 @@ def sender_count(sender: SenderId, ledger: dict | None, counts: bytearray, done:
             bytes=int(ledger.get("bytes", 0)),
             send_s=ledger.get("send_s"),
             cpu_s=ledger.get("cpu_s"),
+            tls=ledger.get("tls"),
         )
     per_sender = len(counts) - 1
     result.received = per_sender - counts.count(0) + 1  # index 0 is never used

@@ -16,6 +16,8 @@ from syslogbench.profiles import DAEMONS, Profile, all_profiles
 TEMPLATES = DAEMONS / "_templates"
 LOG_DIR = "/var/log/bench"
 PORT = 514
+# Where the watcher writes a TLS scenario's CA, server certificate and key (the control volume).
+TLS_DIR = "/bench/control/tls"
 
 
 def environment() -> jinja2.Environment:
@@ -34,6 +36,7 @@ def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overr
         "daemon": profile.daemon,
         "port": PORT,
         "log_dir": LOG_DIR,
+        "tls_dir": TLS_DIR,
         **profile.config.get("params", {}),
         **overrides,
     }

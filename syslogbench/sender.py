@@ -7,16 +7,19 @@ queue is empty, and writes a ledger. Stdlib only: this runs in the generator con
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import multiprocessing
 import os
 import resource
 import socket
+import ssl
 import struct
 import sys
 import termios
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 from syslogbench import cgroup, control, scenarios, settings
 from syslogbench.messages import SenderId, render_to_file
@@ -26,6 +29,10 @@ PORT = int(os.environ.get("CENTRAL_PORT", "514"))
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 DRAIN_TIMEOUT = 120.0
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
+# TLS: the name the server certificate must carry, and where the run's throwaway CA is (the watcher writes it).
+TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", "central")
+TLS_CA_ENV = "TLS_CA"
+TLS_CHUNK = 256 * 1024
 
 
 def connect(timeout: float) -> socket.socket:
@@ -56,6 +63,107 @@ def drain(sock: socket.socket, timeout: float) -> int:
     return left
 
 
+def tls_ca() -> Path:
+    return Path(os.environ.get(TLS_CA_ENV) or control.CONTROL / "tls" / "ca.pem")
+
+
+def tls_context(cafile: Path) -> ssl.SSLContext:
+    """Verify the server against the run's CA only (not the system's) and for its host name."""
+    if not cafile.exists():
+        raise FileNotFoundError(f"no CA certificate at {cafile}: the watcher writes it for a TLS scenario")
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(cafile))
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.check_hostname = True
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+class TlsClient:
+    """TLS over our own TCP socket through memory BIOs.
+
+    The raw socket stays ours, so the tail-loss fix holds unchanged: after the last record we queue TLS
+    close_notify ourselves without waiting for the peer's, then drain() shuts the socket for writing and
+    waits until the kernel's send queue is empty. An ssl.SSLSocket would block in unwrap() on a daemon
+    that never answers close_notify.
+    """
+
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext, server_name: str) -> None:
+        self.sock = sock
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_hostname=server_name)
+
+    def flush(self) -> None:
+        if data := self.outgoing.read():
+            self.sock.sendall(data)
+
+    def handshake(self) -> None:
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.flush()
+                data = self.sock.recv(65536)
+                if not data:
+                    raise ConnectionError(
+                        "the server closed the connection during the TLS handshake"
+                    ) from None
+                self.incoming.write(data)
+            except ssl.SSLError:
+                self.flush()  # our alert, so the daemon logs why
+                raise
+        self.flush()
+
+    def send_file(self, data: BinaryIO) -> int:
+        """Encrypt and send the rendered file in chunks; return the plaintext bytes sent."""
+        sent = 0
+        while chunk := data.read(TLS_CHUNK):
+            self.tls.write(chunk)
+            self.flush()
+            sent += len(chunk)
+        return sent
+
+    def close_notify(self) -> None:
+        """Queue our close_notify and send it; the peer's answer is not awaited here."""
+        # SSLWantReadError: close_notify is written, the peer's has not arrived, which is expected.
+        with contextlib.suppress(ssl.SSLWantReadError):
+            self.tls.unwrap()
+        self.flush()
+
+    def describe(self) -> dict[str, object]:
+        cipher = self.tls.cipher()
+        return {"version": self.tls.version(), "cipher": cipher[0] if cipher else None}
+
+
+def start_tls(sock: socket.socket, cafile: Path, server_name: str = TLS_SERVER_NAME) -> TlsClient:
+    client = TlsClient(sock, tls_context(cafile), server_name)
+    try:
+        client.handshake()
+    except ssl.SSLCertVerificationError as error:
+        raise RuntimeError(
+            f"TLS: the server's certificate does not verify against {cafile} for the name {server_name!r}: "
+            f"{error.verify_message}"
+        ) from error
+    except (ssl.SSLError, OSError) as error:
+        raise RuntimeError(
+            f"TLS handshake with {server_name} failed: {error or type(error).__name__}"
+        ) from error
+    return client
+
+
+def wait_for_close(sock: socket.socket, timeout: float) -> bool:
+    """Read (and drop) what the peer still sends until it closes: closing with unread data would send RST."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            if not sock.recv(65536):
+                return True
+        except OSError:
+            return False
+    return False
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -70,19 +178,24 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     )
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     sock = connect(READY_TIMEOUT)
+    tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
     control.write_atomic(control.CONTROL / "ready" / sender.name, "")
     control.wait_for_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     with path.open("rb") as data:
-        sent = sock.sendfile(data)
+        # No sendfile over TLS: the records are made in user space.
+        sent = tls.send_file(data) if tls else sock.sendfile(data)
+    if tls:
+        tls.close_notify()
     left = drain(sock, DRAIN_TIMEOUT)
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
+    peer_closed = wait_for_close(sock, DRAIN_TIMEOUT) if tls else None
     sock.close()
     path.unlink()
     status = "ok" if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
-    return {
+    ledger = {
         "id": sender.name,
         "host": sender.host,
         "sender": sender.sender,
@@ -98,6 +211,9 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
         "render_cpu_s": round(render_cpu_s, 6),
         "finished_at": time.time(),
     }
+    if tls:
+        ledger["tls"] = {**tls.describe(), "peer_closed": peer_closed}
+    return ledger
 
 
 def ledger_path(sender: SenderId) -> Path:

@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, scenarios, settings
+from syslogbench import control, scenarios, settings, tlscerts
 from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
 from syslogbench.reconcile import OUTPUT_RE, reconcile
@@ -364,7 +364,10 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
     wait_for_ledgers(cfg)
     obs.generator_cpu_s = read_generator_cpu()
     senders = expected_senders(cfg)
-    obs.counts = reconcile(control.LOGS, read_ledgers(), senders, cfg.messages_per_sender + 1)
+    ledgers = read_ledgers()
+    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1)
+    if note := tls_note(ledgers):
+        obs.notes.append(note)
     if obs.timed_out:
         missing = [sender.id for sender in obs.counts.senders if not sender.done_seen]
         obs.errors.append(
@@ -373,6 +376,35 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
         )
     if not cfg.keep_logs:
         remove_test_files()
+
+
+def prepare_tls(cfg: settings.Settings) -> str | None:
+    """A TLS scenario's throwaway CA and server certificate, written before run.json (which daemons and
+    senders wait for). Returns what went wrong, if anything; a bad scenario is reported with the run."""
+    try:
+        scenario = scenarios.load(cfg.scenario)
+    except scenarios.ScenarioError:
+        return None
+    if scenario.transport != "tls":
+        return None
+    try:
+        tlscerts.generate(control.CONTROL / "tls")
+    except tlscerts.CertError as error:
+        return f"cannot make the TLS certificates: {error}"
+    return None
+
+
+def tls_note(ledgers: dict[str, dict]) -> str | None:
+    """What the senders negotiated, e.g. 'TLSv1.3 TLS_AES_256_GCM_SHA384 on 4 of 4 connections'."""
+    seen = [
+        f"{entry['version']} {entry['cipher']}" for ledger in ledgers.values() if (entry := ledger.get("tls"))
+    ]
+    if not seen:
+        return None
+    counts = {text: seen.count(text) for text in sorted(set(seen))}
+    return "TLS (sender side): " + "; ".join(
+        f"{text} on {n} of {len(ledgers)} connections" for text, n in counts.items()
+    )
 
 
 def run(cfg: settings.Settings, obs: Observed) -> None:
@@ -435,6 +467,7 @@ def main() -> int:
     clear(control.CONTROL)
     clear(control.LOGS)
     (control.LOGS / "done.log").touch()
+    tls_problem = prepare_tls(cfg)
     control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
     HEALTH_FILE.touch()
     started = datetime.now(UTC)
@@ -448,6 +481,8 @@ def main() -> int:
     obs.matrix = matrix_cell()
     try:
         obs.scenario = scenarios.load(cfg.scenario)
+        if tls_problem:
+            raise RuntimeError(tls_problem)
         run(cfg, obs)
     except Unsupported as reason:
         obs.unsupported = str(reason)
@@ -458,6 +493,8 @@ def main() -> int:
         obs.daemon = daemon_info()
         if obs.daemon_exit is None and (control.CONTROL / "daemon" / "ready").exists():
             stop_daemon(obs)
+    # The key is throwaway, but it need not outlive the run in the volume either.
+    shutil.rmtree(control.CONTROL / "tls", ignore_errors=True)
     obs.finished = datetime.now(UTC)
     result = write_result(obs)
     report(result)

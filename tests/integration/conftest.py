@@ -122,6 +122,7 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
         overrides: dict[str, str] | None = None,
         config: Path | None = None,
         abort_on_exit: bool = True,
+        extra_compose: str | None = None,
     ) -> Run:
         results = tmp_path / "results"
         results.mkdir(exist_ok=True)
@@ -135,6 +136,10 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
                 f"services:\n  {service.profile}:\n    volumes:\n      - {config}:{target}:ro\n"
             )
             extra.append(override)
+        if extra_compose is not None:
+            # A test's own compose override, e.g. a generator that trusts another CA.
+            (tmp_path / "extra.yaml").write_text(extra_compose)
+            extra.append(tmp_path / "extra.yaml")
         env = {**os.environ, **SMALL, "KEEP_LOGS": "1", **(overrides or {}), "RESULTS_DIR": str(results)}
         subprocess.run(compose_command(profile, extra, "down", "-v", "-t", "5"), env=env, capture_output=True)
         up = ["up", "--exit-code-from", "watcher"] if abort_on_exit else ["up"]

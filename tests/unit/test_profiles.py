@@ -120,12 +120,28 @@ def test_registry_image_is_pinned_by_digest_or_says_why_not(profile: Profile) ->
     assert f'echo "pull {ref}" > /etc/syslogbench-base' in runs
 
 
+# Plug-ins of the daemon's own Debian source, installed beside it at exactly its version (for TLS).
+PLUGINS = {"rsyslog": ["rsyslog-gnutls"]}
+
+
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_dockerfile_installs_exactly_the_manifest_package(profile: Profile) -> None:
     if profile.registry_image and profile.package.split("=", 1)[1] in profile.registry_image:
         assert installed_packages(profile) == []  # the image is the package (NXLog's own image)
         return
-    assert installed_packages(profile) == [profile.package]
+    version = profile.package.split("=", 1)[1]
+    wanted = PLUGINS.get(profile.daemon, []) if "tls" in profile.features else []
+    plugins = [f"{name}={version}" for name in wanted]
+    assert installed_packages(profile) == [profile.package, *plugins]
+
+
+@pytest.mark.parametrize("profile", [p for p in PROFILES if "tls" in p.features], ids=ids)
+def test_tls_profiles_install_their_tls_driver(profile: Profile) -> None:
+    """rsyslog needs its GnuTLS netstream driver; syslog-ng-core carries TLS in its afsocket module."""
+    if profile.daemon == "rsyslog":
+        assert f"rsyslog-gnutls={profile.package.split('=', 1)[1]}" in installed_packages(profile)
+    else:
+        assert profile.daemon == "syslog-ng" and profile.package.startswith("syslog-ng-core=")
 
 
 def test_registry_base_needs_an_image(tmp_path: Path) -> None:
@@ -162,10 +178,9 @@ def test_command_uses_the_committed_config(profile: Profile) -> None:
 @pytest.mark.parametrize("profile", [p for p in PROFILES if "template" in p.config], ids=ids)
 def test_committed_configs_are_rendered_for_each_supported_scenario(profile: Profile) -> None:
     supported = [s for s in scenarios.all_scenarios() if not scenarios.unsupported(s, profile.features)]
-    committed = sorted((profile.folder / "scenarios").glob("*.conf"))
-    assert [path.stem for path in committed] == sorted(s.id for s in supported), (
-        "run `python -m syslogbench render`"
-    )
+    # Sorted by id, not by file name: "tls-rfc5424.conf" sorts before "tls.conf".
+    committed = sorted(path.stem for path in (profile.folder / "scenarios").glob("*.conf"))
+    assert committed == sorted(s.id for s in supported), "run `python -m syslogbench render`"
     for scenario in supported:
         path = render.config_path(profile, scenario.id)
         assert path.read_text() == render.render(profile, scenario), (
