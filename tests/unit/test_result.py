@@ -539,7 +539,7 @@ def test_rate_block_target_and_achieved() -> None:
         "target_per_sender": 2500,
         "target_total": 50_000,
         "achieved_per_sender": {"min": 2400.0, "median": 2490.0, "max": 2600.0},
-        "achieved_total": round(6_000_020 / 60.0, 1),
+        "achieved_total": 2400.0 + 2600.0 + 18 * 2490.0,
     }
 
 
