@@ -84,11 +84,9 @@ def check_rate(result: dict, target: int) -> None:
         assert sender["rate_target"] == target
         assert sender["rate_achieved"] == pytest.approx(target, rel=ONE_SENDER_TOLERANCE), sender
     achieved = sorted(sender["rate_achieved"] for sender in result["senders"])
-    assert rate["achieved_per_sender"] == {
-        "min": achieved[0],
-        "median": median(achieved),
-        "max": achieved[-1],
-    }
+    per_sender = rate["achieved_per_sender"]
+    assert (per_sender["min"], per_sender["max"]) == (achieved[0], achieved[-1])
+    assert per_sender["median"] == pytest.approx(median(achieved), abs=0.051)
     assert median(achieved) == pytest.approx(target, rel=RATE_TOLERANCE)
     assert rate["achieved_total"] == pytest.approx(target * len(SENDERS), rel=TOTAL_TOLERANCE)
 
