@@ -22,9 +22,9 @@ from .test_runs import CONFIGS, COUNT, EXPECTED, SENDERS, bodies, expected_lines
 
 pytestmark = pytest.mark.integration
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
-RATE = 2500  # scenarios/udp.yaml and scenarios/tcp-rate.yaml
+RATE = 1000  # scenarios/udp.yaml and scenarios/tcp-rate.yaml
 # The median sender must hold the rate within 5%. On this shared 2-core machine one sender can be held off
-# the CPU for a few hundred ms near its end, which no pacing can make up in a 0.8 s send, so each single
+# the CPU for a few hundred ms near its end, which no pacing can make up in a 2 s send, so each single
 # sender is allowed 35% and their sum 15%.
 RATE_TOLERANCE = 0.05
 ONE_SENDER_TOLERANCE = 0.35
@@ -119,8 +119,8 @@ def test_udp_run_whose_done_datagrams_are_all_lost_ends_within_seconds(bench) ->
     check_kernel(result)
     # The daemon read every datagram and dropped the DONEs itself: the kernel lost none of them.
     assert result["messages"]["done_received"] == 0 and result["messages"]["lost"] >= len(SENDERS)
-    # Everything but the DONEs is the sender's 0.8 s at 2,500 msg/s; then 2 s of quiet, far below RUN_TIMEOUT.
-    assert 0.7 < result["elapsed_s"] < 5
+    # The last arrival is the sender's 2 s at 1,000 msg/s; then 2 s of quiet, far below RUN_TIMEOUT.
+    assert 0.95 * COUNT / RATE < result["elapsed_s"] < 6
     assert seconds(result) < 30
     assert any("SEC could not fire" in note for note in result["notes"])
 
@@ -141,6 +141,6 @@ def test_tcp_at_a_fixed_rate_loses_nothing_and_holds_the_rate(bench, profile: st
     )
     assert result["udp"] is None
     check_rate(result, RATE)
-    # Paced, not all-out: 2,001 messages at 2,500 msg/s take 0.8 s; all-out they take a few ms here.
+    # Paced, not all-out: 2,001 messages at 1,000 msg/s take 2 s; all-out they take a few ms here.
     assert result["generators"]["send_s_max"] >= 0.95 * COUNT / RATE
     assert result["elapsed_s"] >= 0.95 * COUNT / RATE

@@ -455,7 +455,7 @@ def udp_observed(lost_by_first: int = 0, done_seen: int = 20, **fields: object) 
     """A UDP run: the first sender lost `lost_by_first`, the kernel dropped as many for a full buffer."""
     counts = reconciliation(lost_by_first=lost_by_first, done_seen=done_seen)
     for count in counts.senders:
-        count.rate_target, count.rate_achieved = 2500, 2490.0
+        count.rate_target, count.rate_achieved = 1000, 990.0
     received = counts.total("received")
     start = replace(START, udp=UDP_COUNTERS)
     end = replace(
@@ -531,15 +531,15 @@ def test_udp_block_null_for_tcp() -> None:
 def test_rate_block_target_and_achieved() -> None:
     obs = udp_observed()
     assert obs.counts is not None
-    obs.counts.senders[0].rate_achieved = 2400.0
-    obs.counts.senders[1].rate_achieved = 2600.0
+    obs.counts.senders[0].rate_achieved = 900.0
+    obs.counts.senders[1].rate_achieved = 1100.0
     document = result.build(obs)
     assert schema_errors(document) == []
     assert document["rate"] == {
-        "target_per_sender": 2500,
-        "target_total": 50_000,
-        "achieved_per_sender": {"min": 2400.0, "median": 2490.0, "max": 2600.0},
-        "achieved_total": 2400.0 + 2600.0 + 18 * 2490.0,
+        "target_per_sender": 1000,  # scenarios/udp.yaml
+        "target_total": 20_000,
+        "achieved_per_sender": {"min": 900.0, "median": 990.0, "max": 1100.0},
+        "achieved_total": 900.0 + 1100.0 + 18 * 990.0,
     }
 
 
