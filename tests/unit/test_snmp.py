@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 from pathlib import Path
 
 from syslogbench import cgroup, snmp
@@ -67,3 +70,36 @@ def test_read_snapshot_carries_the_udp_counters(tmp_path: Path) -> None:
     assert snapshot.udp is not None and snapshot.udp["RcvbufErrors"] == 45093
     (tmp_path / "snmp").unlink()
     assert cgroup.read_snapshot(tmp_path).udp is None
+
+
+# --- the supervisor: the snmp copy, and readiness by transport ---------------------------------------------
+
+SUPERVISOR = Path(__file__).resolve().parents[2] / "daemons" / "_common" / "supervise.sh"
+
+
+def test_supervisor_copies_proc_net_snmp_under_the_name_the_watcher_reads() -> None:
+    assert f'cp /proc/net/snmp "$dir.tmp/{snmp.SNAPSHOT_FILE}"' in SUPERVISOR.read_text()
+
+
+def health(control: Path, port: int) -> int:
+    env = {"CONTROL_DIR": str(control), "CENTRAL_PORT": str(port), "PATH": os.environ["PATH"]}
+    return subprocess.run(["sh", str(SUPERVISOR), "--health"], env=env, check=False).returncode
+
+
+def test_supervisor_health_looks_for_a_udp_socket_when_the_transport_is_udp(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as bound:
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        (tmp_path / "transport").write_text("udp\n")
+        assert health(tmp_path, port) == 0
+        (tmp_path / "transport").write_text("tcp\n")
+        assert health(tmp_path, port) != 0  # nothing listens on that TCP port
+    (tmp_path / "transport").write_text("udp\n")
+    assert health(tmp_path, port) != 0  # the socket is gone
+
+
+def test_supervisor_health_tcp_without_a_transport_file(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert health(tmp_path, server.getsockname()[1]) == 0
