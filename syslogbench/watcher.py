@@ -491,6 +491,14 @@ def scenario_transport(cfg: settings.Settings) -> str:
         return "tcp"
 
 
+def scenario_needs(cfg: settings.Settings) -> list[str]:
+    """The manifest features the scenario needs; a hand-written config's supervisor checks them (baseline)."""
+    try:
+        return scenarios.load(cfg.scenario).needs()
+    except scenarios.ScenarioError:
+        return []
+
+
 def matrix_cell() -> dict[str, object] | None:
     """Set by `python -m syslogbench matrix`, so a resumed matrix knows which cells are done."""
     cell, replicate = os.environ.get("MATRIX_ID"), os.environ.get("MATRIX_REPLICATE", "")
@@ -509,6 +517,7 @@ def main() -> int:
     (control.LOGS / "done.log").touch()
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL / "transport", f"{scenario_transport(cfg)}\n")
+    control.write_atomic(control.CONTROL / "needs", f"{' '.join(scenario_needs(cfg))}\n")
     control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
     HEALTH_FILE.touch()
     started = datetime.now(UTC)

@@ -22,6 +22,28 @@ read_transport() {
     if [ -f "$control/transport" ]; then read -r transport < "$control/transport"; fi
 }
 
+# The manifest feature the scenario needs (the watcher lists them in $control/needs) and this profile lacks.
+# Only for a hand-written config (the baseline): a rendered one simply has no file for such a scenario.
+missing_feature() {
+    [ -f "$control/needs" ] || return 1
+    read -r needs < "$control/needs" || true
+    features=$(grep '^features:' /etc/syslogbench/manifest.yaml)
+    for need in $needs; do
+        case "$features" in
+            *"[$need]"* | *"[$need,"* | *" $need,"* | *" $need]"*) ;;
+            *) missing=$need; return 0 ;;
+        esac
+    done
+    return 1
+}
+
+# Tell the watcher the run is n/a, then idle until it finishes.
+unsupported() {
+    echo "$1" | put "$control/daemon/unsupported"
+    while [ ! -f "$control/finish" ]; do sleep 0.2; done
+    exit 0
+}
+
 listening() {
     port_hex=$(printf ':%04X ' "$port")
     if [ "$transport" = udp ]; then
@@ -134,12 +156,11 @@ read_transport
 if [ -d /etc/syslogbench/scenarios ]; then
     scenario=${SCENARIO:-seed2014}
     if [ ! -f "/etc/syslogbench/scenarios/$scenario.conf" ]; then
-        echo "this profile has no config for scenario $scenario (see features in its manifest)" \
-            | put "$control/daemon/unsupported"
-        while [ ! -f "$control/finish" ]; do sleep 0.2; done
-        exit 0
+        unsupported "this profile has no config for scenario $scenario (see features in its manifest)"
     fi
     ln -sf "/etc/syslogbench/scenarios/$scenario.conf" /etc/syslogbench/active.conf
+elif missing_feature; then
+    unsupported "this profile lacks the '$missing' feature that scenario ${SCENARIO:-seed2014} needs (see its manifest)"
 fi
 "$@" &
 pid=$!

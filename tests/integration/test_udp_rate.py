@@ -144,3 +144,13 @@ def test_tcp_at_a_fixed_rate_loses_nothing_and_holds_the_rate(bench, profile: st
     # Paced, not all-out: 2,001 messages at 1,000 msg/s take 2 s; all-out they take a few ms here.
     assert result["generators"]["send_s_max"] >= 0.95 * COUNT / RATE
     assert result["elapsed_s"] >= 0.95 * COUNT / RATE
+
+
+def test_baseline_is_na_for_udp_under_plain_compose(bench) -> None:
+    """The baseline has a hand-written config: its supervisor checks the scenario's needs against its manifest."""
+    run = bench("baseline", {"SCENARIO": "udp"})
+    jsonschema.validate(run.result, SCHEMA)
+    assert (run.code, run.result["verdict"]) == (4, "n/a")
+    assert "lacks the 'udp' feature that scenario udp needs" in " ".join(run.result["errors"])
+    assert seconds(run.result) < 30  # not READY_TIMEOUT waiting for a UDP port that never opens
+    assert all(c["State"] == "exited" for c in run.containers)

@@ -371,3 +371,9 @@ def test_scenario_transport() -> None:
     assert watcher.scenario_transport(settings(SCENARIO="udp")) == "udp"
     assert watcher.scenario_transport(settings(SCENARIO="seed2014")) == "tcp"
     assert watcher.scenario_transport(settings(SCENARIO="no-such-scenario")) == "tcp"
+
+
+def test_scenario_needs() -> None:
+    assert watcher.scenario_needs(settings(SCENARIO="udp")) == ["udp"]
+    assert watcher.scenario_needs(settings(SCENARIO="seed2014")) == []
+    assert watcher.scenario_needs(settings(SCENARIO="no-such-scenario")) == []
