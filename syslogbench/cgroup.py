@@ -15,8 +15,10 @@ We sum all devices, as `docker stats` does; compare runs on the same storage set
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from syslogbench import snmp
 
 # Files copied from the cgroup directory, per cgroup version. The supervisor copies whichever exist.
 _V1_FILES = [
@@ -61,6 +63,8 @@ class Snapshot:
     # Total CPU at nanosecond (v1 cpuacct.usage) or microsecond (v2 usage_usec) resolution: user and
     # system come in 10 ms ticks on v1, too coarse for a very short run.
     cpu_total_s: float | None = None
+    # The kernel's UDP counters in the daemon's network namespace (/proc/net/snmp), None where not copied.
+    udp: dict[str, int] | None = None
 
 
 def snapshot_files(version: int) -> list[str]:
@@ -77,9 +81,8 @@ def read_snapshot(path: Path) -> Snapshot:
     version = _read_version(path)
     time = _read_time(path)
     max_rss = _vm_hwm_bytes(_read_text(path / "proc.status"))
-    if version == 1:
-        return _read_v1(path, time, max_rss)
-    return _read_v2(path, time, max_rss)
+    read = _read_v1 if version == 1 else _read_v2
+    return replace(read(path, time, max_rss), udp=snmp.read_udp(path))
 
 
 def cpu_delta(start: Snapshot, end: Snapshot) -> tuple[float | None, float | None]:

@@ -62,6 +62,13 @@ def frame(fmt: str, message: str) -> bytes:
     return f"{message}\n".encode()
 
 
+def datagram(framed: bytes, fmt: str) -> bytes:
+    """A framed message as one UDP datagram carries it: no newline, no octet count (RFC 5426)."""
+    if fmt == "rfc5424":
+        return framed.split(b" ", 1)[1]
+    return framed.removesuffix(b"\n")
+
+
 def render_line(
     sender: SenderId,
     seq: int,

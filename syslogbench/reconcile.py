@@ -34,6 +34,9 @@ class SenderCount:
     send_s: float | None = None
     cpu_s: float | None = None
     tls: dict | None = None  # TLS scenarios: what the sender negotiated
+    # msg/s: what the scenario asked of each sender (0 all-out), and messages / send_s as it came out.
+    rate_target: int | None = None
+    rate_achieved: float | None = None
 
 
 @dataclass
@@ -63,6 +66,16 @@ class Reconciliation:
         )
         every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
         return not any(counts) and every_done_once
+
+    @property
+    def clean_but_for_loss(self) -> bool:
+        """As clean, except that messages may be missing (UDP): whatever arrived, arrived once and in place.
+
+        Every DONE that arrived is in done.log exactly once; a DONE that was lost is simply absent.
+        """
+        counts = (self.total("duplicated"), self.misfiled, self.unknown, self.done_log_extra)
+        done_seen = sum(1 for s in self.senders if s.done_seen)
+        return not any(counts) and self.done_log_lines == done_seen
 
     def as_senders(self) -> list[dict[str, object]]:
         # "tls" only where a sender negotiated it, so results of the other transports stay as they were.
@@ -143,6 +156,8 @@ def sender_count(sender: SenderId, ledger: dict | None, counts: bytearray, done:
             send_s=ledger.get("send_s"),
             cpu_s=ledger.get("cpu_s"),
             tls=ledger.get("tls"),
+            rate_target=ledger.get("rate_target"),
+            rate_achieved=ledger.get("rate_achieved"),
         )
     per_sender = len(counts) - 1
     result.received = per_sender - counts.count(0) + 1  # index 0 is never used

@@ -670,10 +670,36 @@ def render_markdown(results_dir: Path, scenario_id: str | None = DEFAULT_SCENARI
     return markdown_report(load_results(results_dir), results_dir, scenario_id)
 
 
+def rate_and_udp_lines(result: Result) -> list[str]:
+    """A fixed rate's target and achieved rates, and a UDP run's drop rates; nothing for all-out TCP."""
+    lines = []
+    rate, udp = result.get("rate") or {}, result.get("udp")
+    if rate.get("target_per_sender"):
+        achieved = rate["achieved_per_sender"]
+        figures = [achieved["median"], achieved["min"], achieved["max"], rate["achieved_total"]]
+        median, low, high, total = ("?" if x is None else f"{x:,.0f}" for x in figures)
+        lines.append(
+            f"Rate: target {rate['target_per_sender']:,} msg/s per sender ({rate['target_total']:,} in all); "
+            f"achieved {median} per sender (median; {low}-{high}), {total} in all."
+        )
+    if udp:
+        rate_text = "?" if udp["drop_rate"] is None else f"{udp['drop_rate']:.3%}"
+        kernel = udp["kernel"]
+        kernel_text = (
+            "no kernel counters"
+            if kernel is None
+            else f"kernel: {kernel['in_datagrams']:,} datagrams read, {kernel['in_errors']:,} dropped "
+            f"({kernel['rcvbuf_errors']:,} for a full receive buffer)"
+        )
+        lines.append(f"UDP: {udp['lost']:,} of {udp['sent']:,} lost, drop rate {rate_text}; {kernel_text}.")
+    return lines
+
+
 def render_run(result: Result) -> str:
     """One run's row, its machine, and the 2014 medians beside it: what `syslogbench run` prints."""
-    lines = [*runs_table([result]), "", machines_line([result]), "", *seed_section()]
-    return "\n".join(lines)
+    extra = rate_and_udp_lines(result)
+    lines = [*runs_table([result]), "", *extra, *([""] if extra else []), machines_line([result]), ""]
+    return "\n".join([*lines, *seed_section()])
 
 
 # -- HTML ------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from statistics import median
 
+from syslogbench import snmp
 from syslogbench.cgroup import Snapshot, cpu_delta
 from syslogbench.reconcile import Reconciliation
 from syslogbench.scenarios import Scenario
@@ -231,14 +233,75 @@ def scenario_figures(obs: Observed) -> dict[str, object]:
     }
 
 
+def is_udp(obs: Observed) -> bool:
+    return obs.scenario is not None and obs.scenario.transport == "udp"
+
+
 def verdict(obs: Observed) -> str:
+    """pass: every message arrived exactly once. Over UDP, loss is the figure (the `udp` block), not a
+    failure: pass when whatever arrived arrived once and in the right file; duplicates or misfiling are loss.
+    """
     if obs.unsupported:
         return "n/a"
     if obs.timed_out:
         return "timeout"
     if obs.errors or obs.counts is None:
         return "error"
+    if is_udp(obs):
+        return "pass" if obs.counts.clean_but_for_loss else "loss"
     return "pass" if obs.counts.clean else "loss"
+
+
+def kernel_udp(obs: Observed) -> dict[str, object] | None:
+    """The daemon namespace's /proc/net/snmp Udp counters, end snapshot minus start snapshot.
+
+    InDatagrams counts datagrams the daemon read; InErrors those the kernel dropped (RcvbufErrors, the
+    socket's receive buffer was full, is one kind of it). Datagrams dropped before the UDP layer (e.g. a
+    full network backlog) appear in neither, so the sequence numbers remain the reference.
+    """
+    delta = snmp.udp_delta(obs.start.udp if obs.start else None, obs.end.udp if obs.end else None)
+    if delta is None:
+        return None
+    arrived = delta["InDatagrams"] + delta["InErrors"]
+    return {
+        "in_datagrams": delta["InDatagrams"],
+        "in_errors": delta["InErrors"],
+        "rcvbuf_errors": delta["RcvbufErrors"],
+        "no_ports": delta["NoPorts"],
+        "drop_rate": round(delta["InErrors"] / arrived, 6) if arrived else None,
+    }
+
+
+def udp_figures(obs: Observed, messages: dict[str, int]) -> dict[str, object] | None:
+    """The drop rate of a UDP run, from the sequence numbers (lost / sent) and from the kernel's counters."""
+    if not is_udp(obs):
+        return None
+    sent, lost = messages["sent"], messages["lost"]
+    return {
+        "sent": sent,
+        "received": messages["received"],
+        "lost": lost,
+        "drop_rate": round(lost / sent, 6) if sent else None,
+        "kernel": kernel_udp(obs),
+    }
+
+
+def rate_figures(obs: Observed) -> dict[str, object]:
+    """Target and achieved send rates (msg/s), each sender's achieved rate as its ledger gives it."""
+    target = obs.scenario.rate if obs.scenario else 0
+    senders = obs.counts.senders if obs.counts else []
+    achieved = [s.rate_achieved for s in senders if s.rate_achieved is not None and s.sent]
+    return {
+        "target_per_sender": target,
+        "target_total": target * obs.cfg.senders,
+        "achieved_per_sender": {
+            "min": min(achieved) if achieved else None,
+            "median": round(median(achieved), 1) if achieved else None,
+            "max": max(achieved) if achieved else None,
+        },
+        # The senders send side by side: their rates add up to the load the daemon was offered.
+        "achieved_total": round(sum(achieved), 1) if achieved else None,
+    }
 
 
 def time_line(
@@ -307,6 +370,8 @@ def build(obs: Observed) -> dict[str, object]:
         "generators": generators,
         "sender_bound": sender_bound(generators, cpu, table["central_cpus"]["effective"]),
         "throughput": rates,
+        "rate": rate_figures(obs),
+        "udp": udp_figures(obs, messages),
         "progress": obs.progress,
         "samples": {"columns": SAMPLE_COLUMNS, "rows": obs.samples},
         "summary": time_line(cpu, obs.elapsed_s, rss, rates["msgs_per_s"]),

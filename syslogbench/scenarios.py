@@ -121,6 +121,8 @@ def impossible(path: Path, data: dict) -> list[str]:
     relay_only = [key for key in ("buffer", "relay_target") if data[key] != DEFAULTS[key]]
     if data["destination"] != "relay" and relay_only:
         problems += [f"{path.name}: {key}={data[key]!r} needs destination: relay" for key in relay_only]
+    if data["transport"] == "tls" and data["rate"]:
+        problems.append(f"{path.name}: a fixed rate is not implemented over TLS yet; use rate: 0 with tls")
     if data["receive"] == "raw" and data["destination"] == "split":
         problems.append(f"{path.name}: receive: raw cannot split by facility (nothing is parsed); use plain")
     return problems

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import mmap
 import multiprocessing
 import os
 import resource
@@ -18,11 +19,13 @@ import struct
 import sys
 import termios
 import time
+from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from syslogbench import cgroup, control, scenarios, settings
-from syslogbench.messages import SenderId, render_to_file
+from syslogbench.messages import SenderId, datagram, render_lines, render_to_file
 
 CENTRAL = os.environ.get("CENTRAL_HOST", "central")
 PORT = int(os.environ.get("CENTRAL_PORT", "514"))
@@ -33,6 +36,8 @@ WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", "central")
 TLS_CA_ENV = "TLS_CA"
 TLS_CHUNK = 256 * 1024
+# A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop.
+TICK_S = 0.005
 
 
 def connect(timeout: float) -> socket.socket:
@@ -164,6 +169,172 @@ def wait_for_close(sock: socket.socket, timeout: float) -> bool:
     return False
 
 
+def udp_socket(timeout: float) -> socket.socket:
+    """A UDP socket connected to the daemon (so send() needs no address); retried until the name resolves."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(CENTRAL, PORT, type=socket.SOCK_DGRAM)[0]
+            sock = socket.socket(family, kind, proto)
+            sock.connect(address)
+            return sock
+        except OSError as error:
+            if time.monotonic() > deadline:
+                raise control.WaitTimeout(f"cannot resolve {CENTRAL} for UDP: {error}") from error
+            time.sleep(0.2)
+
+
+def due(rate: int, elapsed: float, total: int) -> int:
+    """How many messages should be out `elapsed` seconds after the start: the first at 0, then one every 1/rate s.
+
+    rate 0 is all-out: everything is due at once.
+    """
+    if rate <= 0:
+        return total
+    # The epsilon keeps a sleep that ends exactly on time (100.1 - 100.0 = 0.0999...) from missing its message.
+    return min(total, int(rate * elapsed + 1e-6) + 1)
+
+
+def paced(
+    total: int,
+    rate: int,
+    send_range: Callable[[int, int], None],
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    tick: float = TICK_S,
+) -> int:
+    """Send messages [0, total) in batches so that the average rate is `rate` msg/s; return the batch count.
+
+    Each round sends everything due by now (so a late round catches up and the average holds), then sleeps
+    until the next message is due, but never less than `tick`, so the CPU stays free between batches.
+    """
+    t0, sent, batches = clock(), 0, 0
+    while sent < total:
+        target = due(rate, clock() - t0, total)
+        if target > sent:
+            send_range(sent, target)
+            sent, batches = target, batches + 1
+        if sent < total:
+            next_due = sent / rate  # message index `sent` is due once rate * t + 1 > sent
+            sleep(max(tick, next_due - (clock() - t0)))
+    return batches
+
+
+def render_indexed(
+    path: Path, cfg: settings.Settings, sender: SenderId, scenario: scenarios.Scenario
+) -> array:
+    """Render every message to path, as datagrams for UDP; return each message's end offset in the file."""
+    ends = array("Q")
+    offset = 0
+    chunk: list[bytes] = []
+    lines = render_lines(
+        cfg.seed, sender, cfg.messages_per_sender, time.time(), scenario.message_bytes, scenario.format
+    )
+    with path.open("wb") as out:
+        for line in lines:
+            if scenario.transport == "udp":
+                line = datagram(line, scenario.format)
+            offset += len(line)
+            ends.append(offset)
+            chunk.append(line)
+            if len(chunk) >= 10_000:
+                out.write(b"".join(chunk))
+                chunk.clear()
+        out.write(b"".join(chunk))
+    return ends
+
+
+def send_udp(sock: socket.socket, path: Path, ends: array, rate: int) -> int:
+    """One datagram per message, paced; return the bytes sent. A full send buffer blocks, it never drops."""
+    sent = 0
+    with path.open("rb") as data, mmap.mmap(data.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        view = memoryview(mapped)
+
+        def send_range(first: int, last: int) -> None:
+            nonlocal sent
+            start = ends[first - 1] if first else 0
+            for index in range(first, last):
+                sent += sock.send(view[start : ends[index]])
+                start = ends[index]
+
+        try:
+            paced(len(ends), rate, send_range)
+        finally:
+            view.release()
+    return sent
+
+
+def send_tcp_paced(sock: socket.socket, path: Path, ends: array, rate: int) -> int:
+    """sendfile on the byte range of each batch of whole messages; return the bytes sent."""
+    sent = 0
+    with path.open("rb") as data:
+
+        def send_range(first: int, last: int) -> None:
+            nonlocal sent
+            start = ends[first - 1] if first else 0
+            sent += sock.sendfile(data, start, ends[last - 1] - start)
+
+        paced(len(ends), rate, send_range)
+    return sent
+
+
+def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario) -> dict[str, object]:
+    """UDP (any rate) or TCP at a fixed rate: messages are indexed so they can go out in batches."""
+    path = WORK_DIR / f"{sender.name}.msgs"
+    render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
+    ends = render_indexed(path, cfg, sender, scenario)
+    render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
+    udp = scenario.transport == "udp"
+    sock = udp_socket(READY_TIMEOUT) if udp else connect(READY_TIMEOUT)
+    sock.settimeout(cfg.run_timeout)
+    control.write_atomic(control.CONTROL / "ready" / sender.name, "")
+    control.wait_for_start(READY_TIMEOUT)
+    cpu0, t0 = cpu_seconds(), time.monotonic()
+    sent = (send_udp if udp else send_tcp_paced)(sock, path, ends, scenario.rate)
+    # The rate is the sender's own: messages over the time to hand the last one to the kernel. The TCP
+    # drain after it waits for the peer's last ACK, which a delayed ACK can hold back ~40 ms.
+    pace_s = time.monotonic() - t0
+    left = 0 if udp else drain(sock, DRAIN_TIMEOUT)
+    send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
+    sock.close()
+    path.unlink()
+    total = ends[-1]
+    status = "ok" if sent == total and left == 0 else f"incomplete: {total - sent + left} bytes not delivered"
+    return ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
+        "transport": scenario.transport,
+        "rate_target": scenario.rate,
+        "rate_achieved": round(len(ends) / pace_s, 1) if pace_s > 0 else None,
+        "pace_s": round(pace_s, 6),
+        "status": status,
+    }
+
+
+def ledger(
+    sender: SenderId,
+    cfg: settings.Settings,
+    sent: int,
+    send_s: float,
+    cpu_s: float,
+    render_s: float,
+    render_cpu_s: float,
+) -> dict[str, object]:
+    return {
+        "id": sender.name,
+        "host": sender.host,
+        "sender": sender.sender,
+        "messages": cfg.messages_per_sender + 1,
+        "first_seq": 1,
+        "last_seq": cfg.messages_per_sender + 1,
+        "done_seq": cfg.messages_per_sender + 1,
+        "bytes": sent,
+        "send_s": round(send_s, 6),
+        "cpu_s": round(cpu_s, 6),
+        "render_s": round(render_s, 6),
+        "render_cpu_s": round(render_cpu_s, 6),
+        "finished_at": time.time(),
+    }
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -171,6 +342,8 @@ def cpu_seconds() -> float:
 
 def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     scenario = scenarios.load(cfg.scenario)
+    if scenario.transport == "udp" or scenario.rate:
+        return send_rated(sender, cfg, scenario)
     path = WORK_DIR / f"{sender.name}.msgs"
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
     total = render_to_file(
@@ -195,25 +368,15 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     sock.close()
     path.unlink()
     status = "ok" if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
-    ledger = {
-        "id": sender.name,
-        "host": sender.host,
-        "sender": sender.sender,
+    record = ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
         "status": status,
-        "messages": cfg.messages_per_sender + 1,
-        "first_seq": 1,
-        "last_seq": cfg.messages_per_sender + 1,
-        "done_seq": cfg.messages_per_sender + 1,
-        "bytes": sent,
-        "send_s": round(send_s, 6),
-        "cpu_s": round(cpu_s, 6),
-        "render_s": round(render_s, 6),
-        "render_cpu_s": round(render_cpu_s, 6),
-        "finished_at": time.time(),
+        "transport": scenario.transport,
+        "rate_target": 0,
+        "rate_achieved": round((cfg.messages_per_sender + 1) / send_s, 1) if send_s > 0 else None,
     }
     if tls:
-        ledger["tls"] = {**tls.describe(), "peer_closed": peer_closed}
-    return ledger
+        record["tls"] = {**tls.describe(), "peer_closed": peer_closed}
+    return record
 
 
 def ledger_path(sender: SenderId) -> Path:

@@ -27,6 +27,10 @@ READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
+# UDP: a DONE datagram may be lost, so SEC may never fire. Once every ledger is in (nothing more will be
+# sent), output that has not grown for UDP_QUIET_S means the daemon has written all it will write.
+UDP_QUIET_S = 2.0
+UDP_POLL_S = 0.1
 EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3, "n/a": 4}
 
 
@@ -271,6 +275,43 @@ def ended(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> 
     return False
 
 
+class UdpQuiet:
+    """Ends a UDP run whose DONE datagrams did not all arrive: every ledger in, then no new line for a while.
+
+    last_growth is when the watcher last saw the output grow (seconds after the start, UDP_POLL_S
+    resolution): the arrival of the last message the daemon wrote, which is the run's elapsed time.
+    """
+
+    def __init__(self, counter: LineCounter, senders: int) -> None:
+        self.counter, self.senders = counter, senders
+        self.lines = 0
+        self.last_growth: float | None = None
+        self.ledgers_in: float | None = None
+        self.next_poll = 0.0
+
+    def over(self, now: float) -> bool:
+        if now < self.next_poll:
+            return False
+        self.next_poll = now + UDP_POLL_S
+        lines = self.counter.update()
+        if lines > self.lines:
+            self.lines, self.last_growth = lines, now
+        if self.ledgers_in is None and len(read_ledgers()) >= self.senders:
+            self.ledgers_in = now
+        if self.ledgers_in is None:
+            return False
+        return now - max(self.ledgers_in, self.last_growth or 0.0) >= UDP_QUIET_S
+
+
+def quiet_end(cfg: settings.Settings, obs: Observed, done: DoneTail) -> None:
+    obs.end_trigger = "udp-quiet"
+    obs.notes.append(
+        f"{len(done.seen)} of {cfg.senders} DONE datagrams reached done.log, so SEC could not fire: the run "
+        f"ended when every sender's ledger was in and no line had arrived for {UDP_QUIET_S:g} s. elapsed_s "
+        "runs to the last arrival the watcher saw (0.1 s polling)."
+    )
+
+
 def problem(cfg: settings.Settings, obs: Observed, elapsed: float) -> bool:
     if elapsed > cfg.run_timeout:
         obs.timed_out = True
@@ -292,11 +333,17 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     counter = LineCounter(control.LOGS)
     done = DoneTail(control.LOGS / "done.log", t0)
     samples = SampleTail(control.CONTROL / "samples.log", obs.start)
+    udp = obs.scenario is not None and obs.scenario.transport == "udp"
+    quiet = UdpQuiet(counter, cfg.senders) if udp else None
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
     while True:
         now = time.monotonic()
         done.update()
         if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
+            break
+        # Only while some DONE is missing: with every DONE in, SEC (or all-done-without-sec) ends the run.
+        if quiet is not None and len(done.seen) < cfg.senders and quiet.over(now - t0):
+            quiet_end(cfg, obs, done)
             break
         for user, system, memory in samples.update():
             obs.samples.append([round(now - t0, 2), user, system, memory, counter.update()])
@@ -309,6 +356,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
             next_report, last_lines, last_time = now + PROGRESS_EVERY, lines, now
         time.sleep(0.02)
     record_end(cfg, obs, done, time.monotonic() - t0)
+    if obs.end_trigger == "udp-quiet" and quiet is not None:
+        obs.elapsed_s = quiet.last_growth
 
 
 def record_end(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> None:
@@ -368,6 +417,10 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
     obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1)
     if note := tls_note(ledgers):
         obs.notes.append(note)
+    udp = obs.scenario is not None and obs.scenario.transport == "udp"
+    if udp and obs.counts.total("sent") and not obs.counts.total("received"):
+        # Loss is the figure over UDP, but losing everything is a daemon that does not listen on 514/udp.
+        obs.errors.append("no UDP datagram reached the output files: is the daemon listening on 514/udp?")
     if obs.timed_out:
         missing = [sender.id for sender in obs.counts.senders if not sender.done_seen]
         obs.errors.append(
@@ -448,7 +501,37 @@ def report(result: dict) -> None:
         f"sent {m['sent']:,}, received {m['received']:,} of {m['expected']:,}, "
         f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}"
     )
+    rate = result["rate"]
+    if rate["target_per_sender"]:
+        say(
+            f"rate: target {rate['target_per_sender']:,} msg/s per sender, achieved median "
+            f"{rate['achieved_per_sender']['median'] or 0:,.0f} (min {rate['achieved_per_sender']['min'] or 0:,.0f}); "
+            f"offered in all {rate['achieved_total'] or 0:,.0f} of {rate['target_total']:,} msg/s"
+        )
+    if udp := result["udp"]:
+        kernel = udp["kernel"] or {}
+        say(
+            f"udp: {udp['lost']:,} of {udp['sent']:,} lost (drop rate {udp['drop_rate'] or 0:.4%}); kernel: "
+            f"{kernel.get('in_datagrams', '?')} datagrams read, {kernel.get('in_errors', '?')} errors "
+            f"({kernel.get('rcvbuf_errors', '?')} receive buffer full)"
+        )
     say(result["summary"])
+
+
+def scenario_transport(cfg: settings.Settings) -> str:
+    """tcp, udp or tls; tcp when the scenario does not load (the run then ends with that error anyway)."""
+    try:
+        return scenarios.load(cfg.scenario).transport
+    except scenarios.ScenarioError:
+        return "tcp"
+
+
+def scenario_needs(cfg: settings.Settings) -> list[str]:
+    """The manifest features the scenario needs; a hand-written config's supervisor checks them (baseline)."""
+    try:
+        return scenarios.load(cfg.scenario).needs()
+    except scenarios.ScenarioError:
+        return []
 
 
 def matrix_cell() -> dict[str, object] | None:
@@ -468,6 +551,9 @@ def main() -> int:
     clear(control.LOGS)
     (control.LOGS / "done.log").touch()
     tls_problem = prepare_tls(cfg)
+    # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
+    control.write_atomic(control.CONTROL / "transport", f"{scenario_transport(cfg)}\n")
+    control.write_atomic(control.CONTROL / "needs", f"{' '.join(scenario_needs(cfg))}\n")
     control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
     HEALTH_FILE.touch()
     started = datetime.now(UTC)

@@ -15,9 +15,43 @@ pid=""
 # Written then renamed, so the watcher never reads half a file.
 put() { cat > "$1.tmp" && mv "$1.tmp" "$1"; }
 
+# The watcher writes the scenario's transport (tcp, udp, tls) to $control/transport before run.json.
+# A UDP config may open no TCP port at all, so readiness looks where that transport listens.
+read_transport() {
+    transport=tcp
+    if [ -f "$control/transport" ]; then read -r transport < "$control/transport"; fi
+}
+
+# The manifest feature the scenario needs (the watcher lists them in $control/needs) and this profile lacks.
+# Only for a hand-written config (the baseline): a rendered one simply has no file for such a scenario.
+missing_feature() {
+    [ -f "$control/needs" ] || return 1
+    read -r needs < "$control/needs" || true
+    features=$(grep '^features:' /etc/syslogbench/manifest.yaml)
+    for need in $needs; do
+        case "$features" in
+            *"[$need]"* | *"[$need,"* | *" $need,"* | *" $need]"*) ;;
+            *) missing=$need; return 0 ;;
+        esac
+    done
+    return 1
+}
+
+# Tell the watcher the run is n/a, then idle until it finishes.
+unsupported() {
+    echo "$1" | put "$control/daemon/unsupported"
+    while [ ! -f "$control/finish" ]; do sleep 0.2; done
+    exit 0
+}
+
 listening() {
     port_hex=$(printf ':%04X ' "$port")
-    grep -q "${port_hex}[0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
+    if [ "$transport" = udp ]; then
+        # A bound, unconnected UDP socket: remote 0.0.0.0:0 (or ::), state 07.
+        grep -q "${port_hex}[0-9A-F]*:0000 07" /proc/net/udp /proc/net/udp6 2>/dev/null
+    else
+        grep -q "${port_hex}[0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
+    fi
 }
 
 # sh has no local variables: this one uses only its argument, so callers' variables survive.
@@ -43,6 +77,8 @@ snapshot() {
     mkdir -p "$dir.tmp"
     copy_cgroup_files "$dir.tmp"
     if [ -n "${2:-}" ]; then cp "$2" "$dir.tmp/proc.status"; else cp "/proc/$pid/status" "$dir.tmp/proc.status" 2>/dev/null; fi
+    # The kernel's UDP counters of this network namespace: datagrams in, and those dropped for a full buffer.
+    cp /proc/net/snmp "$dir.tmp/snmp" 2>/dev/null
     date +%s.%N > "$dir.tmp/time"
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
 }
@@ -98,6 +134,7 @@ on_signal() {
 }
 
 if [ "${1:-}" = "--health" ]; then
+    read_transport
     listening
     exit
 fi
@@ -114,16 +151,16 @@ while [ ! -f "$control/run.json" ]; do
     sleep 0.2
 done
 describe
+read_transport
 # One rendered config per scenario the daemon supports; none means it cannot run that scenario.
 if [ -d /etc/syslogbench/scenarios ]; then
     scenario=${SCENARIO:-seed2014}
     if [ ! -f "/etc/syslogbench/scenarios/$scenario.conf" ]; then
-        echo "this profile has no config for scenario $scenario (see features in its manifest)" \
-            | put "$control/daemon/unsupported"
-        while [ ! -f "$control/finish" ]; do sleep 0.2; done
-        exit 0
+        unsupported "this profile has no config for scenario $scenario (see features in its manifest)"
     fi
     ln -sf "/etc/syslogbench/scenarios/$scenario.conf" /etc/syslogbench/active.conf
+elif missing_feature; then
+    unsupported "this profile lacks the '$missing' feature that scenario ${SCENARIO:-seed2014} needs (see its manifest)"
 fi
 "$@" &
 pid=$!

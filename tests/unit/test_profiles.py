@@ -390,3 +390,26 @@ def test_manifest_errors(tmp_path: Path) -> None:
     (other / "manifest.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(ProfileError, match="must match its folder 'elsewhere'"):
         profiles.load_manifest(other / "manifest.yaml")
+
+
+def test_udp_scenarios_render_udp_inputs_and_no_tcp_port() -> None:
+    for profile in [p for p in PROFILES if not p.registry_image]:  # the seed's daemons declare no udp
+        if profile.daemon == "baseline":
+            assert scenarios.unsupported(scenarios.load("udp"), profile.features) == [
+                "needs the 'udp' feature"
+            ]
+            continue
+        assert "udp" in profile.features, profile.profile
+        text = render.render(profile, scenarios.load("udp"))
+        if profile.daemon == "rsyslog":
+            assert 'input(type="imudp" port="514")' in text and "imtcp" not in text
+        else:
+            assert 'network(transport("udp") port(514));' in text and "tcp(" not in text
+
+
+def test_fixed_rate_tcp_renders_like_the_seed() -> None:
+    """The rate lives in the senders only: the daemon's config for tcp-rate is the seed's."""
+    for profile in PROFILES:
+        if "template" in profile.config:
+            seed = render.render(profile, scenarios.load("seed2014")).replace("scenario seed2014", "")
+            assert render.render(profile, scenarios.load("tcp-rate")).replace("scenario tcp-rate", "") == seed

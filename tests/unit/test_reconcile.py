@@ -75,6 +75,9 @@ def ledger(sender: SenderId) -> dict[str, object]:
         "send_s": 0.5,
         "cpu_s": 0.25,
         "finished_at": NOW + 1.0,
+        "transport": "tcp",
+        "rate_target": 0,
+        "rate_achieved": 122.0,
     }
 
 
@@ -131,6 +134,8 @@ def test_as_senders(tmp_path: Path) -> None:
         "bytes": LEDGERS["host1-s1"]["bytes"],
         "send_s": 0.5,
         "cpu_s": 0.25,
+        "rate_target": 0,
+        "rate_achieved": 122.0,
     }
 
 
@@ -296,3 +301,48 @@ def test_split_file_name_pattern(daemon: str) -> None:
     match = reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log")
     assert match and match.groups() == ("23", "7")
     assert reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log.1") is None
+
+
+# --- UDP: clean but for loss ---------------------------------------------------------------------------------
+
+
+def test_clean_but_for_loss_with_lost_lines_and_a_lost_done(tmp_path: Path) -> None:
+    entries, done = output()
+    entries = without(entries, {(1, 2, 5), (2, 1, PER_SENDER)})  # a message, and host2-s1's DONE
+    done = [line for line in done if b"h=2 s=1 " not in line]
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "lost") == [0, 1, 1]
+    assert per_sender(result, "done_seen") == [True, True, False]
+    assert result.clean is False
+    assert result.clean_but_for_loss is True
+
+
+def test_clean_but_for_loss_refuses_duplicates(tmp_path: Path) -> None:
+    entries, done = output()
+    entries = without(entries, {(1, 2, 5)}) + [find(entries, 1, 1, 3)]
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.clean_but_for_loss is False
+
+
+def test_clean_but_for_loss_refuses_a_done_twice_in_done_log(tmp_path: Path) -> None:
+    entries, done = output()
+    result = run(write(tmp_path / "logs", entries, done + done[:1]))
+    assert result.clean_but_for_loss is False
+
+
+def test_clean_but_for_loss_refuses_misfiled_lines(tmp_path: Path) -> None:
+    entries, done = output()
+    facility, severity, line = entries[0]
+    entries[0] = ((facility + 1) % 24, severity, line)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.misfiled == 1 and result.clean_but_for_loss is False
+
+
+def test_ledger_rates_reach_the_sender_counts(tmp_path: Path) -> None:
+    entries, done = output()
+    ledgers = {
+        name: ledger | {"rate_target": 2500, "rate_achieved": 2490.5} for name, ledger in LEDGERS.items()
+    }
+    result = run(write(tmp_path / "logs", entries, done), ledgers)
+    assert per_sender(result, "rate_target") == [2500] * 3
+    assert per_sender(result, "rate_achieved") == [2490.5] * 3

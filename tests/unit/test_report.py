@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -602,3 +603,42 @@ def test_runs_with_another_load_shape_never_pool_with_the_seed() -> None:
     }
     assert report.scenario_of(seed) == "seed2014"
     assert report.scenario_of(one) == "seed2014@1x1x2000000"
+
+
+def test_render_run_gives_rate_and_udp_drop_rates() -> None:
+    run = copy.deepcopy(STATS_RUNS[0])
+    run["rate"] = {
+        "target_per_sender": 2500,
+        "target_total": 10000,
+        "achieved_per_sender": {"min": 2479.3, "median": 2496.0, "max": 2498.4},
+        "achieved_total": 9977.1,
+    }
+    run["udp"] = {
+        "sent": 80004,
+        "received": 78677,
+        "lost": 1327,
+        "drop_rate": 0.016587,
+        "kernel": {
+            "in_datagrams": 78685,
+            "in_errors": 1327,
+            "rcvbuf_errors": 1327,
+            "no_ports": 0,
+            "drop_rate": 0.016585,
+        },
+    }
+    text = report.render_run(run)
+    assert (
+        "Rate: target 2,500 msg/s per sender (10,000 in all); achieved 2,496 per sender (median; 2,479-2,498), "
+        "9,977 in all."
+    ) in text
+    assert (
+        "UDP: 1,327 of 80,004 lost, drop rate 1.659%; kernel: 78,685 datagrams read, 1,327 dropped "
+        "(1,327 for a full receive buffer)."
+    ) in text
+    run["udp"]["kernel"] = None
+    assert "drop rate 1.659%; no kernel counters." in report.render_run(run)
+
+
+def test_render_run_all_out_tcp_has_no_rate_or_udp_line() -> None:
+    text = report.render_run(STATS_RUNS[0])
+    assert "Rate:" not in text and "UDP:" not in text

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from syslogbench import result
+from syslogbench import result, scenarios
 from syslogbench.cgroup import Snapshot
 from syslogbench.reconcile import Reconciliation, SenderCount
 from syslogbench.result import DaemonInfo, HostFacts, Observed
@@ -443,3 +444,111 @@ def test_run_id_converts_to_utc() -> None:
     run = result.run_id(started, "syslog-ng-4.8")
     assert run == "20261122T100005Z-syslog-ng-4.8"
     assert re.fullmatch(r"[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9._-]+", run)
+
+
+# --- UDP: loss is the figure; fixed rates -----------------------------------------------------------------------
+
+UDP_COUNTERS = {"InDatagrams": 1_000, "NoPorts": 0, "InErrors": 0, "RcvbufErrors": 0}
+
+
+def udp_observed(lost_by_first: int = 0, done_seen: int = 20, **fields: object) -> Observed:
+    """A UDP run: the first sender lost `lost_by_first`, the kernel dropped as many for a full buffer."""
+    counts = reconciliation(lost_by_first=lost_by_first, done_seen=done_seen)
+    for count in counts.senders:
+        count.rate_target, count.rate_achieved = 1000, 990.0
+    received = counts.total("received")
+    start = replace(START, udp=UDP_COUNTERS)
+    end = replace(
+        END,
+        udp={
+            "InDatagrams": 1_000 + received,
+            "NoPorts": 0,
+            "InErrors": lost_by_first,
+            "RcvbufErrors": lost_by_first,
+        },
+    )
+    base = {"scenario": scenarios.load("udp"), "counts": counts, "start": start, "end": end}
+    return observed(**{**base, **fields})
+
+
+def test_verdict_udp_with_loss_is_pass() -> None:
+    obs = udp_observed(lost_by_first=1_234, done_seen=19)  # a DONE lost too: still only loss
+    assert obs.counts is not None and not obs.counts.clean and obs.counts.clean_but_for_loss
+    assert result.verdict(obs) == "pass"
+
+
+def test_verdict_udp_with_a_duplicate_is_loss() -> None:
+    obs = udp_observed(lost_by_first=10)
+    assert obs.counts is not None
+    obs.counts.senders[1].duplicated = 1
+    assert result.verdict(obs) == "loss"
+
+
+def test_verdict_udp_with_misfiled_or_stray_done_lines_is_loss() -> None:
+    assert result.verdict(udp_observed(counts=replace(reconciliation(), misfiled=1))) == "loss"
+    assert result.verdict(udp_observed(counts=replace(reconciliation(), done_log_lines=21))) == "loss"
+
+
+def test_verdict_udp_with_an_error_is_error() -> None:
+    assert result.verdict(udp_observed(errors=["no UDP datagram reached the output files"])) == "error"
+
+
+def test_verdict_tcp_with_the_same_loss_stays_loss() -> None:
+    assert result.verdict(udp_observed(lost_by_first=1_234, scenario=scenarios.load("tcp-rate"))) == "loss"
+
+
+def test_udp_block_from_sequence_numbers_and_kernel_counters() -> None:
+    document = result.build(udp_observed(lost_by_first=60_000, done_seen=19))
+    assert schema_errors(document) == []
+    assert document["verdict"] == "pass"
+    assert document["udp"] == {
+        "sent": 6_000_020,
+        "received": 5_940_020,
+        "lost": 60_000,
+        "drop_rate": 0.01,
+        "kernel": {
+            "in_datagrams": 5_940_020,
+            "in_errors": 60_000,
+            "rcvbuf_errors": 60_000,
+            "no_ports": 0,
+            "drop_rate": 0.01,
+        },
+    }
+
+
+def test_udp_block_kernel_none_without_snmp_in_a_snapshot() -> None:
+    document = result.build(udp_observed(lost_by_first=5, end=END))
+    assert schema_errors(document) == []
+    assert document["udp"]["kernel"] is None and document["udp"]["lost"] == 5
+
+
+def test_udp_block_null_for_tcp() -> None:
+    document = result.build(observed())
+    assert schema_errors(document) == []
+    assert document["udp"] is None
+
+
+def test_rate_block_target_and_achieved() -> None:
+    obs = udp_observed()
+    assert obs.counts is not None
+    obs.counts.senders[0].rate_achieved = 900.0
+    obs.counts.senders[1].rate_achieved = 1100.0
+    document = result.build(obs)
+    assert schema_errors(document) == []
+    assert document["rate"] == {
+        "target_per_sender": 1000,  # scenarios/udp.yaml
+        "target_total": 20_000,
+        "achieved_per_sender": {"min": 900.0, "median": 990.0, "max": 1100.0},
+        "achieved_total": 900.0 + 1100.0 + 18 * 990.0,
+    }
+
+
+def test_rate_block_all_out_and_unmeasured() -> None:
+    document = result.build(observed(counts=None, errors=["no counts"]))
+    assert schema_errors(document) == []
+    assert document["rate"] == {
+        "target_per_sender": 0,
+        "target_total": 0,
+        "achieved_per_sender": {"min": None, "median": None, "max": None},
+        "achieved_total": None,
+    }

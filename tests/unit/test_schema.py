@@ -153,3 +153,48 @@ def test_committed_result_validates(path: Path | None) -> None:
     result = json.loads(path.read_text())
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(result)]
     assert errors == [], f"{path.name} does not follow results/schema.json"
+
+
+UDP_BLOCK: dict[str, Any] = {
+    "sent": 8004,
+    "received": 7900,
+    "lost": 104,
+    "drop_rate": 0.012994,
+    "kernel": {
+        "in_datagrams": 7900,
+        "in_errors": 104,
+        "rcvbuf_errors": 104,
+        "no_ports": 0,
+        "drop_rate": 0.012994,
+    },
+}
+
+
+def test_udp_run_example_is_valid() -> None:
+    document = changed("end.trigger", "udp-quiet")
+    document["udp"] = copy.deepcopy(UDP_BLOCK)
+    document["rate"] = {
+        "target_per_sender": 2500,
+        "target_total": 10000,
+        "achieved_per_sender": {"min": 2479.3, "median": 2480.8, "max": 2488.1},
+        "achieved_total": 9917.1,
+    }
+    assert list(VALIDATOR.iter_errors(document)) == []
+    document["udp"]["kernel"] = None
+    assert list(VALIDATOR.iter_errors(document)) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("drop_rate", 1.5),
+        ("lost", -1),
+        ("kernel", {"in_datagrams": 1}),
+        ("colour", "blue"),
+    ],
+)
+def test_invalid_udp_blocks_fail(key: str, value: Any) -> None:
+    document = copy.deepcopy(MINIMAL)
+    document["udp"] = copy.deepcopy(UDP_BLOCK) | {key: value}
+    with pytest.raises(jsonschema.ValidationError):
+        VALIDATOR.validate(document)

@@ -296,3 +296,84 @@ def test_record_end_reads_what_is_left_in_done_log(tmp_path: Path) -> None:
     assert len(tail.seen) == 3
     assert obs.elapsed_s == tail.seen[2]
     assert obs.done_spread_s == 0.0
+
+
+# --- UDP: ending when a DONE datagram was lost ---------------------------------------------------------------
+
+
+def write_ledgers(control_dir: Path, count: int) -> None:
+    (control_dir / "ledgers").mkdir(exist_ok=True)
+    for number in range(1, count + 1):
+        (control_dir / "ledgers" / f"host1-s{number}.json").write_text('{"status": "ok"}')
+
+
+def quiet_in(tmp_path: Path) -> tuple[watcher.UdpQuiet, Path]:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    out = logs / "test.rsyslog8.facility.1.severity.5.log"
+    out.write_bytes(b"")
+    return watcher.UdpQuiet(watcher.LineCounter(logs), senders=3), out
+
+
+def test_udp_quiet_not_over_while_a_ledger_is_missing(tmp_path: Path, control_dir: Path) -> None:
+    quiet, out = quiet_in(tmp_path)
+    out.write_bytes(PLAIN_LINE)
+    write_ledgers(control_dir, 2)
+    assert not quiet.over(0.0)
+    assert not quiet.over(60.0)  # quiet for a minute, but a sender may still be sending
+    assert quiet.last_growth == 0.0
+
+
+def test_udp_quiet_over_after_the_quiet_time_once_every_ledger_is_in(
+    tmp_path: Path, control_dir: Path
+) -> None:
+    quiet, out = quiet_in(tmp_path)
+    write_ledgers(control_dir, 3)
+    out.write_bytes(PLAIN_LINE)
+    assert not quiet.over(1.0)
+    append(out, PLAIN_LINE)
+    assert not quiet.over(2.5)  # grew: the quiet time starts again
+    assert not quiet.over(4.4)
+    assert quiet.over(4.5)
+    assert (quiet.lines, quiet.last_growth) == (2, 2.5)
+
+
+def test_udp_quiet_counts_from_the_last_ledger_when_nothing_arrived(
+    tmp_path: Path, control_dir: Path
+) -> None:
+    quiet, _ = quiet_in(tmp_path)
+    assert not quiet.over(0.0)
+    write_ledgers(control_dir, 3)
+    assert not quiet.over(5.0)  # the ledgers are in from 5.0 on
+    assert quiet.over(7.0)
+    assert quiet.last_growth is None
+
+
+def test_udp_quiet_polls_at_most_every_poll_interval(tmp_path: Path, control_dir: Path) -> None:
+    quiet, out = quiet_in(tmp_path)
+    write_ledgers(control_dir, 3)
+    assert not quiet.over(1.0)
+    out.write_bytes(PLAIN_LINE)
+    assert not quiet.over(1.05)  # not looked at yet
+    assert quiet.lines == 0
+    assert not quiet.over(1.1)
+    assert (quiet.lines, quiet.last_growth) == (1, 1.1)
+
+
+def test_quiet_end_names_the_trigger_and_the_missing_done(tmp_path: Path) -> None:
+    obs = observed(settings())
+    watcher.quiet_end(settings(), obs, tail_with(tmp_path, [0.5, 0.6]))
+    assert obs.end_trigger == "udp-quiet"
+    assert obs.notes[0].startswith("2 of 3 DONE datagrams reached done.log, so SEC could not fire")
+
+
+def test_scenario_transport() -> None:
+    assert watcher.scenario_transport(settings(SCENARIO="udp")) == "udp"
+    assert watcher.scenario_transport(settings(SCENARIO="seed2014")) == "tcp"
+    assert watcher.scenario_transport(settings(SCENARIO="no-such-scenario")) == "tcp"
+
+
+def test_scenario_needs() -> None:
+    assert watcher.scenario_needs(settings(SCENARIO="udp")) == ["udp"]
+    assert watcher.scenario_needs(settings(SCENARIO="seed2014")) == []
+    assert watcher.scenario_needs(settings(SCENARIO="no-such-scenario")) == []
