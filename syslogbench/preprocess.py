@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from syslogbench.messages import SEVERITIES, SenderId, pri_stream
+from syslogbench.scenarios import Scenario
 
 # The regexp row: messages with an even sequence number, and every DONE. Valid as a POSIX ERE (rsyslog's
 # re_match) and as a PCRE (syslog-ng's match()); the message text has " q=<digits> " in every payload form
@@ -97,6 +98,12 @@ class Expectation:
     preprocess: str = "none"
     receive: str = "parsed"
     seed: int = 2014
+
+    @classmethod
+    def of(cls, scenario: Scenario | None, seed: int) -> Expectation:
+        if scenario is None:
+            return cls(seed=seed)
+        return cls(scenario.preprocess, scenario.receive, seed)
 
     def mask(self, sender: SenderId, per_sender: int) -> bytearray | None:
         return expected_mask(self.preprocess, self.seed, sender, per_sender)

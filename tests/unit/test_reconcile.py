@@ -131,6 +131,9 @@ def test_as_senders(tmp_path: Path) -> None:
         "bytes": LEDGERS["host1-s1"]["bytes"],
         "send_s": 0.5,
         "cpu_s": 0.25,
+        "expected": 61,
+        "filtered": 0,
+        "unexpected": 0,
     }
 
 
