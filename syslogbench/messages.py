@@ -69,6 +69,32 @@ def datagram(framed: bytes, fmt: str) -> bytes:
     return framed.removesuffix(b"\n")
 
 
+def body_fields(sender: SenderId, seq: int, pri: int, width: int) -> tuple[str, ...]:
+    facility, severity = divmod(pri, SEVERITIES)
+    return str(sender.host), str(sender.sender), f"{seq:0{width}d}", str(facility), str(severity)
+
+
+def json_body(fields: tuple[str, ...], rest: str) -> str:
+    """The same h/s/q/f/v in JSON (q as a number, JSON allows no leading zeros); x is the padding or DONE."""
+    h, s, q, f, v = fields
+    return f'{{"h":{h},"s":{s},"q":{int(q)},"f":{f},"v":{v},"x":"{rest}"}}'
+
+
+def kv_body(fields: tuple[str, ...], rest: str) -> str:
+    """key=value pairs; without the word "syslogbench", so only a daemon that parsed them can rebuild the key."""
+    h, s, q, f, v = fields
+    return f"h={h} s={s} q={q} f={f} v={v} x={rest}"
+
+
+def text_body(fields: tuple[str, ...], rest: str) -> str:
+    h, s, q, f, v = fields
+    return f"syslogbench h={h} s={s} q={q} f={f} v={v} {rest}"
+
+
+# The payload forms: text (the seed's), json and kv (the pre-processing rows that parse the payload).
+PAYLOADS = {"text": text_body, "json": json_body, "kv": kv_body}
+
+
 def render_line(
     sender: SenderId,
     seq: int,
@@ -78,17 +104,16 @@ def render_line(
     done: bool = False,
     size: int = MESSAGE_BYTES,
     fmt: str = "rfc3164",
+    payload: str = "text",
 ) -> bytes:
     """One framed message; an ordinary one is `size` bytes counting its newline (or, octet-counted, as if)."""
-    facility, severity = divmod(pri, SEVERITIES)
-    head = (
-        f"{header(fmt, pri, stamp, sender)}"
-        f"syslogbench h={sender.host} s={sender.sender} q={seq:0{width}d} f={facility} v={severity}"
-    )
+    head = header(fmt, pri, stamp, sender)
+    body = PAYLOADS[payload]
+    fields = body_fields(sender, seq, pri, width)
     if done:
-        return frame(fmt, f"{head} {DONE_WORD}")
-    pad = max(1, size - len(head) - 2)
-    return frame(fmt, f"{head} {'x' * pad}")
+        return frame(fmt, head + body(fields, DONE_WORD))
+    pad = max(1, size - len(head) - len(body(fields, "")) - 1)
+    return frame(fmt, head + body(fields, "x" * pad))
 
 
 def seq_width(count: int) -> int:
@@ -96,15 +121,21 @@ def seq_width(count: int) -> int:
 
 
 def render_lines(
-    seed: int, sender: SenderId, count: int, now: float, size: int = MESSAGE_BYTES, fmt: str = "rfc3164"
+    seed: int,
+    sender: SenderId,
+    count: int,
+    now: float,
+    size: int = MESSAGE_BYTES,
+    fmt: str = "rfc3164",
+    payload: str = "text",
 ) -> Iterator[bytes]:
     """count ordinary messages of `size` bytes with q=1..count, then one DONE with q=count+1."""
     stamp = iso_timestamp(now) if fmt == "rfc5424" else bsd_timestamp(now)
     width = seq_width(count)
     pris = pri_stream(seed, sender)
     for seq in range(1, count + 1):
-        yield render_line(sender, seq, next(pris), stamp, width, size=size, fmt=fmt)
-    yield render_line(sender, count + 1, next(pris), stamp, width, done=True, fmt=fmt)
+        yield render_line(sender, seq, next(pris), stamp, width, size=size, fmt=fmt, payload=payload)
+    yield render_line(sender, count + 1, next(pris), stamp, width, done=True, fmt=fmt, payload=payload)
 
 
 def render_to_file(
@@ -115,12 +146,13 @@ def render_to_file(
     now: float,
     size: int = MESSAGE_BYTES,
     fmt: str = "rfc3164",
+    payload: str = "text",
 ) -> int:
     """Write all messages to path in chunks, so memory stays bounded; return the byte count."""
     written = 0
     chunk: list[bytes] = []
     with path.open("wb") as out:
-        for line in render_lines(seed, sender, count, now, size, fmt):
+        for line in render_lines(seed, sender, count, now, size, fmt, payload):
             chunk.append(line)
             if len(chunk) >= 10_000:
                 written += out.write(b"".join(chunk))

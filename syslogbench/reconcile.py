@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from syslogbench.messages import SenderId
+from syslogbench.preprocess import Expectation
 
 SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
 # One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
@@ -37,6 +38,11 @@ class SenderCount:
     # msg/s: what the scenario asked of each sender (0 all-out), and messages / send_s as it came out.
     rate_target: int | None = None
     rate_achieved: float | None = None
+    # With a filter (pre-processing rows): messages it must let through, those it must drop, and dropped
+    # ones that arrived all the same (an error). Without one, expected equals what the sender sends.
+    expected: int = 0
+    filtered: int = 0
+    unexpected: int = 0
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Reconciliation:
     output_bytes: int = 0
     done_log_lines: int = 0
     done_log_extra: int = 0
+    # Message lines that do not show the scenario's processing (e.g. a host name not rewritten).
+    unprocessed: int = 0
     problems: list[str] = field(default_factory=list)
 
     def total(self, name: str) -> int:
@@ -63,6 +71,8 @@ class Reconciliation:
             self.misfiled,
             self.unknown,
             self.done_log_extra,
+            self.total("unexpected"),
+            self.unprocessed,
         )
         every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
         return not any(counts) and every_done_once
@@ -124,8 +134,11 @@ def read_split_file(path: Path, facility: int, severity: int, tally: Tally) -> i
     return lines - filed
 
 
-def read_plain_file(path: Path, tally: Tally) -> None:
-    tally_lines(path.read_bytes(), tally)
+def read_plain_file(path: Path, tally: Tally, proof: re.Pattern[bytes] | None = None) -> int:
+    """Count every line into the tally; return how many message lines lack the proof (0 without one)."""
+    data = path.read_bytes()
+    lines = tally_lines(data, tally)
+    return 0 if proof is None else lines - len(proof.findall(data))
 
 
 def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
@@ -144,7 +157,19 @@ def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
     return done, lines, extra
 
 
-def sender_count(sender: SenderId, ledger: dict | None, counts: bytearray, done: set) -> SenderCount:
+def arrivals(counts: bytearray, mask: bytearray | None) -> tuple[int, int, int]:
+    """(expected, expected that arrived, not expected that arrived), over sequence numbers 1..len-1."""
+    if mask is None:
+        expected = len(counts) - 1
+        return expected, expected - counts.count(0) + 1, 0  # index 0 is never used
+    arrived = bytes(1 if count else 0 for count in counts)
+    hits = sum(a & m for a, m in zip(arrived, mask, strict=True))
+    return sum(mask), hits, sum(arrived) - hits
+
+
+def sender_count(
+    sender: SenderId, ledger: dict | None, counts: bytearray, done: set, mask: bytearray | None = None
+) -> SenderCount:
     if ledger is None:
         result = SenderCount(id=sender.name, status="no ledger: the sender never reported", sent=0)
     else:
@@ -160,20 +185,29 @@ def sender_count(sender: SenderId, ledger: dict | None, counts: bytearray, done:
             rate_achieved=ledger.get("rate_achieved"),
         )
     per_sender = len(counts) - 1
-    result.received = per_sender - counts.count(0) + 1  # index 0 is never used
-    result.duplicated = sum(counts) - result.received
+    result.expected, result.received, result.unexpected = arrivals(counts, mask)
+    result.filtered = per_sender - result.expected
+    result.duplicated = sum(counts) - result.received - result.unexpected
     # A sender that failed may still have delivered part: judge it against everything it should have sent.
-    result.lost = per_sender - result.received
+    result.lost = result.expected - result.received
     result.done_seen = (sender.host, sender.sender) in done
     return result
 
 
 def reconcile(
-    log_dir: Path, ledgers: dict[str, dict], senders: list[SenderId], per_sender: int
+    log_dir: Path,
+    ledgers: dict[str, dict],
+    senders: list[SenderId],
+    per_sender: int,
+    expect: Expectation | None = None,
 ) -> Reconciliation:
-    """per_sender counts the DONE message too; ledgers are keyed by SenderId.name."""
+    """per_sender counts the DONE message too; ledgers are keyed by SenderId.name.
+
+    expect: what the scenario lets through and what its lines must show (default: everything, nothing).
+    """
+    expect = expect or Expectation()
     tally = Tally(senders, per_sender)
-    misfiled = split_files = output_bytes = 0
+    misfiled = split_files = output_bytes = unprocessed = 0
     for path in sorted(log_dir.iterdir()) if log_dir.exists() else []:
         match = SPLIT_RE.match(path.name)
         if match:
@@ -182,16 +216,20 @@ def reconcile(
             misfiled += read_split_file(path, int(match.group(1)), int(match.group(2)), tally)
         elif PLAIN_RE.match(path.name):
             output_bytes += path.stat().st_size
-            read_plain_file(path, tally)
+            unprocessed += read_plain_file(path, tally, expect.proof())
     done, done_lines, done_extra = read_done_log(log_dir / DONE_LOG)
-    counts = [sender_count(s, ledgers.get(s.name), tally.counts(s), done) for s in senders]
+    counts = [
+        sender_count(s, ledgers.get(s.name), tally.counts(s), done, expect.mask(s, per_sender))
+        for s in senders
+    ]
     return Reconciliation(
         senders=counts,
-        expected=len(senders) * per_sender,
+        expected=sum(count.expected for count in counts),
         misfiled=misfiled,
         unknown=tally.unknown,
         split_files=split_files,
         output_bytes=output_bytes,
         done_log_lines=done_lines,
         done_log_extra=done_extra,
+        unprocessed=unprocessed,
     )

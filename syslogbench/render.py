@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from syslogbench import scenarios
+from syslogbench import preprocess, scenarios
 from syslogbench.profiles import DAEMONS, Profile, all_profiles
 
 TEMPLATES = DAEMONS / "_templates"
@@ -30,8 +30,15 @@ def environment() -> jinja2.Environment:
 
 
 def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overrides: object) -> str:
+    scenario = scenario or scenarios.load(scenarios.DEFAULT)
+    if scenario.preprocess != "none" and scenario.destination != "plain":
+        # The templates write the pre-processing rows to one plain file only.
+        raise ValueError(
+            f"scenario {scenario.id}: preprocess {scenario.preprocess!r} is rendered for destination plain only"
+        )
     context = {
-        "scenario": scenario or scenarios.load(scenarios.DEFAULT),
+        "scenario": scenario,
+        **preprocess.daemon_params(),
         "profile": profile.profile,
         "daemon": profile.daemon,
         "port": PORT,

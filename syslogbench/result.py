@@ -154,7 +154,7 @@ def message_figures(obs: Observed) -> dict[str, int]:
             0,
         ) | {"expected": cfg.expected_messages, "done_expected": cfg.senders, "done_log_extra": 0}
     return {
-        "expected": cfg.expected_messages,
+        "expected": counts.expected,
         "sent": counts.total("sent"),
         "received": counts.total("received"),
         "lost": counts.total("lost"),
@@ -165,6 +165,9 @@ def message_figures(obs: Observed) -> dict[str, int]:
         "done_received": sum(1 for sender in counts.senders if sender.done_seen),
         "done_log_lines": counts.done_log_lines,
         "done_log_extra": counts.done_log_extra,
+        "filtered": counts.total("filtered"),
+        "unexpected": counts.total("unexpected"),
+        "unprocessed": counts.unprocessed,
     }
 
 
@@ -329,7 +332,8 @@ def build(obs: Observed) -> dict[str, object]:
     table = limits(obs)
     messages = message_figures(obs)
     cpu = cpu_figures(obs)
-    rates = throughput(obs, messages["received"])
+    # A filtering scenario's daemon handles the messages it drops too: they count towards its rate.
+    rates = throughput(obs, messages["received"] + messages.get("filtered", 0))
     rss = end.max_rss_bytes if end else None
     generators = generator_figures(obs)
     extra = {"matrix": obs.matrix} if obs.matrix else {}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from syslogbench import cgroup, control, scenarios, settings
+from syslogbench import cgroup, control, preprocess, scenarios, settings
 from syslogbench.messages import SenderId, datagram, render_lines, render_to_file
 
 CENTRAL = os.environ.get("CENTRAL_HOST", "central")
@@ -228,7 +228,13 @@ def render_indexed(
     offset = 0
     chunk: list[bytes] = []
     lines = render_lines(
-        cfg.seed, sender, cfg.messages_per_sender, time.time(), scenario.message_bytes, scenario.format
+        cfg.seed,
+        sender,
+        cfg.messages_per_sender,
+        time.time(),
+        scenario.message_bytes,
+        scenario.format,
+        preprocess.payload(scenario.preprocess),
     )
     with path.open("wb") as out:
         for line in lines:
@@ -347,7 +353,14 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     path = WORK_DIR / f"{sender.name}.msgs"
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
     total = render_to_file(
-        path, cfg.seed, sender, cfg.messages_per_sender, time.time(), scenario.message_bytes, scenario.format
+        path,
+        cfg.seed,
+        sender,
+        cfg.messages_per_sender,
+        time.time(),
+        scenario.message_bytes,
+        scenario.format,
+        preprocess.payload(scenario.preprocess),  # JSON or key=value for the parsing rows
     )
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     sock = connect(READY_TIMEOUT)

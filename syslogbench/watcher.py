@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, scenarios, settings, tlscerts
+from syslogbench import control, preprocess, scenarios, settings, tlscerts
 from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
 from syslogbench.reconcile import OUTPUT_RE, reconcile
@@ -414,7 +414,9 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
     obs.generator_cpu_s = read_generator_cpu()
     senders = expected_senders(cfg)
     ledgers = read_ledgers()
-    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1)
+    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
+    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
+    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
@@ -514,6 +516,11 @@ def report(result: dict) -> None:
             f"udp: {udp['lost']:,} of {udp['sent']:,} lost (drop rate {udp['drop_rate'] or 0:.4%}); kernel: "
             f"{kernel.get('in_datagrams', '?')} datagrams read, {kernel.get('in_errors', '?')} errors "
             f"({kernel.get('rcvbuf_errors', '?')} receive buffer full)"
+        )
+    if m.get("filtered") or m.get("unexpected") or m.get("unprocessed"):
+        say(
+            f"filtered out by the scenario {m['filtered']:,}, of which arrived anyway {m['unexpected']:,}; "
+            f"lines not showing the processing {m['unprocessed']:,}"
         )
     say(result["summary"])
 

@@ -136,6 +136,9 @@ def test_as_senders(tmp_path: Path) -> None:
         "cpu_s": 0.25,
         "rate_target": 0,
         "rate_achieved": 122.0,
+        "expected": 61,
+        "filtered": 0,
+        "unexpected": 0,
     }
 
 

@@ -345,6 +345,9 @@ def test_build_pass_validates_and_holds_the_figures() -> None:
         "done_received": 20,
         "done_log_lines": 20,
         "done_log_extra": 0,
+        "filtered": 0,
+        "unexpected": 0,
+        "unprocessed": 0,
     }
     assert document["memory"] == {
         "peak_bytes": 300 * 2**20,
