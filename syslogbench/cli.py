@@ -28,7 +28,14 @@ def log(text: str) -> None:
     print(f"syslogbench: {text}", flush=True)
 
 
-def compose(profile: str, *args: str, project: str = "syslogbench") -> list[str]:
+def project_name() -> str:
+    """The compose project; a second checkout on the same machine sets its own (with its own IMAGE_TAG),
+    since concurrent builds under one project name have been seen to mix up build contexts."""
+    return os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
+
+
+def compose(profile: str, *args: str, project: str | None = None) -> list[str]:
+    project = project or project_name()
     return ["docker", "compose", "--project-directory", str(ROOT), "-p", project, "--profile", profile, *args]
 
 
@@ -125,8 +132,7 @@ def run(
     extra_env: dict[str, str] | None = None,
     build: bool = True,
 ) -> int:
-    # A second checkout on the same machine can set its own project name and IMAGE_TAG.
-    project = os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
+    project = project_name()
     profile = profiles.resolve(profile_name)
     cfg, env = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
@@ -159,6 +165,10 @@ def run(
         log("no result was written: see the watcher's output above")
         return code or 1
     show(new[-1])
+    ran = json.loads(new[-1].read_text())["daemon"]["profile"]
+    if ran not in ("unknown", profile.profile):
+        log(f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`")
+        return code or 3
     return code
 
 
