@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from syslogbench import hostsetup, images, profiles, render, report, scenarios, settings
@@ -29,8 +30,7 @@ def log(text: str) -> None:
 
 
 def project_name() -> str:
-    """The compose project; a second checkout on the same machine sets its own (with its own IMAGE_TAG),
-    since concurrent builds under one project name have been seen to mix up build contexts."""
+    """The compose project; a second checkout on the same machine sets its own (with its own IMAGE_TAG)."""
     return os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
 
 
@@ -110,8 +110,50 @@ def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
     images.ensure_bases(suites, log)
     for profile in chosen:
         log(f"building images for {profile.profile}")
+        fresh_mtime(profile.folder / "Dockerfile")
         command = compose(profile.profile, "build", "-q", *HARNESS_SERVICES, profile.profile)
         subprocess.run(command, check=True, cwd=ROOT)
+        check_image(profile)
+
+
+def fresh_mtime(dockerfile: Path) -> None:
+    """Give the Dockerfile a modification time no other one has.
+
+    BuildKit sends a Dockerfile incrementally and takes it as unchanged when size and mtime match the one it
+    saw last. Ours differ only in version digits (same size), and git writes them in the same clock tick, so
+    rsyslog-8.2302 was built from rsyslog-8.2102's Dockerfile until this.
+    """
+    now = time.time_ns()
+    os.utime(dockerfile, ns=(now, now))
+
+
+def check_image(profile: profiles.Profile) -> None:
+    """The built image must carry this profile's manifest, or a run would measure another daemon (see
+    fresh_mtime for how that happened)."""
+    done = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--entrypoint",
+            "cat",
+            profile.image,
+            "/etc/syslogbench/manifest.yaml",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    carried = next(
+        (line.split(":", 1)[1].strip() for line in done.stdout.splitlines() if line.startswith("profile:")),
+        None,
+    )
+    if carried != profile.profile:
+        raise images.SetupError(
+            f"image {profile.image} carries the manifest of {carried or 'nothing'}, not {profile.profile}: "
+            f"remove it (docker rmi {profile.image}) and run `python -m syslogbench setup` again, one build at a time"
+        )
 
 
 def registry_ready(profile: profiles.Profile, skip_unreachable: bool = False) -> bool:
@@ -167,7 +209,9 @@ def run(
     show(new[-1])
     ran = json.loads(new[-1].read_text())["daemon"]["profile"]
     if ran not in ("unknown", profile.profile):
-        log(f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`")
+        log(
+            f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`"
+        )
         return code or 3
     return code
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -210,7 +211,25 @@ def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
     monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
     monkeypatch.setattr(cli.subprocess, "run", lambda command, **kwargs: commands.append(command))
+    monkeypatch.setattr(cli, "check_image", lambda profile: None)
+    monkeypatch.setattr(cli, "fresh_mtime", lambda path: None)
     return commands
+
+
+@pytest.mark.parametrize(
+    ("manifest", "ok"), [("profile: rsyslog-8.2302\n", True), ("profile: rsyslog-8.2102\n", False)]
+)
+def test_a_built_image_must_carry_its_own_manifest(
+    monkeypatch: pytest.MonkeyPatch, manifest: str, ok: bool
+) -> None:
+    done = subprocess.CompletedProcess([], 0, stdout=manifest, stderr="")
+    monkeypatch.setattr(cli.subprocess, "run", lambda command, **kwargs: done)
+    profile = profiles.resolve("rsyslog-8.2302")
+    if ok:
+        cli.check_image(profile)
+        return
+    with pytest.raises(images.SetupError, match="carries the manifest of rsyslog-8.2102, not rsyslog-8.2302"):
+        cli.check_image(profile)
 
 
 def test_run_refuses_a_registry_profile_before_any_container(
@@ -283,3 +302,13 @@ def test_main_check_says_a_registry_profile_needs_docker_hub(
     assert capsys.readouterr().out.splitlines()[1] == (
         "syslogbench: notice: syslog-ng-3.3 builds FROM the registry image debian/eol:wheezy: needs Docker Hub"
     )
+
+
+def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    for path in (first, second):
+        path.write_text("FROM x\n")
+        os.utime(path, ns=(10**18, 10**18))  # the same size and mtime, as git leaves them
+    cli.fresh_mtime(first)
+    cli.fresh_mtime(second)
+    assert len({first.stat().st_mtime_ns, second.stat().st_mtime_ns, 10**18}) == 3
