@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, scenarios, settings
+from syslogbench import control, lasthop, scenarios, settings
 from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
 from syslogbench.reconcile import OUTPUT_RE, reconcile
@@ -26,6 +26,8 @@ SEC_FIRED = Path("/tmp/sec-fired")
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
+DRAIN_TIMEOUT = 60.0  # the last hop reads what the stopped daemon had already sent
+QUEUE_SAMPLE_S = 0.5
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3, "n/a": 4}
 
@@ -255,6 +257,52 @@ class SampleTail:
         return user, system, memory
 
 
+def directory_bytes(directory: Path) -> int:
+    """Size of every file under directory (the central daemon's disk queue files)."""
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:  # the daemon removed it meanwhile
+                continue
+    return total
+
+
+class QueueWatch:
+    """The bytes in the central daemon's disk queue (relay scenarios), sampled while the run goes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.samples: list[list[float]] = []
+        self.peak = 0
+        self.next_at = 0.0
+
+    def update(self, now: float) -> None:
+        if now < self.next_at:
+            return
+        self.next_at = now + QUEUE_SAMPLE_S
+        size = directory_bytes(self.directory)
+        self.peak = max(self.peak, size)
+        self.samples.append([round(now, 2), size])
+
+
+def relay_record(scenario: scenarios.Scenario, queue: QueueWatch | None) -> dict:
+    """The last hop and the central daemon's queue towards it, for the result's `relay` section."""
+    disk = scenario.buffer != "none"
+    return {
+        "last_hop": None,
+        "queue": {
+            "buffer": scenario.buffer,
+            "where": f"named volume 'queue' at {lasthop.QUEUE_DIR} in the daemon" if disk else "memory",
+            "capacity_bytes": lasthop.QUEUE_CAPACITY_BYTES if disk else None,
+            "peak_bytes": queue.peak if queue else None,
+            "bytes_after_stop": None,
+            "samples": queue.samples if queue else [],
+        },
+    }
+
+
 def ended(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> bool:
     """SEC fired; or every sender's DONE is in and SEC stayed silent (its window can no longer be met)."""
     if SEC_FIRED.exists():
@@ -292,10 +340,15 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     counter = LineCounter(control.LOGS)
     done = DoneTail(control.LOGS / "done.log", t0)
     samples = SampleTail(control.CONTROL / "samples.log", obs.start)
+    relay = obs.scenario is not None and obs.scenario.destination == "relay"
+    # Only a disk queue leaves files to measure; an in-memory one shows in the daemon's memory samples.
+    queue = QueueWatch(lasthop.QUEUE_DIR) if relay and obs.scenario.buffer != "none" else None
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
     while True:
         now = time.monotonic()
         done.update()
+        if queue:
+            queue.update(now - t0)
         if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
             break
         for user, system, memory in samples.update():
@@ -309,6 +362,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
             next_report, last_lines, last_time = now + PROGRESS_EVERY, lines, now
         time.sleep(0.02)
     record_end(cfg, obs, done, time.monotonic() - t0)
+    if relay:
+        obs.relay = relay_record(obs.scenario, queue)
 
 
 def record_end(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> None:
@@ -334,6 +389,20 @@ def stop_daemon(obs: Observed) -> None:
         obs.end = read_snapshot(control.CONTROL / "snapshots" / "end")
     except ValueError as error:
         obs.errors.append(f"no cgroup figures from the daemon: {error}")
+
+
+def wait_for_last_hop(obs: Observed) -> None:
+    """After the daemon stopped: the last hop has read all it was sent, so reconciliation sees everything."""
+    if obs.relay is None:
+        return
+    obs.relay["queue"]["bytes_after_stop"] = directory_bytes(lasthop.QUEUE_DIR)
+    drained = control.CONTROL / "lasthop" / "drained.json"
+    try:
+        control.wait_for(drained, DRAIN_TIMEOUT, "the last hop to read what the daemon had sent", poll=0.05)
+    except control.WaitTimeout as error:
+        obs.errors.append(str(error))
+        return
+    obs.relay["last_hop"] = control.read_json(drained)
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
@@ -373,6 +442,8 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
         )
     if not cfg.keep_logs:
         remove_test_files()
+        if lasthop.QUEUE_DIR.exists():
+            clear(lasthop.QUEUE_DIR)
 
 
 def run(cfg: settings.Settings, obs: Observed) -> None:
@@ -391,6 +462,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
         sec.terminate()
         sec.wait(timeout=10)
     stop_daemon(obs)
+    wait_for_last_hop(obs)
     conclude(cfg, obs)
 
 
@@ -431,6 +503,8 @@ def main() -> int:
         return EXIT_CODES["error"]
     clear(control.CONTROL)
     clear(control.LOGS)
+    if lasthop.QUEUE_DIR.exists():  # a disk queue left by an earlier run would replay its messages here
+        clear(lasthop.QUEUE_DIR)
     (control.LOGS / "done.log").touch()
     control.write_json(control.CONTROL / "run.json", {"settings": cfg.as_dict(), "pid": os.getpid()})
     HEALTH_FILE.touch()
