@@ -134,7 +134,7 @@ class LastHop:
         # Set before listen(), so every accepted connection inherits it (and its window scale).
         server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
         server.bind(("0.0.0.0", port))
-        server.listen(16)
+        server.listen(128)
         server.setblocking(False)
         self.stats.port = server.getsockname()[1]
         self.stats.receive_buffer_bytes = server.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)

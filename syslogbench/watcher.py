@@ -28,6 +28,7 @@ PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
 DRAIN_TIMEOUT = 60.0  # the last hop reads what the stopped daemon had already sent
 QUEUE_SAMPLE_S = 0.5
+RELAY_QUIET_S = 5.0  # relay: no new line at the last hop for this long means nothing more is coming
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3, "n/a": 4}
 
@@ -364,6 +365,33 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     record_end(cfg, obs, done, time.monotonic() - t0)
     if relay:
         obs.relay = relay_record(obs.scenario, queue)
+        if obs.end_trigger in ("sec", "all-done-without-sec"):
+            obs.relay["tail"] = wait_for_relay_tail(cfg, counter, t0)
+
+
+def wait_for_relay_tail(cfg: settings.Settings, counter: LineCounter, t0: float) -> dict:
+    """After the DONEs: wait until every expected line is at the last hop, or none came for RELAY_QUIET_S.
+
+    DONEs can overtake queued messages (rsyslog's disk-assisted queue sends from memory while older messages
+    wait on disk), so the DONE threshold does not mean that everything arrived. Stopping the daemon then would
+    count messages still queued as lost.
+    """
+    began = time.monotonic()
+    lines = first = counter.update()
+    changed = began
+    while lines < cfg.expected_messages:
+        now = time.monotonic()
+        if now - changed > RELAY_QUIET_S or now - t0 > cfg.run_timeout:
+            break
+        time.sleep(0.05)
+        if (count := counter.update()) != lines:
+            lines, changed = count, time.monotonic()
+    return {
+        "lines_at_done": first,
+        "lines_at_stop": lines,
+        "waited_s": round(time.monotonic() - began, 3),
+        "last_line_s": round(changed - t0, 3),
+    }
 
 
 def record_end(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> None:
