@@ -9,6 +9,7 @@ here. `relay_target` sets how it reads:
 - slow: at most SLOW_LINES_PER_S lines per second, so the central daemon's queue fills;
 - pause: not at all for PAUSE_S seconds after the start signal (the connection stays open), then as fast as
   it can.
+- pause-restart: as pause; meanwhile the watcher has the supervisor restart the central daemon.
 
 In any other scenario it only waits for `finish`, so it costs nothing. Stdlib only: it runs in the generator
 image. It needs no Docker socket; it talks to the watcher through the control volume (docs/DESIGN.md).
@@ -55,7 +56,7 @@ class Behaviour:
 def behaviour(relay_target: str) -> Behaviour:
     if relay_target == "slow":
         return Behaviour(relay_target, lines_per_s=SLOW_LINES_PER_S)
-    if relay_target == "pause":
+    if relay_target in ("pause", "pause-restart"):  # the restart is the watcher's and the supervisor's part
         return Behaviour(relay_target, pause_s=PAUSE_S)
     if relay_target == "normal":
         return Behaviour(relay_target)

@@ -28,6 +28,7 @@ PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
 DRAIN_TIMEOUT = 60.0  # the last hop reads what the stopped daemon had already sent
 QUEUE_SAMPLE_S = 0.5
+RESTART_AFTER_SENDERS_S = 1.0  # pause-restart: time for the daemon to read what the senders' kernels acked
 RELAY_QUIET_S = 5.0  # relay: no new line at the last hop for this long means nothing more is coming
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 EXIT_CODES = {"pass": 0, "loss": 1, "timeout": 2, "error": 3, "n/a": 4}
@@ -288,6 +289,45 @@ class QueueWatch:
         self.samples.append([round(now, 2), size])
 
 
+class Restart:
+    """relay_target pause-restart: once every sender is done and a second more, so that every message is in the
+    daemon's queue while the last hop still pauses, ask the supervisor to restart the daemon, once."""
+
+    def __init__(self, senders: int) -> None:
+        self.senders = senders
+        self.senders_done_s: float | None = None
+        self.requested_s: float | None = None
+        self.next_at = 0.0
+
+    def update(self, now: float) -> None:
+        if self.requested_s is not None or now < self.next_at:
+            return
+        self.next_at = now + 0.1
+        if self.senders_done_s is None:
+            if len(list((control.CONTROL / "ledgers").glob("*.json"))) >= self.senders:
+                self.senders_done_s = round(now, 3)
+            return
+        if now - self.senders_done_s >= RESTART_AFTER_SENDERS_S:
+            control.write_atomic(control.CONTROL / "restart", "")
+            self.requested_s = round(now, 3)
+
+    def record(self, obs: Observed) -> dict:
+        done = control.CONTROL / "daemon" / "restarted"
+        if not done.exists():
+            obs.errors.append(
+                "relay_target pause-restart: the daemon was not restarted before the run ended "
+                f"(senders done at {self.senders_done_s} s, restart asked at {self.requested_s} s)"
+            )
+            return {"senders_done_s": self.senders_done_s, "requested_s": self.requested_s, "exit_code": None}
+        code, tenths = done.read_text().split()
+        return {
+            "senders_done_s": self.senders_done_s,
+            "requested_s": self.requested_s,
+            "exit_code": int(code),
+            "stop_s": int(tenths) / 10,
+        }
+
+
 def relay_record(scenario: scenarios.Scenario, queue: QueueWatch | None) -> dict:
     """The last hop and the central daemon's queue towards it, for the result's `relay` section."""
     disk = scenario.buffer != "none"
@@ -344,12 +384,15 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     relay = obs.scenario is not None and obs.scenario.destination == "relay"
     # Only a disk queue leaves files to measure; an in-memory one shows in the daemon's memory samples.
     queue = QueueWatch(lasthop.QUEUE_DIR) if relay and obs.scenario.buffer != "none" else None
+    restart = Restart(cfg.senders) if relay and obs.scenario.relay_target == "pause-restart" else None
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
     while True:
         now = time.monotonic()
         done.update()
         if queue:
             queue.update(now - t0)
+        if restart:
+            restart.update(now - t0)
         if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
             break
         for user, system, memory in samples.update():
@@ -367,6 +410,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
         obs.relay = relay_record(obs.scenario, queue)
         if obs.end_trigger in ("sec", "all-done-without-sec"):
             obs.relay["tail"] = wait_for_relay_tail(cfg, counter, t0)
+        if restart:
+            obs.relay["restart"] = restart.record(obs)
 
 
 def wait_for_relay_tail(cfg: settings.Settings, counter: LineCounter, t0: float) -> dict:

@@ -23,6 +23,7 @@ def test_behaviour_per_relay_target() -> None:
     assert lasthop.behaviour("normal") == lasthop.Behaviour("normal", 0, 0.0)
     assert lasthop.behaviour("slow") == lasthop.Behaviour("slow", lasthop.SLOW_LINES_PER_S, 0.0)
     assert lasthop.behaviour("pause") == lasthop.Behaviour("pause", 0, lasthop.PAUSE_S)
+    assert lasthop.behaviour("pause-restart") == lasthop.Behaviour("pause-restart", 0, lasthop.PAUSE_S)
 
 
 def test_behaviour_refuses_an_unknown_target() -> None:

@@ -21,10 +21,12 @@ def config(profile: str, scenario_id: str) -> str:
     return render.render(profiles.resolve(profile), scenarios.load(scenario_id))
 
 
-def test_there_are_relay_scenarios_for_both_families_under_slow_and_pause() -> None:
+def test_every_buffer_runs_under_a_slow_a_paused_and_a_restarted_relay() -> None:
     loaded = [scenarios.load(i) for i in RELAY_IDS]
     for buffer in ("disk-reliable", "disk-normal", "disk-assisted"):
-        assert {s.relay_target for s in loaded if s.buffer == buffer} == {"slow", "pause"}, buffer
+        assert {s.relay_target for s in loaded if s.buffer == buffer} == {"slow", "pause", "pause-restart"}, (
+            buffer
+        )
 
 
 @pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504"])
@@ -153,3 +155,40 @@ def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
     jsonschema.validate(result, SCHEMA)
     assert result["relay"]["queue"]["buffer"] == "disk-normal"
     assert "relay" not in build(observed("seed2014"))
+
+
+# --- pause-restart ------------------------------------------------------------------------------------------
+
+
+def test_restart_is_asked_once_a_second_after_every_sender_is_done(control_dir: Path) -> None:
+    restart = watcher.Restart(senders=2)
+    restart.update(0.0)
+    control.write_json(control_dir / "ledgers" / "host1-s1.json", {})
+    restart.update(0.5)
+    assert restart.senders_done_s is None  # one of two
+    control.write_json(control_dir / "ledgers" / "host1-s2.json", {})
+    restart.update(1.0)
+    assert restart.senders_done_s == 1.0 and not (control_dir / "restart").exists()
+    restart.update(1.5)
+    assert not (control_dir / "restart").exists()
+    restart.update(2.0)
+    assert (control_dir / "restart").exists() and restart.requested_s == 2.0
+    (control_dir / "restart").unlink()
+    restart.update(3.0)
+    assert not (control_dir / "restart").exists()  # once only
+
+
+def test_restart_record_reads_the_supervisors_answer(control_dir: Path) -> None:
+    restart = watcher.Restart(senders=1)
+    restart.senders_done_s, restart.requested_s = 1.2, 2.2
+    control.write_atomic(control_dir / "daemon" / "restarted", "0 7\n")
+    obs = observed("relay-restart-disk-reliable")
+    assert restart.record(obs) == {"senders_done_s": 1.2, "requested_s": 2.2, "exit_code": 0, "stop_s": 0.7}
+    assert obs.errors == []
+
+
+def test_a_restart_that_never_happened_is_an_error(control_dir: Path) -> None:
+    obs = observed("relay-restart")
+    record = watcher.Restart(senders=1).record(obs)
+    assert record["exit_code"] is None
+    assert "the daemon was not restarted before the run ended" in obs.errors[0]
