@@ -103,6 +103,9 @@ class Stats:
     # Connections the central daemon ended with a reset (RST) instead of a close (FIN): the kernel then drops
     # whatever this side had not read yet, so messages in flight are lost whatever queue the daemon had.
     resets: int = 0
+    # Connections that ended inside a line: the fragment is kept as a line of its own (it may carry no
+    # sequence number, so the reconciliation cannot count it); a daemon that resends it loses nothing.
+    fragments: int = 0
     lines: int = 0
     bytes: int = 0
     done_lines: int = 0
@@ -176,6 +179,7 @@ class LastHop:
             data = b""
         buffer = self.partial[conn] + data
         if not data:  # the central daemon closed: keep an unterminated last line too
+            self.stats.fragments += bool(buffer)
             self.write(buffer + b"\n" if buffer else b"")
             self.selector.unregister(conn)
             conn.close()

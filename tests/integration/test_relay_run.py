@@ -106,3 +106,48 @@ def test_rsyslog_disk_assisted_queue_while_the_last_hop_is_paused(bench) -> None
             f"rsyslog's disk-assisted queue lost {m['lost']} of {expected} messages while the last hop paused "
             f"({relay['last_hop']['connections']} connections to it, {relay['last_hop']['resets']} reset)"
         )
+
+
+@pytest.mark.parametrize("scenario", ["relay-restart-disk-reliable", "relay-restart-disk-normal"])
+def test_syslog_ng_disk_buffer_keeps_every_message_over_a_restart(bench, scenario: str) -> None:
+    """Every message queued when syslog-ng is restarted (SIGTERM) arrives once the last hop reads again."""
+    run = bench("syslog-ng-4.8", {"SCENARIO": scenario, **BUFFER_LOAD})
+    jsonschema.validate(run.result, SCHEMA)
+    assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"]
+    relay, hop = run.result["relay"], run.result["relay"]["last_hop"]
+    restart = relay["restart"]
+    # Restarted with every message accepted and the last hop still paused: the queue held them all.
+    assert restart["exit_code"] == 0
+    assert restart["senders_done_s"] < restart["requested_s"] < hop["paused_until_s"]
+    assert hop["connections"] == 2  # one before the restart, one after
+    assert relay["queue"]["peak_bytes"] > 5_000_000
+    m = run.result["messages"]
+    assert (m["sent"], m["received"], m["lost"], m["duplicated"]) == (100004, 100004, 0, 0)
+    # A message cut by the stop is resent whole; its fragment is a line of its own, which carries no number.
+    assert hop["lines"] == m["received"] + hop["fragments"]
+    assert set(bodies(run.logs[lasthop.OUTPUT])) == expected_bodies(25000)
+
+
+def test_rsyslog_disk_assisted_queue_over_a_restart(bench) -> None:
+    """Exact accounting; a loss is reported with its figures (rsyslog keeps its in-memory main queue apart).
+
+    On this machine rsyslog 8.2504 lost about 84,000 of 100,004 messages here, the DONEs among them, so the run
+    ends at RUN_TIMEOUT: the messages still in its main queue (memory) were discarded at the stop; only the
+    action queue is disk-assisted. See docs/DESIGN.md.
+    """
+    run = bench(
+        "rsyslog-8.2504", {"SCENARIO": "relay-restart-disk-assisted", **BUFFER_LOAD, "RUN_TIMEOUT": "15"}
+    )
+    jsonschema.validate(run.result, SCHEMA)
+    m, relay = run.result["messages"], run.result["relay"]
+    assert relay["restart"]["exit_code"] == 0
+    assert m["sent"] == 100004 and m["received"] + m["lost"] == m["sent"]
+    assert (m["duplicated"], m["unknown"]) == (0, 0)
+    assert relay["last_hop"]["lines"] == m["received"] + relay["last_hop"]["fragments"]
+    if m["lost"]:
+        assert run.result["verdict"] in ("loss", "timeout")
+        pytest.xfail(
+            f"rsyslog lost {m['lost']} of {m['sent']} messages over a restart with a disk-assisted action queue "
+            f"(verdict {run.result['verdict']}, {m['done_received']} of 4 DONE arrived)"
+        )
+    assert run.result["verdict"] == "pass"

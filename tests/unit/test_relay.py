@@ -188,7 +188,7 @@ def test_restart_record_reads_the_supervisors_answer(control_dir: Path) -> None:
 
 
 def test_a_restart_that_never_happened_is_an_error(control_dir: Path) -> None:
-    obs = observed("relay-restart")
+    obs = observed("relay-restart-disk-normal")
     record = watcher.Restart(senders=1).record(obs)
     assert record["exit_code"] is None
     assert "the daemon was not restarted before the run ended" in obs.errors[0]
