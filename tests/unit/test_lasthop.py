@@ -100,9 +100,14 @@ def test_normal_target_writes_every_line_and_the_done_lines(hop_env: Path) -> No
     time.sleep(0.3)
     stats = finish_daemon(thread)
     output = (hop_env / lasthop.OUTPUT).read_bytes()
-    assert output.count(b"\n") == 1001 + 1  # the line cut between the connections arrives as two lines
+    # The line cut between the two connections: its head ends the first one, its tail starts the second.
+    head, tail = data[:5000].rsplit(b"\n", 1)[1], data[5000:].split(b"\n", 1)[0]
+    assert output.count(b"\n") == 1001 - 1 + 1  # every whole line, and the tail as a line of its own
+    assert (hop_env / lasthop.FRAGMENTS).read_bytes() == head + b"\n"
     assert (hop_env / "done.log").read_bytes() == DONE % 1001
-    assert (stats["lines"], stats["done_lines"], stats["connections"], stats["resets"]) == (1002, 1, 2, 0)
+    assert (stats["lines"], stats["done_lines"], stats["connections"]) == (1001, 1, 2)
+    assert (stats["resets"], stats["fragments"]) == (0, 1)
+    assert tail + b"\n" in output
     assert stats["drained_s"] is None  # no start signal in this test
 
 
