@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from syslogbench import preprocess, scenarios
+from syslogbench import lasthop, preprocess, scenarios
 from syslogbench.profiles import DAEMONS, Profile, all_profiles
 
 TEMPLATES = DAEMONS / "_templates"
@@ -44,6 +44,10 @@ def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overr
         "port": PORT,
         "log_dir": LOG_DIR,
         "tls_dir": TLS_DIR,
+        "relay_host": lasthop.HOST,
+        "relay_port": lasthop.PORT,
+        "queue_dir": str(lasthop.QUEUE_DIR),
+        "queue_bytes": lasthop.QUEUE_CAPACITY_BYTES,
         **profile.config.get("params", {}),
         **overrides,
     }

@@ -69,6 +69,7 @@ class Observed:
     matrix: dict[str, object] | None = None
     scenario: Scenario | None = None
     unsupported: str | None = None
+    relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
 
 
 def utc(moment: datetime) -> str:
@@ -337,6 +338,8 @@ def build(obs: Observed) -> dict[str, object]:
     rss = end.max_rss_bytes if end else None
     generators = generator_figures(obs)
     extra = {"matrix": obs.matrix} if obs.matrix else {}
+    if obs.relay is not None:
+        extra["relay"] = obs.relay
     return extra | {
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id(obs.started, obs.daemon.profile),

@@ -34,8 +34,9 @@ FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
     "receive": (str, ("parsed", "raw"), None),
     # The central daemon's queue towards the relay target.
     "buffer": (str, ("none", "disk-reliable", "disk-normal", "disk-assisted"), None),
-    # How the relay target behaves: normal, slow (reads at a limited rate), pause (stops reading a while).
-    "relay_target": (str, ("normal", "slow", "pause"), None),
+    # How the relay target behaves: normal, slow (reads at a limited rate), pause (stops reading a while),
+    # pause-restart (pause, and the central daemon is stopped and started again meanwhile).
+    "relay_target": (str, ("normal", "slow", "pause", "pause-restart"), None),
 }
 # Keys added after results existed for the first scenarios: a file may leave them out, and gets these.
 DEFAULTS: dict[str, object] = {

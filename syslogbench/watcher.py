@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, preprocess, scenarios, settings, tlscerts
+from syslogbench import control, lasthop, preprocess, scenarios, settings, tlscerts
 from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
 from syslogbench.messages import SenderId
 from syslogbench.reconcile import OUTPUT_RE, reconcile
@@ -26,6 +26,10 @@ SEC_FIRED = Path("/tmp/sec-fired")
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 STOP_TIMEOUT = 120.0
+DRAIN_TIMEOUT = 60.0  # the last hop reads what the stopped daemon had already sent
+QUEUE_SAMPLE_S = 0.5
+RESTART_AFTER_SENDERS_S = 1.0  # pause-restart: time for the daemon to read what the senders' kernels acked
+RELAY_QUIET_S = 5.0  # relay: no new line at the last hop for this long means nothing more is coming
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 # UDP: a DONE datagram may be lost, so SEC may never fire. Once every ledger is in (nothing more will be
 # sent), output that has not grown for UDP_QUIET_S means the daemon has written all it will write.
@@ -259,6 +263,91 @@ class SampleTail:
         return user, system, memory
 
 
+def directory_bytes(directory: Path) -> int:
+    """Size of every file under directory (the central daemon's disk queue files)."""
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:  # the daemon removed it meanwhile
+                continue
+    return total
+
+
+class QueueWatch:
+    """The bytes in the central daemon's disk queue (relay scenarios), sampled while the run goes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.samples: list[list[float]] = []
+        self.peak = 0
+        self.next_at = 0.0
+
+    def update(self, now: float) -> None:
+        if now < self.next_at:
+            return
+        self.next_at = now + QUEUE_SAMPLE_S
+        size = directory_bytes(self.directory)
+        self.peak = max(self.peak, size)
+        self.samples.append([round(now, 2), size])
+
+
+class Restart:
+    """relay_target pause-restart: once every sender is done and a second more, so that every message is in the
+    daemon's queue while the last hop still pauses, ask the supervisor to restart the daemon, once."""
+
+    def __init__(self, senders: int) -> None:
+        self.senders = senders
+        self.senders_done_s: float | None = None
+        self.requested_s: float | None = None
+        self.next_at = 0.0
+
+    def update(self, now: float) -> None:
+        if self.requested_s is not None or now < self.next_at:
+            return
+        self.next_at = now + 0.1
+        if self.senders_done_s is None:
+            if len(list((control.CONTROL / "ledgers").glob("*.json"))) >= self.senders:
+                self.senders_done_s = round(now, 3)
+            return
+        if now - self.senders_done_s >= RESTART_AFTER_SENDERS_S:
+            control.write_atomic(control.CONTROL / "restart", "")
+            self.requested_s = round(now, 3)
+
+    def record(self, obs: Observed) -> dict:
+        done = control.CONTROL / "daemon" / "restarted"
+        if not done.exists():
+            obs.errors.append(
+                "relay_target pause-restart: the daemon was not restarted before the run ended "
+                f"(senders done at {self.senders_done_s} s, restart asked at {self.requested_s} s)"
+            )
+            return {"senders_done_s": self.senders_done_s, "requested_s": self.requested_s, "exit_code": None}
+        code, tenths = done.read_text().split()
+        return {
+            "senders_done_s": self.senders_done_s,
+            "requested_s": self.requested_s,
+            "exit_code": int(code),
+            "stop_s": int(tenths) / 10,
+        }
+
+
+def relay_record(scenario: scenarios.Scenario, queue: QueueWatch | None) -> dict:
+    """The last hop and the central daemon's queue towards it, for the result's `relay` section."""
+    disk = scenario.buffer != "none"
+    return {
+        "last_hop": None,
+        "queue": {
+            "buffer": scenario.buffer,
+            "where": f"named volume 'queue' at {lasthop.QUEUE_DIR} in the daemon" if disk else "memory",
+            "capacity_bytes": lasthop.QUEUE_CAPACITY_BYTES if disk else None,
+            "peak_bytes": queue.peak if queue else None,
+            "bytes_after_stop": None,
+            "samples": queue.samples if queue else [],
+        },
+    }
+
+
 def ended(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> bool:
     """SEC fired; or every sender's DONE is in and SEC stayed silent (its window can no longer be met)."""
     if SEC_FIRED.exists():
@@ -335,10 +424,18 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     samples = SampleTail(control.CONTROL / "samples.log", obs.start)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
     quiet = UdpQuiet(counter, cfg.senders) if udp else None
+    relay = obs.scenario is not None and obs.scenario.destination == "relay"
+    # Only a disk queue leaves files to measure; an in-memory one shows in the daemon's memory samples.
+    queue = QueueWatch(lasthop.QUEUE_DIR) if relay and obs.scenario.buffer != "none" else None
+    restart = Restart(cfg.senders) if relay and obs.scenario.relay_target == "pause-restart" else None
     next_report, last_lines, last_time = t0 + PROGRESS_EVERY, 0, t0
     while True:
         now = time.monotonic()
         done.update()
+        if queue:
+            queue.update(now - t0)
+        if restart:
+            restart.update(now - t0)
         if ended(cfg, obs, done, now - t0) or problem(cfg, obs, now - t0):
             break
         # Only while some DONE is missing: with every DONE in, SEC (or all-done-without-sec) ends the run.
@@ -358,6 +455,37 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
     record_end(cfg, obs, done, time.monotonic() - t0)
     if obs.end_trigger == "udp-quiet" and quiet is not None:
         obs.elapsed_s = quiet.last_growth
+    if relay:
+        obs.relay = relay_record(obs.scenario, queue)
+        if obs.end_trigger in ("sec", "all-done-without-sec"):
+            obs.relay["tail"] = wait_for_relay_tail(cfg, counter, t0)
+        if restart:
+            obs.relay["restart"] = restart.record(obs)
+
+
+def wait_for_relay_tail(cfg: settings.Settings, counter: LineCounter, t0: float) -> dict:
+    """After the DONEs: wait until every expected line is at the last hop, or none came for RELAY_QUIET_S.
+
+    DONEs can overtake queued messages (rsyslog's disk-assisted queue sends from memory while older messages
+    wait on disk), so the DONE threshold does not mean that everything arrived. Stopping the daemon then would
+    count messages still queued as lost.
+    """
+    began = time.monotonic()
+    lines = first = counter.update()
+    changed = began
+    while lines < cfg.expected_messages:
+        now = time.monotonic()
+        if now - changed > RELAY_QUIET_S or now - t0 > cfg.run_timeout:
+            break
+        time.sleep(0.05)
+        if (count := counter.update()) != lines:
+            lines, changed = count, time.monotonic()
+    return {
+        "lines_at_done": first,
+        "lines_at_stop": lines,
+        "waited_s": round(time.monotonic() - began, 3),
+        "last_line_s": round(changed - t0, 3),
+    }
 
 
 def record_end(cfg: settings.Settings, obs: Observed, done: DoneTail, now: float) -> None:
@@ -383,6 +511,20 @@ def stop_daemon(obs: Observed) -> None:
         obs.end = read_snapshot(control.CONTROL / "snapshots" / "end")
     except ValueError as error:
         obs.errors.append(f"no cgroup figures from the daemon: {error}")
+
+
+def wait_for_last_hop(obs: Observed) -> None:
+    """After the daemon stopped: the last hop has read all it was sent, so reconciliation sees everything."""
+    if obs.relay is None:
+        return
+    obs.relay["queue"]["bytes_after_stop"] = directory_bytes(lasthop.QUEUE_DIR)
+    drained = control.CONTROL / "lasthop" / "drained.json"
+    try:
+        control.wait_for(drained, DRAIN_TIMEOUT, "the last hop to read what the daemon had sent", poll=0.05)
+    except control.WaitTimeout as error:
+        obs.errors.append(str(error))
+        return
+    obs.relay["last_hop"] = control.read_json(drained)
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
@@ -431,6 +573,8 @@ def conclude(cfg: settings.Settings, obs: Observed) -> None:
         )
     if not cfg.keep_logs:
         remove_test_files()
+        if lasthop.QUEUE_DIR.exists():
+            clear(lasthop.QUEUE_DIR)
 
 
 def prepare_tls(cfg: settings.Settings) -> str | None:
@@ -481,6 +625,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
         sec.terminate()
         sec.wait(timeout=10)
     stop_daemon(obs)
+    wait_for_last_hop(obs)
     conclude(cfg, obs)
 
 
@@ -556,6 +701,8 @@ def main() -> int:
         return EXIT_CODES["error"]
     clear(control.CONTROL)
     clear(control.LOGS)
+    if lasthop.QUEUE_DIR.exists():  # a disk queue left by an earlier run would replay its messages here
+        clear(lasthop.QUEUE_DIR)
     (control.LOGS / "done.log").touch()
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.

@@ -120,6 +120,24 @@ stop_daemon() {
     echo "$code" | put "$control/daemon/exit"
 }
 
+# Relay scenarios with relay_target pause-restart: stop the daemon (SIGTERM, as a service restart does) and
+# start it again, once. Its exit code and the tenths of a second it took to stop go to daemon/restarted.
+restart_daemon() {
+    kill -TERM "$pid" 2>/dev/null
+    waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((stop_grace * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid"
+    code=$?
+    "$@" &
+    pid=$!
+    echo "supervise: restarted $* as pid $pid (the first exited with $code)"
+    echo "$code $waited" | put "$control/daemon/restarted"
+}
+
 describe() {
     mkdir -p "$control/daemon" "$control/snapshots"
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
@@ -179,7 +197,9 @@ while [ ! -f "$control/finish" ]; do
     fi
     answer_snapshot_requests
     if [ ! -f "$control/daemon/exit" ]; then
-        if [ -f "$control/stop" ]; then
+        if [ -f "$control/restart" ] && [ ! -f "$control/daemon/restarted" ] && [ ! -f "$control/stop" ]; then
+            restart_daemon "$@"
+        elif [ -f "$control/stop" ]; then
             stop_daemon
         elif ! kill -0 "$pid" 2>/dev/null; then
             wait "$pid"

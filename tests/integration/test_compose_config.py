@@ -23,7 +23,7 @@ def test_compose_config_accepts_profile(name: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     services = set(done.stdout.split())
-    assert services == {"watcher", "generator", profiles.resolve(name).profile}
+    assert services == {"watcher", "generator", "lasthop", profiles.resolve(name).profile}
 
 
 def test_unknown_profile_starts_nothing() -> None:

@@ -10,7 +10,7 @@ from syslogbench import profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())
-HARNESS = {"watcher", "generator"}
+HARNESS = {"watcher", "generator", "lasthop"}
 
 
 def daemon_services() -> dict[str, dict]:
@@ -42,6 +42,8 @@ def test_daemon_services_share_limits_and_alias() -> None:
         assert spec["mem_limit"] == "${CENTRAL_MEM}", name
         assert spec["networks"]["bench"]["aliases"] == ["central"], name
         assert spec["depends_on"]["watcher"]["condition"] == "service_healthy", name
+        assert spec["depends_on"]["lasthop"]["condition"] == "service_healthy", name
+        assert "queue:/var/spool/bench-queue" in spec["volumes"], name
 
 
 def test_no_published_ports_and_no_docker_socket() -> None:
@@ -58,3 +60,13 @@ def test_settings_passed_to_containers_are_the_env_keys() -> None:
         if line.strip() and not line.startswith("#")
     }
     assert set(COMPOSE["x-settings"]) == env_keys
+
+
+def test_last_hop_runs_the_generator_image_on_the_bench_network() -> None:
+    """The relay target needs the syslogbench package, not a daemon image; it listens on the bench network."""
+    spec, generator = COMPOSE["services"]["lasthop"], COMPOSE["services"]["generator"]
+    assert spec["image"] == generator["image"] and spec["build"] == generator["build"]
+    assert spec["command"] == ["python3", "-m", "syslogbench.lasthop"]
+    assert spec["networks"] == ["bench"]
+    assert spec["depends_on"]["watcher"]["condition"] == "service_healthy"
+    assert "queue:/var/spool/bench-queue" in COMPOSE["services"]["watcher"]["volumes"]

@@ -1,0 +1,194 @@
+"""Relay scenarios: what each daemon's rendered config does, and what the watcher records about the last hop."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from syslogbench import control, lasthop, profiles, render, scenarios, watcher
+from syslogbench.result import DaemonInfo, HostFacts, Observed, build
+
+from .test_schema import SCHEMA
+from .test_watcher import settings
+
+RELAY_IDS = [s.id for s in scenarios.all_scenarios() if s.destination == "relay"]
+
+
+def config(profile: str, scenario_id: str) -> str:
+    return render.render(profiles.resolve(profile), scenarios.load(scenario_id))
+
+
+def test_every_buffer_runs_under_a_slow_a_paused_and_a_restarted_relay() -> None:
+    loaded = [scenarios.load(i) for i in RELAY_IDS]
+    for buffer in ("disk-reliable", "disk-normal", "disk-assisted"):
+        assert {s.relay_target for s in loaded if s.buffer == buffer} == {"slow", "pause", "pause-restart"}, (
+            buffer
+        )
+
+
+@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504"])
+def test_rsyslog_forwards_everything_and_writes_nothing_locally(profile: str) -> None:
+    text = config(profile, "relay")
+    assert 'type="omfwd" target="lasthop" port="1514" protocol="tcp"' in text
+    assert 'action.resumeRetryCount="-1"' in text
+    assert "omfile" not in text and "queue." not in text
+
+
+def test_rsyslog_disk_assisted_queue_on_the_queue_volume() -> None:
+    text = config("rsyslog-8.2504", "relay-pause-disk-assisted")
+    for setting in (
+        'queue.type="LinkedList"',
+        'queue.filename="relay"',
+        f'queue.spoolDirectory="{lasthop.QUEUE_DIR}"',
+        f'queue.maxDiskSpace="{lasthop.QUEUE_CAPACITY_BYTES}"',
+        'queue.saveOnShutdown="on"',
+    ):
+        assert setting in text
+
+
+@pytest.mark.parametrize(
+    ("profile", "size_option"),
+    [
+        ("syslog-ng-3.28", "disk-buf-size"),
+        ("syslog-ng-3.38", "disk-buf-size"),
+        ("syslog-ng-4.8", "capacity-bytes"),
+    ],
+)
+def test_syslog_ng_disk_buffer_per_version(profile: str, size_option: str) -> None:
+    reliable = config(profile, "relay-pause-disk-reliable")
+    normal = config(profile, "relay-slow-disk-normal")
+    expected = f'{size_option}({lasthop.QUEUE_CAPACITY_BYTES}) dir("{lasthop.QUEUE_DIR}")'
+    assert f"disk-buffer(reliable(yes) {expected})" in reliable
+    assert f"disk-buffer(reliable(no) {expected})" in normal
+    for text in (reliable, normal, config(profile, "relay")):
+        assert 'tcp("lasthop" port(1514)' in text
+        assert "flags(flow-control)" in text
+        assert "file(" not in text
+    assert "disk-buffer" not in config(profile, "relay")
+
+
+def test_each_family_declares_only_its_own_buffer() -> None:
+    rsyslog, syslog_ng = profiles.resolve("rsyslog-8.2504"), profiles.resolve("syslog-ng-4.8")
+    assert scenarios.unsupported(scenarios.load("relay-pause-disk-reliable"), rsyslog.features) == [
+        "needs the 'disk-reliable' feature"
+    ]
+    assert scenarios.unsupported(scenarios.load("relay-pause-disk-assisted"), syslog_ng.features) == [
+        "needs the 'disk-assisted' feature"
+    ]
+
+
+@pytest.mark.parametrize("scenario_id", RELAY_IDS)
+def test_baseline_cannot_relay(scenario_id: str) -> None:
+    reasons = scenarios.unsupported(scenarios.load(scenario_id), profiles.resolve("baseline").features)
+    assert "needs the 'relay' feature" in reasons
+
+
+# --- the watcher's side -------------------------------------------------------------------------------------
+
+
+def test_directory_bytes_sums_every_file(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a").write_bytes(b"x" * 10)
+    (tmp_path / "sub" / "b").write_bytes(b"x" * 5)
+    assert watcher.directory_bytes(tmp_path) == 15
+    assert watcher.directory_bytes(tmp_path / "missing") == 0
+
+
+def test_queue_watch_samples_at_most_every_half_second_and_keeps_the_peak(tmp_path: Path) -> None:
+    queue = watcher.QueueWatch(tmp_path)
+    (tmp_path / "q").write_bytes(b"x" * 100)
+    queue.update(0.0)
+    (tmp_path / "q").write_bytes(b"x" * 300)
+    queue.update(0.2)  # too soon: not sampled
+    queue.update(0.6)
+    (tmp_path / "q").write_bytes(b"x" * 50)
+    queue.update(1.2)
+    assert queue.samples == [[0.0, 100], [0.6, 300], [1.2, 50]]
+    assert queue.peak == 300
+
+
+def drained_report() -> dict:
+    stats = lasthop.Stats("pause", 0, 5.0, connections=1, lines=31, done_lines=3)
+    return stats.__dict__
+
+
+def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    queue = tmp_path / "queue"
+    queue.mkdir()
+    monkeypatch.setattr(lasthop, "QUEUE_DIR", queue)
+    (queue / "relay.00000001").write_bytes(b"x" * 7)
+    obs = observed("relay-pause-disk-assisted")
+    obs.relay = watcher.relay_record(obs.scenario, None)
+    control.write_json(control_dir / "lasthop" / "drained.json", drained_report())
+    watcher.wait_for_last_hop(obs)
+    assert obs.relay["last_hop"]["lines"] == 31
+    assert obs.relay["queue"]["bytes_after_stop"] == 7
+    assert obs.relay["queue"]["capacity_bytes"] == lasthop.QUEUE_CAPACITY_BYTES
+    assert obs.relay["queue"]["where"].startswith("named volume 'queue'")
+
+
+def test_wait_for_last_hop_says_when_it_never_reported(control_dir: Path, monkeypatch) -> None:
+    monkeypatch.setattr(watcher, "DRAIN_TIMEOUT", 0.1)
+    obs = observed("relay")
+    obs.relay = watcher.relay_record(obs.scenario, None)
+    watcher.wait_for_last_hop(obs)
+    assert obs.relay["last_hop"] is None
+    assert "the last hop to read what the daemon had sent" in obs.errors[0]
+
+
+def observed(scenario_id: str) -> Observed:
+    moment = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
+    facts = HostFacts("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 2)
+    obs = Observed(cfg=settings(), host=facts, daemon=DaemonInfo(), started=moment, finished=moment)
+    obs.scenario = scenarios.load(scenario_id)
+    return obs
+
+
+def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
+    obs = observed("relay-slow-disk-normal")
+    obs.relay = watcher.relay_record(obs.scenario, None)
+    obs.relay["last_hop"] = drained_report()
+    result = build(obs)
+    jsonschema.validate(result, SCHEMA)
+    assert result["relay"]["queue"]["buffer"] == "disk-normal"
+    assert "relay" not in build(observed("seed2014"))
+
+
+# --- pause-restart ------------------------------------------------------------------------------------------
+
+
+def test_restart_is_asked_once_a_second_after_every_sender_is_done(control_dir: Path) -> None:
+    restart = watcher.Restart(senders=2)
+    restart.update(0.0)
+    control.write_json(control_dir / "ledgers" / "host1-s1.json", {})
+    restart.update(0.5)
+    assert restart.senders_done_s is None  # one of two
+    control.write_json(control_dir / "ledgers" / "host1-s2.json", {})
+    restart.update(1.0)
+    assert restart.senders_done_s == 1.0 and not (control_dir / "restart").exists()
+    restart.update(1.5)
+    assert not (control_dir / "restart").exists()
+    restart.update(2.0)
+    assert (control_dir / "restart").exists() and restart.requested_s == 2.0
+    (control_dir / "restart").unlink()
+    restart.update(3.0)
+    assert not (control_dir / "restart").exists()  # once only
+
+
+def test_restart_record_reads_the_supervisors_answer(control_dir: Path) -> None:
+    restart = watcher.Restart(senders=1)
+    restart.senders_done_s, restart.requested_s = 1.2, 2.2
+    control.write_atomic(control_dir / "daemon" / "restarted", "0 7\n")
+    obs = observed("relay-restart-disk-reliable")
+    assert restart.record(obs) == {"senders_done_s": 1.2, "requested_s": 2.2, "exit_code": 0, "stop_s": 0.7}
+    assert obs.errors == []
+
+
+def test_a_restart_that_never_happened_is_an_error(control_dir: Path) -> None:
+    obs = observed("relay-restart-disk-normal")
+    record = watcher.Restart(senders=1).record(obs)
+    assert record["exit_code"] is None
+    assert "the daemon was not restarted before the run ended" in obs.errors[0]
