@@ -104,9 +104,8 @@ answer_snapshot_requests() {
     done
 }
 
-# Stop the daemon, then take snapshot "end" so the CPU spent flushing on shutdown is counted.
-stop_daemon() {
-    cp "/proc/$pid/status" /tmp/final.status 2>/dev/null
+# SIGTERM, then SIGKILL after the grace period; sets code (the exit code) and waited (tenths of a second).
+terminate() {
     kill -TERM "$pid" 2>/dev/null
     waited=0
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((stop_grace * 10)) ]; do
@@ -116,6 +115,12 @@ stop_daemon() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid"
     code=$?
+}
+
+# Stop the daemon, then take snapshot "end" so the CPU spent flushing on shutdown is counted.
+stop_daemon() {
+    cp "/proc/$pid/status" /tmp/final.status 2>/dev/null
+    terminate
     snapshot end /tmp/final.status
     echo "$code" | put "$control/daemon/exit"
 }
@@ -123,15 +128,7 @@ stop_daemon() {
 # Relay scenarios with relay_target pause-restart: stop the daemon (SIGTERM, as a service restart does) and
 # start it again, once. Its exit code and the tenths of a second it took to stop go to daemon/restarted.
 restart_daemon() {
-    kill -TERM "$pid" 2>/dev/null
-    waited=0
-    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((stop_grace * 10)) ]; do
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid"
-    code=$?
+    terminate
     "$@" &
     pid=$!
     echo "supervise: restarted $* as pid $pid (the first exited with $code)"

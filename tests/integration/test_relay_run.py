@@ -87,7 +87,9 @@ def test_rsyslog_disk_assisted_queue_while_the_last_hop_is_paused(bench) -> None
     """Every message accounted for; zero loss is what the mode promises, and a loss is reported, not hidden.
 
     On this machine rsyslog 8.2102-8.2504 lost a few messages (4 in most runs, a few hundred in some) in this
-    scenario, with its queue files empty after the stop and no reset connection; see docs/DESIGN.md.
+    scenario, with its queue files empty after the stop and no reset connection; see docs/DESIGN.md. In one
+    run of the full suite it had not resumed sending when the watcher stopped it (no line at the last hop for
+    5 s) and saved the rest to its queue files: undelivered in the run, so counted as lost.
     """
     run = bench("rsyslog-8.2504", {"SCENARIO": "relay-pause-disk-assisted", **BUFFER_LOAD})
     jsonschema.validate(run.result, SCHEMA)
@@ -98,13 +100,17 @@ def test_rsyslog_disk_assisted_queue_while_the_last_hop_is_paused(bench) -> None
     assert set(bodies(run.logs[lasthop.OUTPUT])) <= expected_bodies(25000)
     assert relay["last_hop"]["lines"] == m["received"]
     assert relay["queue"]["peak_bytes"] > 0, "the disk-assisted queue never went to disk"
-    assert relay["queue"]["bytes_after_stop"] == 0, "messages were left in the queue files"
+    # Bytes left in the queue files after the stop are messages saved for a later start (saveOnShutdown),
+    # not delivered in this run: they must show as lost here.
+    queued = relay["queue"]["bytes_after_stop"]
+    assert m["lost"] > 0 or queued == 0, f"{queued} bytes left in the queue files, yet every message arrived"
     assert run.result["verdict"] == ("pass" if m["lost"] == 0 else "loss")
     assert run.code == (0 if m["lost"] == 0 else 1)
     if m["lost"]:
         pytest.xfail(
-            f"rsyslog's disk-assisted queue lost {m['lost']} of {expected} messages while the last hop paused "
-            f"({relay['last_hop']['connections']} connections to it, {relay['last_hop']['resets']} reset)"
+            f"rsyslog's disk-assisted queue did not deliver {m['lost']} of {expected} messages while the last hop "
+            f"paused ({relay['last_hop']['connections']} connections to it, {relay['last_hop']['resets']} reset, "
+            f"{queued} bytes still in its queue files after the stop)"
         )
 
 
