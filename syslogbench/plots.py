@@ -152,6 +152,16 @@ def profile_axis(ax: Axes, groups: Sequence[Group]) -> None:
     ax.set_xlabel("daemon profile (n = runs with verdict pass)")
 
 
+def value_axis(ax: Axes, top: float, headroom: float, label: str, grouped_digits: bool = True) -> None:
+    """The y axis of a bar chart: from 0 with room for the labels above the bars, and a light grid."""
+    ax.set_ylim(0, (top or 1) * headroom)
+    if grouped_digits:
+        ax.yaxis.set_major_formatter(FuncFormatter(thousands))
+    ax.set_ylabel(label)
+    ax.grid(axis="y", color="0.9")
+    ax.set_axisbelow(True)
+
+
 # -- throughput ------------------------------------------------------------------------------------
 
 
@@ -224,11 +234,7 @@ def throughput_figure(scenario: str, groups: Sequence[Group], caption: str) -> F
         )
     if baseline and baseline.throughput:
         ax.axhline(baseline.throughput.median, color="0.4", linestyle="--", linewidth=1, zorder=0)
-    ax.set_ylim(0, (top or 1) * 1.22)
-    ax.yaxis.set_major_formatter(FuncFormatter(thousands))
-    ax.set_ylabel("throughput, messages per second")
-    ax.grid(axis="y", color="0.9")
-    ax.set_axisbelow(True)
+    value_axis(ax, top, 1.22, "throughput, messages per second")
     profile_axis(ax, groups)
     ax.set_title(f"Throughput per profile, scenario {scenario} (higher is better)")
     families = list(dict.fromkeys(family(g) for g in groups))
@@ -280,10 +286,7 @@ def stacked_cpu(
             f"{u + s:,.1f} s", (i, u + s), xytext=(0, 4), textcoords="offset points", ha="center", fontsize=9
         )
         top = max(top, u + s)
-    ax.set_ylim(0, (top or 1) * 1.15)
-    ax.set_ylabel("CPU time, seconds")
-    ax.grid(axis="y", color="0.9")
-    ax.set_axisbelow(True)
+    value_axis(ax, top, 1.15, "CPU time, seconds", grouped_digits=False)
     return top
 
 
@@ -358,11 +361,7 @@ def memory_figure(scenario: str, groups: Sequence[Group], caption: str) -> Figur
                 fontsize=8.5,
             )
             top = max(top, mib)
-    ax.set_ylim(0, (top or 1) * 1.15)
-    ax.yaxis.set_major_formatter(FuncFormatter(thousands))
-    ax.set_ylabel("memory, MiB")
-    ax.grid(axis="y", color="0.9")
-    ax.set_axisbelow(True)
+    value_axis(ax, top, 1.15, "memory, MiB")
     profile_axis(ax, groups)
     ax.set_title(f"Peak memory per profile, scenario {scenario} (lower is better)")
     handles = [
