@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import cli, images, profiles
+from syslogbench.host import benchmark, images, profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 # Separate names let two checkouts run their integration tests on one machine at once.
@@ -112,7 +112,7 @@ def daemon_params(wanted: Callable[[profiles.Profile], bool] = lambda p: True) -
 def built() -> None:
     """Bases and images for every profile that can be built here (registry-based ones need a registry);
     cached builds make this quick after the first time."""
-    cli.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+    benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
 
 
 @pytest.fixture

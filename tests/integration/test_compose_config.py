@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from syslogbench import profiles
+from syslogbench.host import profiles
 
 from .conftest import ROOT
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from syslogbench import profiles
+from syslogbench.host import profiles
 
 from .conftest import ROOT, registry_unreachable
 

@@ -12,8 +12,9 @@ import re
 import jsonschema
 import pytest
 
-from syslogbench import messages, preprocess, profiles
-from syslogbench.messages import SenderId
+from syslogbench.host import profiles
+from syslogbench.model import messages, preprocess
+from syslogbench.model.messages import SenderId
 
 from .conftest import ROOT, SMALL
 

@@ -11,7 +11,8 @@ import json
 import jsonschema
 import pytest
 
-from syslogbench import lasthop, messages
+from syslogbench.model import messages
+from syslogbench.rig import lasthop
 
 from .conftest import ROOT
 from .test_runs import SEED, SENDERS, bodies, check_done_log, check_plain_file

@@ -13,8 +13,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from syslogbench import messages, profiles, tlscerts
-from syslogbench.messages import SenderId
+from syslogbench.host import profiles
+from syslogbench.model import messages
+from syslogbench.model.messages import SenderId
+from syslogbench.rig import tlscerts
 
 from .conftest import ROOT, SMALL, daemon_params
 

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from syslogbench import profiles
+from syslogbench.host import profiles
 
 from .conftest import ROOT
 from .test_runs import EXPECTED, bodies, check_done_log, check_plain_file, check_split_files

@@ -8,7 +8,8 @@ import time
 import jsonschema
 import pytest
 
-from syslogbench import profiles, tlscerts
+from syslogbench.host import profiles
+from syslogbench.rig import tlscerts
 
 from .conftest import ROOT
 from .test_runs import EXPECTED, SENDERS, check_done_log, check_split_files

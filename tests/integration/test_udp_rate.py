@@ -15,7 +15,7 @@ from statistics import median
 import jsonschema
 import pytest
 
-from syslogbench import profiles
+from syslogbench.host import profiles
 
 from .conftest import ROOT
 from .test_runs import CONFIGS, COUNT, EXPECTED, SENDERS, bodies, expected_lines

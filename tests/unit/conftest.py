@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import control
+from syslogbench.rig import control
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""syslogbench.cgroup: parse the supervisor's cgroup snapshot directories.
+"""syslogbench.rig.cgroup: parse the supervisor's cgroup snapshot directories.
 
 Expected figures are worked out by hand from the files under samples/cgroup_v1 and samples/cgroup_v2.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.cgroup import Snapshot, cpu_delta, read_snapshot, snapshot_files
+from syslogbench.rig.cgroup import Snapshot, cpu_delta, read_snapshot, snapshot_files
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 SUPERVISOR = Path(__file__).resolve().parents[2] / "daemons" / "_common" / "supervise.sh"

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import cli, hostsetup, images, profiles, settings
+from syslogbench.host import benchmark, cli, images, profiles
+from syslogbench.host import tools as hostsetup
+from syslogbench.model import settings
 
 GIB = 2**30
 SEED_ENV = """# the seed scenario, as in .env
@@ -48,8 +50,8 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """run_env asks Docker for its version and reads .env and the shell: none of them may touch a test."""
     env_file = tmp_path / ".env"
     env_file.write_text(SEED_ENV)
-    monkeypatch.setattr(cli, "ENV_FILE", env_file)
-    monkeypatch.setattr(cli, "docker_version", lambda: "test")
+    monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
+    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
     for key in SMALL:
         monkeypatch.delenv(key, raising=False)
 
@@ -64,7 +66,7 @@ def small_host(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_real_env_file_sets_every_key_settings_reads() -> None:
-    real = settings.read_env_file(Path(cli.__file__).resolve().parent.parent / ".env")
+    real = settings.read_env_file(Path(cli.__file__).resolve().parents[2] / ".env")
     assert set(SMALL) <= set(real)
 
 
@@ -72,21 +74,24 @@ def test_the_real_env_file_sets_every_key_settings_reads() -> None:
 
 
 def test_parse_overrides_accepts_key_value() -> None:
-    assert cli.parse_overrides(["HOSTS=2", "SENDERS_PER_HOST=3"]) == {"HOSTS": "2", "SENDERS_PER_HOST": "3"}
+    assert benchmark.parse_overrides(["HOSTS=2", "SENDERS_PER_HOST=3"]) == {
+        "HOSTS": "2",
+        "SENDERS_PER_HOST": "3",
+    }
 
 
 def test_parse_overrides_keeps_everything_after_the_first_equals() -> None:
-    assert cli.parse_overrides(["SCENARIO=a=b", "SEED="]) == {"SCENARIO": "a=b", "SEED": ""}
+    assert benchmark.parse_overrides(["SCENARIO=a=b", "SEED="]) == {"SCENARIO": "a=b", "SEED": ""}
 
 
 def test_parse_overrides_empty() -> None:
-    assert cli.parse_overrides([]) == {}
+    assert benchmark.parse_overrides([]) == {}
 
 
 @pytest.mark.parametrize("pair", ["hosts=2", "HOSTS", "=2", "Hosts=2"])
 def test_parse_overrides_rejects(pair: str) -> None:
     with pytest.raises(settings.SettingsError, match="KEY=VALUE") as caught:
-        cli.parse_overrides([pair])
+        benchmark.parse_overrides([pair])
     assert str(caught.value) == f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)"
 
 
@@ -94,7 +99,7 @@ def test_parse_overrides_rejects(pair: str) -> None:
 
 
 def test_run_env_seed_scenario() -> None:
-    cfg, env = cli.run_env({})
+    cfg, env = benchmark.run_env({})
     assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 4, 300_000)
     assert cfg.done_threshold == 20
     assert env["DOCKER_VERSION"] == "test"
@@ -104,13 +109,13 @@ def test_run_env_seed_scenario() -> None:
 def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOSTS", "3")
     monkeypatch.setenv("SENDERS_PER_HOST", "2")
-    cfg, env = cli.run_env({"HOSTS": "2"})
+    cfg, env = benchmark.run_env({"HOSTS": "2"})
     assert (cfg.hosts, cfg.senders_per_host, cfg.done_threshold) == (2, 2, 4)
     assert (env["HOSTS"], env["SENDERS_PER_HOST"]) == ("2", "2")
 
 
 def test_run_env_shapes_the_load_of_a_connection_scenario() -> None:
-    cfg, env = cli.run_env({"SCENARIO": "conn50"})
+    cfg, env = benchmark.run_env({"SCENARIO": "conn50"})
     assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 10, 120_000)
     assert cfg.done_threshold == 50
     assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["MESSAGES_PER_SENDER"]) == ("5", "10", "120000")
@@ -118,13 +123,13 @@ def test_run_env_shapes_the_load_of_a_connection_scenario() -> None:
 
 def test_run_env_rejects_an_unknown_key() -> None:
     with pytest.raises(settings.SettingsError, match="FOO") as caught:
-        cli.run_env({"FOO": "1"})
+        benchmark.run_env({"FOO": "1"})
     assert str(caught.value) == "unknown setting(s) ['FOO']: the keys are those in .env"
 
 
 def test_run_env_rejects_negative_hosts() -> None:
     with pytest.raises(settings.SettingsError) as caught:
-        cli.run_env({"HOSTS": "-1"})
+        benchmark.run_env({"HOSTS": "-1"})
     assert str(caught.value) == ("invalid settings:\n  - HOSTS=-1 is below 1: use a value of at least 1")
 
 
@@ -133,12 +138,14 @@ def test_run_env_rejects_negative_hosts() -> None:
 
 def test_host_notices_central_cpus_above_cores(small_host: None) -> None:
     cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "8"})
-    assert cli.host_notices(cfg) == ["CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"]
+    assert benchmark.host_notices(cfg) == [
+        "CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"
+    ]
 
 
 def test_host_notices_remote_cpus_and_memory(small_host: None) -> None:
     cfg = settings.from_env({**SMALL, "REMOTE_CPUS": "3", "CENTRAL_MEM": "16g"})
-    assert cli.host_notices(cfg) == [
+    assert benchmark.host_notices(cfg) == [
         "REMOTE_CPUS=3 but this host has 2 cores: the effective limit is 2",
         "CENTRAL_MEM exceeds this host's 8.0 GiB: the effective limit is that",
     ]
@@ -146,12 +153,14 @@ def test_host_notices_remote_cpus_and_memory(small_host: None) -> None:
 
 def test_host_notices_none_within_limits(small_host: None) -> None:
     cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "2", "REMOTE_CPUS": "2", "CENTRAL_MEM": "8g"})
-    assert cli.host_notices(cfg) == []
+    assert benchmark.host_notices(cfg) == []
 
 
 def test_host_notices_seed_scenario_on_two_cores(small_host: None) -> None:
-    cfg, _ = cli.run_env({})
-    assert cli.host_notices(cfg) == ["CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"]
+    cfg, _ = benchmark.run_env({})
+    assert benchmark.host_notices(cfg) == [
+        "CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"
+    ]
 
 
 # --- main ----------------------------------------------------------------------------------------------------
@@ -210,9 +219,9 @@ def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: False)
     monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
     monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
-    monkeypatch.setattr(cli.subprocess, "run", lambda command, **kwargs: commands.append(command))
-    monkeypatch.setattr(cli, "check_image", lambda profile: None)
-    monkeypatch.setattr(cli, "fresh_mtime", lambda path: None)
+    monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: commands.append(command))
+    monkeypatch.setattr(benchmark, "check_image", lambda profile: None)
+    monkeypatch.setattr(benchmark, "fresh_mtime", lambda path: None)
     return commands
 
 
@@ -223,13 +232,13 @@ def test_a_built_image_must_carry_its_own_manifest(
     monkeypatch: pytest.MonkeyPatch, manifest: str, ok: bool
 ) -> None:
     done = subprocess.CompletedProcess([], 0, stdout=manifest, stderr="")
-    monkeypatch.setattr(cli.subprocess, "run", lambda command, **kwargs: done)
+    monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: done)
     profile = profiles.resolve("rsyslog-8.2302")
     if ok:
-        cli.check_image(profile)
+        benchmark.check_image(profile)
         return
     with pytest.raises(images.SetupError, match="carries the manifest of rsyslog-8.2102, not rsyslog-8.2302"):
-        cli.check_image(profile)
+        benchmark.check_image(profile)
 
 
 def test_run_refuses_a_registry_profile_before_any_container(
@@ -268,7 +277,7 @@ def test_setup_of_every_profile_leaves_registry_profiles_out_with_a_notice(
         assert f"notice: skipping {profile.profile}: needs Docker Hub" in out
     built = [command[-1] for command in no_registry if command[0] == "docker"]
     assert built == [p.profile for p in local]
-    assert no_registry[0] == ["bases", *sorted({cli.HARNESS_SUITE, *(p.base for p in local)})]
+    assert no_registry[0] == ["bases", *sorted({benchmark.HARNESS_SUITE, *(p.base for p in local)})]
 
 
 def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,6 +318,6 @@ def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
     for path in (first, second):
         path.write_text("FROM x\n")
         os.utime(path, ns=(10**18, 10**18))  # the same size and mtime, as git leaves them
-    cli.fresh_mtime(first)
-    cli.fresh_mtime(second)
+    benchmark.fresh_mtime(first)
+    benchmark.fresh_mtime(second)
     assert len({first.stat().st_mtime_ns, second.stat().st_mtime_ns, 10**18}) == 3

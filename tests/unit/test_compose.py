@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from syslogbench import profiles
+from syslogbench.host import profiles
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())
@@ -66,7 +66,7 @@ def test_last_hop_runs_the_generator_image_on_the_bench_network() -> None:
     """The relay target needs the syslogbench package, not a daemon image; it listens on the bench network."""
     spec, generator = COMPOSE["services"]["lasthop"], COMPOSE["services"]["generator"]
     assert spec["image"] == generator["image"] and spec["build"] == generator["build"]
-    assert spec["command"] == ["python3", "-m", "syslogbench.lasthop"]
+    assert spec["command"] == ["python3", "-m", "syslogbench.rig.lasthop"]
     assert spec["networks"] == ["bench"]
     assert spec["depends_on"]["watcher"]["condition"] == "service_healthy"
     assert "queue:/var/spool/bench-queue" in COMPOSE["services"]["watcher"]["volumes"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import control, lasthop
+from syslogbench.rig import control, lasthop
 
 LINE = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=%07d f=1 v=5 xxxxxxxx\n"
 DONE = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=%07d f=1 v=5 DONE\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import calibrate, matrix, result
+from syslogbench.host import calibrate, matrix
+from syslogbench.rig import outcome as result
 
 
 def test_cells_interleave_profiles_within_each_replicate() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import messages
-from syslogbench.messages import SenderId
+from syslogbench.model import messages
+from syslogbench.model.messages import SenderId
 
 NOW = calendar.timegm((2026, 11, 22, 10, 0, 0))
 RFC3164_RE = re.compile(

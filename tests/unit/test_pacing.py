@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import messages, scenarios, sender
-from syslogbench.messages import SenderId
-from syslogbench.settings import from_env
+from syslogbench.model import messages, scenarios
+from syslogbench.model.messages import SenderId
+from syslogbench.model.settings import from_env
+from syslogbench.rig import sender
 
 ENV = {
     "SCENARIO": "udp",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from syslogbench import pe7, report
+from syslogbench.report import build as report
+from syslogbench.report.published import pe7
 
 from .test_report import make_result
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from syslogbench import plots, report
+from syslogbench.report import build as report
+from syslogbench.report import plots
 from tests.unit.test_report import MIB, make_result
 
 COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]

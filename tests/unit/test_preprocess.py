@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import messages, preprocess, profiles, reconcile, render, scenarios
-from syslogbench.messages import SenderId
-from syslogbench.preprocess import Expectation
+from syslogbench.host import profiles, render
+from syslogbench.model import messages, preprocess, scenarios
+from syslogbench.model.messages import SenderId
+from syslogbench.model.preprocess import Expectation
+from syslogbench.rig import reconcile
 
 SEED = 2014
 NOW = calendar.timegm((2026, 11, 22, 10, 0, 0))

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench import profiles, render, scenarios
-from syslogbench.profiles import Profile, ProfileError
+from syslogbench.host import profiles, render
+from syslogbench.host.profiles import Profile, ProfileError
+from syslogbench.model import scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = sorted(p for p in (ROOT / "daemons").iterdir() if p.is_dir() and not p.name.startswith("_"))
@@ -308,7 +309,7 @@ def test_nxlog_dialect() -> None:
 
 def test_every_split_config_names_files_as_the_reconciler_reads_them() -> None:
     """One reconciliation reads every daemon: fill each split file-name expression with numbers."""
-    from syslogbench.reconcile import SPLIT_RE
+    from syslogbench.rig.reconcile import SPLIT_RE
 
     patterns = {
         "rsyslog": ("%syslogfacility%", "%syslogseverity%"),

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import messages, reconcile
-from syslogbench.messages import SenderId
+from syslogbench.model import messages
+from syslogbench.model.messages import SenderId
+from syslogbench.rig import reconcile
 
 SEED = 2014
 NOW = calendar.timegm((2026, 11, 22, 10, 0, 0))

@@ -8,8 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from syslogbench import control, lasthop, profiles, render, scenarios, watcher
-from syslogbench.result import DaemonInfo, HostFacts, Observed, build
+from syslogbench.host import profiles, render
+from syslogbench.model import scenarios
+from syslogbench.rig import control, lasthop, watcher
+from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
 
 from .test_schema import SCHEMA
 from .test_watcher import settings

@@ -13,7 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from syslogbench import report, seed2014
+from syslogbench.report import build as report
+from syslogbench.report import load
+from syslogbench.report.published import seed2014
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
@@ -167,7 +169,7 @@ def table_row(markdown: str, first_cell: str) -> list[str]:
 
 
 def test_load_results_skips_non_results(results_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="syslogbench.report"):
+    with caplog.at_level(logging.WARNING, logger="syslogbench.report.build"):
         loaded = report.load_results(results_dir)
     assert sorted(r["run_id"] for r in loaded) == sorted(
         r["run_id"] for r in (OLD, NEW, NULLS, OTHER_SCENARIO)
@@ -601,8 +603,8 @@ def test_runs_with_another_load_shape_never_pool_with_the_seed() -> None:
     one = {
         "scenario": {"id": "seed2014", "hosts": 1, "senders_per_host": 1, "messages_per_sender": 2_000_000}
     }
-    assert report.scenario_of(seed) == "seed2014"
-    assert report.scenario_of(one) == "seed2014@1x1x2000000"
+    assert load.scenario_of(seed) == "seed2014"
+    assert load.scenario_of(one) == "seed2014@1x1x2000000"
 
 
 def test_render_run_gives_rate_and_udp_drop_rates() -> None:

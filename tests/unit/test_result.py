@@ -1,4 +1,4 @@
-"""syslogbench.result: verdicts, figures and the result document, from hand-built observations."""
+"""syslogbench.rig.outcome: verdicts, figures and the result document, from hand-built observations."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from syslogbench import result, scenarios
-from syslogbench.cgroup import Snapshot
-from syslogbench.reconcile import Reconciliation, SenderCount
-from syslogbench.result import DaemonInfo, HostFacts, Observed
-from syslogbench.settings import Settings, from_env
+from syslogbench.model import scenarios
+from syslogbench.model.settings import Settings, from_env
+from syslogbench.rig import outcome as result
+from syslogbench.rig.cgroup import Snapshot
+from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
+from syslogbench.rig.reconcile import Reconciliation, SenderCount
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "results" / "schema.json").read_text()))

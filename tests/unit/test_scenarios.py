@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench import scenarios
+from syslogbench.model import scenarios
 
 SEED = {
     "id": "x",

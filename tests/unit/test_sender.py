@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import cgroup, control, sender
-from syslogbench.messages import SenderId
+from syslogbench.model.messages import SenderId
+from syslogbench.rig import cgroup, control, sender
 
 # --- claim_index ---------------------------------------------------------------------------------------------
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import settings
-from syslogbench.settings import SettingsError
+from syslogbench.model import settings
+from syslogbench.model.settings import SettingsError
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_FILE = ROOT / ".env"

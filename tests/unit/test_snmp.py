@@ -1,4 +1,4 @@
-"""syslogbench.snmp: the kernel's UDP counters from /proc/net/snmp, and their place in a snapshot."""
+"""syslogbench.rig.snmp: the kernel's UDP counters from /proc/net/snmp, and their place in a snapshot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from syslogbench import cgroup, snmp
+from syslogbench.rig import cgroup, snmp
 
 # /proc/net/snmp as a 6.x kernel writes it (Ip, Icmp and IcmpMsg rows trimmed), with UdpLite after Udp.
 SAMPLE = """\

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from syslogbench import stats
+from syslogbench.report import stats
 
 
 def test_median() -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import reconcile, sender, tlscerts, watcher
-from syslogbench.messages import SenderId
-from syslogbench.settings import Settings, from_env
+from syslogbench.model.messages import SenderId
+from syslogbench.model.settings import Settings, from_env
+from syslogbench.rig import reconcile, sender, tlscerts, watcher
 
 ROOT = Path(__file__).resolve().parents[2]
 

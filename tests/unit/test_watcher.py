@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench import watcher
-from syslogbench.result import DaemonInfo, HostFacts, Observed
-from syslogbench.settings import Settings, from_env
+from syslogbench.model.settings import Settings, from_env
+from syslogbench.rig import watcher
+from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
 
 ENV = {
     "SCENARIO": "unit",

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+from syslogbench.host.tools import SetupError, ensure_debootstrap
+
+__all__ = ["SetupError"]
+
+ROOT = Path(__file__).resolve().parents[2]
 BASES_FILE = ROOT / "images" / "bases.yaml"
 LOCAL_REPO = "syslogbench/base"
 MARKER = "/etc/syslogbench-base"
-
-
-class SetupError(RuntimeError):
-    """A set-up step failed; the message says what to do."""
 
 
 def load_bases() -> dict[str, dict[str, str]]:
@@ -63,7 +63,6 @@ def tag_pulled(suite: str, pinned: str) -> None:
 
 
 def debootstrap(suite: str) -> None:
-    from syslogbench.hostsetup import ensure_debootstrap  # here, to keep the import one-way
 
     ensure_debootstrap()
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

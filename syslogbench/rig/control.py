@@ -5,34 +5,22 @@ Stdlib only: runs inside the containers.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
-CONTROL = Path(os.environ.get("CONTROL_DIR", "/bench/control"))
-LOGS = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
+from syslogbench import contract
+from syslogbench.contract import read_json, write_atomic, write_json
+
+__all__ = ["read_json", "write_atomic", "write_json"]
+
+CONTROL = contract.CONTROL_DIR
+LOGS = contract.LOG_DIR
 POLL_S = 0.005
 
 
 class WaitTimeout(TimeoutError):
     """A wait ran past its deadline."""
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write then rename, so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def write_json(path: Path, data: object) -> None:
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-
-def read_json(path: Path) -> dict:
-    return json.loads(path.read_text())
 
 
 def wait_for(path: Path, timeout: float, what: str, poll: float = POLL_S) -> None:

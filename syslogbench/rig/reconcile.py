@@ -10,8 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from syslogbench.messages import SenderId
-from syslogbench.preprocess import Expectation
+from syslogbench.model.messages import SenderId
+from syslogbench.model.preprocess import Expectation
 
 SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
 # One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.

@@ -1,28 +1,28 @@
-"""The syslogbench command: setup, run, report, render, check.
-
-    python -m syslogbench run --profile rsyslog8 [KEY=VALUE ...]
+"""One benchmark run on this machine: settings checked, images built, compose up, the result shown.
 
 Everything a run needs is checked here, before any container starts.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from syslogbench import hostsetup, images, profiles, render, report, scenarios, settings
+from syslogbench.host import images, profiles
+from syslogbench.host import tools as hostsetup
+from syslogbench.model import scenarios, settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENV_FILE = ROOT / ".env"
 DEFAULT_PROFILE = "rsyslog8"
 HARNESS_SUITE = "bookworm"  # the watcher and generator images
 HARNESS_SERVICES = ["watcher", "generator"]
-STARTUP_ALLOWANCE_S = 600  # building, rendering messages, connecting: on top of RUN_TIMEOUT
+STARTUP_ALLOWANCE_S = 600
+EXIT_BAD_INPUT = 2  # building, rendering messages, connecting: on top of RUN_TIMEOUT
 
 
 def log(text: str) -> None:
@@ -167,12 +167,19 @@ def registry_ready(profile: profiles.Profile, skip_unreachable: bool = False) ->
     return False
 
 
+def show_path(path: Path) -> None:
+    """Without the report: the result's own summary line."""
+    print(json.loads(path.read_text()).get("summary", ""))
+    print(f"\nResult file: {path}")
+
+
 def run(
     profile_name: str,
     overrides: dict[str, str],
     results_dir: Path,
     extra_env: dict[str, str] | None = None,
     build: bool = True,
+    show: Callable[[Path], None] = show_path,
 ) -> int:
     project = project_name()
     profile = profiles.resolve(profile_name)
@@ -226,7 +233,8 @@ def not_applicable(
     """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
     from datetime import UTC, datetime
 
-    from syslogbench import result, watcher  # watcher's host facts read /proc, which is the host's here
+    from syslogbench.rig import outcome as result  # watcher's host facts read /proc, which is the host's here
+    from syslogbench.rig import watcher
 
     now = datetime.now(UTC)
     reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
@@ -244,21 +252,6 @@ def not_applicable(
     return 4
 
 
-def show(path: Path) -> None:
-    result = json.loads(path.read_text())
-    print()
-    print(report.render_run(result))
-    print(f"\nResult file: {path}")
-
-
-def profile_table() -> list[dict[str, str]]:
-    """Each profile once (no aliases), from the manifests: the GitHub Actions matrix is built from this."""
-    return [
-        {"profile": p.profile, "daemon": p.daemon, "version": p.version}
-        for p in sorted(profiles.all_profiles(), key=lambda p: p.profile)
-    ]
-
-
 def check(profile_name: str, overrides: dict[str, str]) -> None:
     profile = profiles.resolve(profile_name)
     cfg, _ = run_env(overrides)
@@ -272,94 +265,3 @@ def check(profile_name: str, overrides: dict[str, str]) -> None:
         )
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
-
-
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="syslogbench", description=__doc__.splitlines()[0])
-    sub = top.add_subparsers(dest="command", required=True)
-    for name, text in (
-        ("run", "run one benchmark and print its result"),
-        ("check", "validate settings only"),
-    ):
-        cmd = sub.add_parser(name, help=text)
-        cmd.add_argument(
-            "--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})"
-        )
-        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
-        if name == "run":
-            cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
-    cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
-    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
-    cmd.add_argument("--replicates", type=int, default=3)
-    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
-    cmd.add_argument("--results", type=Path, default=ROOT / "results")
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
-    cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
-    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
-    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
-    cmd.add_argument("--results", type=Path, default=ROOT / "results")
-    cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
-    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
-    cmd = sub.add_parser("report", help="Markdown table over results/")
-    cmd.add_argument("args", nargs=argparse.REMAINDER)
-    sub.add_parser("render", help="render every daemon config from its template")
-    cmd = sub.add_parser("profiles", help="list the profile names")
-    cmd.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON list of the profiles, aliases left out (for CI matrices)",
-    )
-    return top
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["report"]:  # its own flags (--out, --html, ...) go to the report unchanged
-        return report.main(argv[1:])
-    args = parser().parse_args(argv)
-    try:
-        if args.command == "run":
-            return run(args.profile, parse_overrides(args.overrides), args.results)
-        if args.command == "matrix":
-            from syslogbench.matrix import run_matrix  # it imports this module
-
-            names = [name.strip() for name in args.profiles.split(",") if name.strip()]
-            return run_matrix(
-                names, args.replicates, parse_overrides(args.overrides), args.results, args.fresh
-            )
-        if args.command == "calibrate":
-            from syslogbench import calibrate  # it imports this module
-
-            return calibrate.main(args.messages, args.connections, args.results)
-        if args.command == "check":
-            check(args.profile, parse_overrides(args.overrides))
-        elif args.command == "setup":
-            if args.profile:
-                setup(args.profile)
-            else:  # every profile: those that need an unreachable registry are left out, with a notice
-                setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
-        elif args.command == "report":
-            return report.main(args.args)
-        elif args.command == "render":
-            for path in render.render_all():
-                log(f"rendered {path.relative_to(ROOT)}")
-        elif args.command == "profiles" and args.json:
-            print(json.dumps(profile_table()))
-        elif args.command == "profiles":
-            for name, profile in sorted(profiles.names().items()):
-                origin = (
-                    f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
-                )
-                print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
-    except (
-        settings.SettingsError,
-        profiles.ProfileError,
-        images.SetupError,
-        scenarios.ScenarioError,
-    ) as error:
-        log(f"error: {error}")
-        return 2
-    except subprocess.CalledProcessError as error:
-        log(f"error: {' '.join(map(str, error.cmd))} failed with exit code {error.returncode}")
-        return 2
-    return 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAEMONS = ROOT / "daemons"
 REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd", "command")
 # `base: registry:<image>` builds FROM a registry image (the seed's old distributions and NXLog) instead of

@@ -14,11 +14,12 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import control, lasthop, preprocess, scenarios, settings, tlscerts
-from syslogbench.cgroup import Snapshot, parse_sample, read_snapshot
-from syslogbench.messages import SenderId
-from syslogbench.reconcile import OUTPUT_RE, reconcile
-from syslogbench.result import DaemonInfo, HostFacts, Observed, build
+from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model.messages import SenderId
+from syslogbench.rig import control, lasthop, tlscerts
+from syslogbench.rig.cgroup import Snapshot, parse_sample, read_snapshot
+from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
+from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", "/results"))
 HEALTH_FILE = Path("/tmp/watcher-ready")

@@ -9,7 +9,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from syslogbench.images import SetupError
+
+class SetupError(RuntimeError):
+    """A set-up step failed; the message says what to do."""
+
 
 MIN_COMPOSE = (2, 20)
 APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from syslogbench.messages import SEVERITIES, SenderId, pri_stream
-from syslogbench.scenarios import Scenario
+from syslogbench.model.messages import SEVERITIES, SenderId, pri_stream
+from syslogbench.model.scenarios import Scenario
 
 # The regexp row: messages with an even sequence number, and every DONE. Valid as a POSIX ERE (rsyslog's
 # re_match) and as a PCRE (syslog-ng's match()); the message text has " q=<digits> " in every payload form

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from syslogbench import snmp
+from syslogbench.rig import snmp
 
 # Files copied from the cgroup directory, per cgroup version. The supervisor copies whichever exist.
 _V1_FILES = [

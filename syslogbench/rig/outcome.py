@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from statistics import median
 
-from syslogbench import snmp
-from syslogbench.cgroup import Snapshot, cpu_delta
-from syslogbench.reconcile import Reconciliation
-from syslogbench.scenarios import Scenario
-from syslogbench.settings import Settings
+from syslogbench.model.scenarios import Scenario
+from syslogbench.model.settings import Settings
+from syslogbench.rig import snmp
+from syslogbench.rig.cgroup import Snapshot, cpu_delta
+from syslogbench.rig.reconcile import Reconciliation
 
 SCHEMA_VERSION = 1
 SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-DIRECTORY = Path(os.environ.get("SCENARIO_DIR", Path(__file__).resolve().parent.parent / "scenarios"))
+DIRECTORY = Path(os.environ.get("SCENARIO_DIR", Path(__file__).resolve().parents[2] / "scenarios"))
 DEFAULT = "seed2014"
 
 # key -> (type, allowed values or None, minimum or None)

@@ -25,8 +25,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from syslogbench import report, seed2014  # noqa: E402
-from syslogbench.report import Group, Result  # noqa: E402
+from syslogbench.report import load as report  # noqa: E402
+from syslogbench.report.load import Group, Result  # noqa: E402
+from syslogbench.report.published import seed2014  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -17,112 +17,42 @@ from __future__ import annotations
 import argparse
 import html
 import json
-import logging
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syslogbench import pe7, seed2014, stats
+from syslogbench.report import stats
+from syslogbench.report.load import (
+    BASELINE,
+    DEFAULT_SCENARIO,
+    Group,
+    Result,
+    baseline_group,
+    fastest_group,
+    finished_at,
+    group_results,
+    latest_per_profile,
+    load_results,
+    profile_order,
+    sender_bound,
+    throughput_ratio,
+)
+from syslogbench.report.published import pe7, seed2014
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "results"
-DEFAULT_SCENARIO = "seed2014"
-BASELINE = "baseline"  # the simplest receiver: the ceiling every daemon is set against
 MIB = 2**20
 GIB = 2**30
 NA = "n/a"
 DASH = "\u2013"
 SENDER_BOUND_MARK = "\u2021"  # double dagger
-# The keys the report reads; a JSON file without them is not a result.
-RESULT_KEYS = (
-    "run_id",
-    "finished_utc",
-    "verdict",
-    "scenario",
-    "daemon",
-    "limits",
-    "host",
-    "elapsed_s",
-    "cpu",
-    "memory",
-    "messages",
-    "throughput",
-)
-COUNTED_VERDICT = "pass"
 VERDICT_ORDER = ("loss", "timeout", "error")
-
-log = logging.getLogger(__name__)
-
-Result = dict[str, Any]
 
 
 # -- loading ---------------------------------------------------------------------------------------
-
-
-def read_result(path: Path) -> Result | None:
-    """The result in path, or None (with a warning) if it is unreadable or not a result."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        log.warning("skipping %s: unreadable (%s)", path, err)
-        return None
-    if not isinstance(data, dict) or any(key not in data for key in RESULT_KEYS):
-        log.warning("skipping %s: not a syslogbench result", path)
-        return None
-    return data
-
-
-def load_results(results_dir: Path) -> list[Result]:
-    """Every result in results_dir (all *.json but schema.json), in file-name order."""
-    paths = sorted(p for p in results_dir.glob("*.json") if p.name != "schema.json")
-    return [result for result in map(read_result, paths) if result is not None]
-
-
-def finished_at(result: Result) -> datetime:
-    return datetime.fromisoformat(result["finished_utc"])
-
-
-SEED_SHAPE = (5, 4, 300_000)  # hosts, senders per host, messages per sender: the .env defaults
-
-
-def scenario_of(result: Result) -> str:
-    """The scenario id, plus the load's shape when it is not the seed's, so unlike runs never pool."""
-    scenario = result["scenario"]
-    shape = (scenario.get("hosts"), scenario.get("senders_per_host"), scenario.get("messages_per_sender"))
-    label = str(scenario.get("id"))
-    return label if shape == SEED_SHAPE else f"{label}@{shape[0]}x{shape[1]}x{shape[2]}"
-
-
-def profile_of(result: Result) -> str:
-    return str(result["daemon"]["profile"])
-
-
-def latest_per_profile(results: Sequence[Result], scenario_id: str = DEFAULT_SCENARIO) -> list[Result]:
-    """The newest run (by finished_utc) of each daemon profile in the scenario, sorted by profile."""
-    latest: dict[str, Result] = {}
-    for result in results:
-        if scenario_of(result) != scenario_id:
-            continue
-        profile = profile_of(result)
-        if profile not in latest or finished_at(result) > finished_at(latest[profile]):
-            latest[profile] = result
-    return [latest[profile] for profile in sorted(latest)]
-
-
-def scenario_ids(results: Sequence[Result]) -> list[str]:
-    """The scenarios present: the default one first, then by name."""
-    found = {scenario_of(result) for result in results}
-    return sorted(found, key=lambda s: (s != DEFAULT_SCENARIO, s))
-
-
-def profile_order(profile: str) -> tuple[bool, str]:
-    """The baseline first, then the profiles by name."""
-    return profile != BASELINE, profile
 
 
 # -- formatting ------------------------------------------------------------------------------------
@@ -159,12 +89,6 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 # -- one run per row -------------------------------------------------------------------------------
-
-
-def sender_bound(result: Result) -> bool | None:
-    """The run's sender_bound.value: True, False, or None when not recorded or not known."""
-    value = (result.get("sender_bound") or {}).get("value")
-    return value if isinstance(value, bool) else None
 
 
 def sender_bound_cell(result: Result) -> str:
@@ -225,108 +149,6 @@ def machines_line(results: Sequence[Result]) -> str:
 
 
 # -- statistics per profile and scenario -----------------------------------------------------------
-
-
-def _cpu_total(result: Result) -> float | None:
-    user, system = result["cpu"].get("user_s"), result["cpu"].get("system_s")
-    return None if user is None or system is None else user + system
-
-
-# What the statistics are taken of, from each counted run; None (not measured) is left out.
-METRICS: dict[str, Callable[[Result], float | None]] = {
-    "msgs_per_s": lambda r: r["throughput"].get("msgs_per_s"),
-    "elapsed_s": lambda r: r.get("elapsed_s"),
-    "cpu_user_s": lambda r: r["cpu"].get("user_s"),
-    "cpu_system_s": lambda r: r["cpu"].get("system_s"),
-    "cpu_s": _cpu_total,
-    "max_rss_bytes": lambda r: r["memory"].get("max_rss_bytes"),
-    "peak_bytes": lambda r: r["memory"].get("peak_bytes"),
-}
-
-
-@dataclass
-class Group:
-    """Every run of one profile in one scenario; only the `pass` runs count toward the statistics."""
-
-    scenario: str
-    profile: str
-    runs: list[Result]
-    summaries: dict[str, stats.Summary | None] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.runs = sorted(self.runs, key=finished_at)
-        self.summaries = {metric: stats.summarize(self.values(metric)) for metric in METRICS}
-
-    @property
-    def daemon(self) -> str:
-        return str(self.runs[-1]["daemon"].get("name") or self.profile)
-
-    @property
-    def counted(self) -> list[Result]:
-        return [run for run in self.runs if run["verdict"] == COUNTED_VERDICT]
-
-    def values(self, metric: str) -> list[float]:
-        found = (METRICS[metric](run) for run in self.counted)
-        return [float(value) for value in found if value is not None]
-
-    def median(self, metric: str) -> float | None:
-        summary = self.summaries[metric]
-        return summary.median if summary else None
-
-    @property
-    def throughput(self) -> stats.Summary | None:
-        return self.summaries["msgs_per_s"]
-
-    @property
-    def not_counted(self) -> Counter[str]:
-        return Counter(run["verdict"] for run in self.runs if run["verdict"] != COUNTED_VERDICT)
-
-    @property
-    def sender_bound_runs(self) -> list[Result]:
-        return [run for run in self.runs if sender_bound(run)]
-
-    @property
-    def erratic(self) -> bool:
-        return bool(self.throughput and self.throughput.erratic)
-
-
-def group_results(results: Sequence[Result], scenario_id: str | None = None) -> dict[str, list[Group]]:
-    """Per scenario (the default first), its profiles' groups, the baseline first."""
-    by_key: dict[tuple[str, str], list[Result]] = {}
-    for result in results:
-        if scenario_id is None or scenario_of(result) == scenario_id:
-            by_key.setdefault((scenario_of(result), profile_of(result)), []).append(result)
-    grouped: dict[str, list[Group]] = {}
-    for scenario in scenario_ids(results):
-        profiles = sorted((p for s, p in by_key if s == scenario), key=profile_order)
-        if profiles:
-            grouped[scenario] = [Group(scenario, p, by_key[scenario, p]) for p in profiles]
-    return grouped
-
-
-def baseline_group(groups: Sequence[Group]) -> Group | None:
-    """The scenario's `baseline` profile, if it has a counted throughput."""
-    for group in groups:
-        if group.profile == BASELINE and group.throughput:
-            return group
-    return None
-
-
-def fastest_group(groups: Sequence[Group]) -> Group | None:
-    """The daemon profile with the highest median msgs/s (the first on a tie).
-
-    The baseline is a receiver, not a daemon: it is the fastest only when it is all there is.
-    """
-    measured = [group for group in groups if group.throughput]
-    daemons = [group for group in measured if group.profile != BASELINE] or measured
-    return max(daemons, key=lambda g: g.throughput.median if g.throughput else 0, default=None)
-
-
-def throughput_ratio(group: Group, reference: Group | None) -> stats.Ratio | None:
-    """median msgs/s of group / that of reference, with a bootstrap 95% interval."""
-    if reference is None or not group.throughput or not reference.throughput:
-        return None
-    return stats.ratio_of_medians(group.values("msgs_per_s"), reference.values("msgs_per_s"))
 
 
 # -- the tables, as rows of text, shared by the Markdown and the HTML -------------------------------
@@ -695,6 +517,13 @@ def rate_and_udp_lines(result: Result) -> list[str]:
     return lines
 
 
+def show_run(path: Path) -> None:
+    """What `syslogbench run` prints after a run."""
+    print()
+    print(render_run(json.loads(path.read_text())))
+    print(f"\nResult file: {path}")
+
+
 def render_run(result: Result) -> str:
     """One run's row, its machine, and the 2014 medians beside it: what `syslogbench run` prints."""
     extra = rate_and_udp_lines(result)
@@ -876,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = load_results(args.results)
     figures: dict[str, list[tuple[str, Path]]] = {}
     if plots_dir is not None:
-        from syslogbench import plots  # matplotlib only when plots are asked for
+        from syslogbench.report import plots  # matplotlib only when plots are asked for
 
         figures = plots.write_plots(results, plots_dir, args.scenario, args.run)
         print(

@@ -17,8 +17,10 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import cli, control, settings
-from syslogbench.profiles import image_tag
+from syslogbench import contract
+from syslogbench.host import benchmark
+from syslogbench.host.profiles import image_tag
+from syslogbench.model import settings
 
 LOGGEN_IMAGE = f"syslogbench/syslog-ng-4.8:{image_tag()}"
 SINK_IMAGE = f"syslogbench/baseline:{image_tag()}"
@@ -53,7 +55,7 @@ def wait_files(directory: Path, pattern: str, count: int, container: str = "") -
             logs = docker("logs", container, check=False)
             raise RuntimeError(f"calibration: {container} stopped:\n{(logs.stdout + logs.stderr)[-2000:]}")
         if time.monotonic() > deadline:
-            raise control.WaitTimeout(f"calibration: waited {WAIT_S} s for {count} x {directory / pattern}")
+            raise TimeoutError(f"calibration: waited {WAIT_S} s for {count} x {directory / pattern}")
         time.sleep(0.05)
 
 
@@ -64,7 +66,7 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         env = {**{k.upper(): str(v) for k, v in cfg.as_dict().items()}, "HOSTS": "1"}
         env.update(SENDERS_PER_HOST=str(connections), MESSAGES_PER_SENDER=str(messages), KEEP_LOGS="0")
         env.update(DONE_THRESHOLD="0")
-        control.write_json(ctl / "run.json", {"calibration": True})
+        contract.write_json(ctl / "run.json", {"calibration": True})
         env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         name = f"sbcal-gen-{uuid.uuid4().hex[:6]}"
         docker("run", "-d", "--name", name, "--network", network, *limits(cfg), *env_args,
@@ -74,8 +76,8 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
             (ctl / "start").write_text(f"{time.time()}\n")
             wait_files(ctl / "ledgers", "*.json", connections)
             wait_files(ctl / "generators", "*.json", 1)
-            ledgers = [control.read_json(path) for path in (ctl / "ledgers").glob("*.json")]
-            container = control.read_json(next((ctl / "generators").glob("*.json")))
+            ledgers = [contract.read_json(path) for path in (ctl / "ledgers").glob("*.json")]
+            container = contract.read_json(next((ctl / "generators").glob("*.json")))
             (ctl / "finish").write_text("")
             docker("wait", name, check=False)
         finally:
@@ -132,8 +134,8 @@ def figures(name: str, messages: int, seconds: float, cpu_s: float) -> dict[str,
 
 
 def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
-    cfg, _ = cli.run_env({})
-    cli.setup(["baseline", "syslog-ng-4.8"])
+    cfg, _ = benchmark.run_env({})
+    benchmark.setup(["baseline", "syslog-ng-4.8"])
     network, sink = f"sbcal-{uuid.uuid4().hex[:6]}", f"sbcal-sink-{uuid.uuid4().hex[:6]}"
     docker("network", "create", "--internal", network)
     try:
@@ -146,15 +148,15 @@ def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
         docker("rm", "-f", sink, check=False)
         docker("network", "rm", network, check=False)
     out = results_dir / "calibration" / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
-    control.write_json(out, {"connections": connections, "messages_per_connection": messages,
+    contract.write_json(out, {"connections": connections, "messages_per_connection": messages,
                              "remote_cpus": cfg.remote_cpus, "rows": rows})  # fmt: skip
     for row in rows:
-        cli.log(
+        benchmark.log(
             f"{row['sender']}: {row['messages']:,} messages in {row['seconds']} s = {row['msgs_per_s']:,.0f} msg/s, "
             f"{row['cpu_s']} CPU s ({row['cpu_s_per_million']} CPU s per million"
             + (f"; {row['cpu_s_per_million_with_render']} with rendering)" if "render_cpu_s" in row else ")")
         )
-    cli.log(f"written {out}")
+    benchmark.log(f"written {out}")
     return out
 
 

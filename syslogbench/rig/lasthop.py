@@ -25,17 +25,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from syslogbench import control, scenarios
+from syslogbench import contract
+from syslogbench.model import scenarios
+from syslogbench.rig import control
 
-HOST = "lasthop"  # the compose service name, resolved on the bench network
-PORT = 1514
+HOST = contract.LASTHOP_HOST
+PORT = contract.LASTHOP_PORT
 OUTPUT = "test.lasthop.all.log"
 # The unterminated rest of a connection that ended inside a line: a message cut short, so not in OUTPUT, where
 # the reconciliation would count it as delivered if the cut came after its sequence number.
 FRAGMENTS = "lasthop.fragments.log"
 # The central daemon's disk queue lives on the named volume `queue`, mounted here in the daemon and the watcher.
-QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
-QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxDiskSpace
+QUEUE_DIR = contract.QUEUE_DIR
+QUEUE_CAPACITY_BYTES = contract.QUEUE_CAPACITY_BYTES
 # A small receive buffer: a slow or paused last hop pushes back on the central daemon after a few KiB, so the
 # backlog sits in the daemon's queue (what is measured), not in the kernel's socket buffers.
 RECEIVE_BUFFER = 64 * 1024

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from syslogbench import cli, profiles
+from syslogbench.host import benchmark, profiles
 
 BAR_WIDTH = 30
 
@@ -49,30 +50,39 @@ def progress_line(finished: int, total: int, elapsed: float) -> str:
 
 
 def run_matrix(
-    names: list[str], replicates: int, overrides: dict[str, str], results_dir: Path, fresh: bool
+    names: list[str],
+    replicates: int,
+    overrides: dict[str, str],
+    results_dir: Path,
+    fresh: bool,
+    show: Callable[[Path], None] = benchmark.show_path,
 ) -> int:
     canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    cli.run_env(overrides)  # every setting checked before anything is built or started
+    benchmark.run_env(overrides)  # every setting checked before anything is built or started
     if replicates < 1:
-        raise cli.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
+        raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     mid = matrix_id(canonical, overrides)
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
-    cli.log(
+    benchmark.log(
         f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)"
     )
-    cli.setup(canonical)
+    benchmark.setup(canonical)
     started, codes = time.monotonic(), []
     try:
         for index, (replicate, name) in enumerate(todo):
-            cli.log(progress_line(index, len(todo), time.monotonic() - started))
-            cli.log(f"replicate {replicate} of {name}")
+            benchmark.log(progress_line(index, len(todo), time.monotonic() - started))
+            benchmark.log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
-            codes.append(cli.run(name, overrides, results_dir, extra_env=env, build=False))
+            codes.append(benchmark.run(name, overrides, results_dir, extra_env=env, build=False, show=show))
     except KeyboardInterrupt:
-        cli.log(f"stopped after {len(codes)} runs; nothing is left running. Run the same command to resume.")
+        benchmark.log(
+            f"stopped after {len(codes)} runs; nothing is left running. Run the same command to resume."
+        )
         return 130
-    cli.log(progress_line(len(todo), len(todo), time.monotonic() - started))
+    benchmark.log(progress_line(len(todo), len(todo), time.monotonic() - started))
     failed = sum(1 for code in codes if code != 0)
-    cli.log(f"matrix {mid} done: {len(codes) - failed} runs passed, {failed} did not (see their results)")
+    benchmark.log(
+        f"matrix {mid} done: {len(codes) - failed} runs passed, {failed} did not (see their results)"
+    )
     return 1 if failed else 0

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import jinja2
 
-from syslogbench import lasthop, preprocess, scenarios
-from syslogbench.profiles import DAEMONS, Profile, all_profiles
+from syslogbench import contract
+from syslogbench.host.profiles import DAEMONS, Profile, all_profiles
+from syslogbench.model import preprocess, scenarios
 
 TEMPLATES = DAEMONS / "_templates"
-LOG_DIR = "/var/log/bench"
-PORT = 514
+LOG_DIR = "/var/log/bench"  # as the daemon container mounts the logs volume
+PORT = contract.CENTRAL_PORT
 # Where the watcher writes a TLS scenario's CA, server certificate and key (the control volume).
-TLS_DIR = "/bench/control/tls"
+TLS_DIR = f"/bench/control/{contract.TLS_SUBDIR}"
 
 
 def environment() -> jinja2.Environment:
@@ -44,10 +45,10 @@ def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overr
         "port": PORT,
         "log_dir": LOG_DIR,
         "tls_dir": TLS_DIR,
-        "relay_host": lasthop.HOST,
-        "relay_port": lasthop.PORT,
-        "queue_dir": str(lasthop.QUEUE_DIR),
-        "queue_bytes": lasthop.QUEUE_CAPACITY_BYTES,
+        "relay_host": contract.LASTHOP_HOST,
+        "relay_port": contract.LASTHOP_PORT,
+        "queue_dir": "/var/spool/bench-queue",  # as the daemon container mounts the queue volume
+        "queue_bytes": contract.QUEUE_CAPACITY_BYTES,
         **profile.config.get("params", {}),
         **overrides,
     }

@@ -24,11 +24,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from syslogbench import cgroup, control, preprocess, scenarios, settings
-from syslogbench.messages import SenderId, datagram, render_lines, render_to_file
+from syslogbench import contract
+from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
+from syslogbench.rig import cgroup, control
 
 CENTRAL = os.environ.get("CENTRAL_HOST", "central")
-PORT = int(os.environ.get("CENTRAL_PORT", "514"))
+PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 DRAIN_TIMEOUT = 120.0
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))

@@ -1,0 +1,112 @@
+"""The syslogbench command: it parses the command line and hands each command to its module.
+
+python -m syslogbench run --profile rsyslog8 [KEY=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render
+from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
+from syslogbench.model import scenarios, settings
+
+Show = Callable[[Path], None]
+
+
+def profile_table() -> list[dict[str, str]]:
+    """Each profile once (no aliases), from the manifests: the GitHub Actions matrix is built from this."""
+    return [
+        {"profile": p.profile, "daemon": p.daemon, "version": p.version}
+        for p in sorted(profiles.all_profiles(), key=lambda p: p.profile)
+    ]
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="syslogbench", description=__doc__.splitlines()[0])
+    sub = top.add_subparsers(dest="command", required=True)
+    for name, text in (
+        ("run", "run one benchmark and print its result"),
+        ("check", "validate settings only"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument(
+            "--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})"
+        )
+        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+        if name == "run":
+            cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
+    cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
+    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
+    cmd.add_argument("--replicates", type=int, default=3)
+    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
+    cmd.add_argument("--results", type=Path, default=ROOT / "results")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+    cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
+    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
+    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
+    cmd.add_argument("--results", type=Path, default=ROOT / "results")
+    cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
+    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
+    cmd = sub.add_parser("report", help="Markdown table over results/")
+    cmd.add_argument("args", nargs=argparse.REMAINDER)
+    sub.add_parser("render", help="render every daemon config from its template")
+    cmd = sub.add_parser("profiles", help="list the profile names")
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON list of the profiles, aliases left out (for CI matrices)",
+    )
+    return top
+
+
+def main(argv: list[str], show: Show = benchmark.show_path) -> int:
+    """show prints a run's result; the report's renderer is passed in by the caller (syslogbench.__main__)."""
+    args = parser().parse_args(argv)
+    try:
+        return dispatch(args, show)
+    except (
+        settings.SettingsError,
+        profiles.ProfileError,
+        images.SetupError,
+        scenarios.ScenarioError,
+    ) as error:
+        log(f"error: {error}")
+        return benchmark.EXIT_BAD_INPUT
+    except subprocess.CalledProcessError as error:
+        log(f"error: {' '.join(map(str, error.cmd))} failed with exit code {error.returncode}")
+        return benchmark.EXIT_BAD_INPUT
+
+
+def dispatch(args: argparse.Namespace, show: Show) -> int:
+    if args.command == "run":
+        return benchmark.run(args.profile, benchmark.parse_overrides(args.overrides), args.results, show=show)
+    if args.command == "matrix":
+        names = [name.strip() for name in args.profiles.split(",") if name.strip()]
+        overrides = benchmark.parse_overrides(args.overrides)
+        return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+    if args.command == "calibrate":
+        return calibrate.main(args.messages, args.connections, args.results)
+    if args.command == "check":
+        benchmark.check(args.profile, benchmark.parse_overrides(args.overrides))
+    elif args.command == "setup":
+        if args.profile:
+            benchmark.setup(args.profile)
+        else:  # every profile: those that need an unreachable registry are left out, with a notice
+            benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+    elif args.command == "render":
+        for path in render.render_all():
+            log(f"rendered {path.relative_to(ROOT)}")
+    elif args.command == "profiles" and args.json:
+        print(json.dumps(profile_table()))
+    elif args.command == "profiles":
+        for name, profile in sorted(profiles.names().items()):
+            origin = (
+                f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
+            )
+            print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
+    return 0

@@ -1,0 +1,95 @@
+"""The package's shape: roles import one way, with no cycle, and each image copies only what runs in it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "syslogbench"
+
+# What each role may import from syslogbench, besides itself.
+ALLOWED = {
+    "contract": set(),
+    "model": {"contract"},
+    "rig": {"contract", "model"},
+    "host": {"contract", "model"},
+    "report": {"model.result"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def imported(path: Path, name: str) -> set[str]:
+    """Every syslogbench module this file imports, at the top or inside a function."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    known = modules()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("syslogbench")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [base])
+            if not base.startswith("syslogbench"):
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.add(full if full in known else base)
+    return {module for module in found if module != "syslogbench"}
+
+
+def role(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "top"
+
+
+def test_each_role_imports_only_what_it_may() -> None:
+    wrong = []
+    for name, path in modules().items():
+        mine = role(name)
+        if mine not in ALLOWED:
+            continue  # __main__ wires the host to the report
+        for target in imported(path, name):
+            other = target.removeprefix("syslogbench.")
+            ok = role(target) == mine or any(
+                other == allowed or other.startswith(allowed + ".") for allowed in ALLOWED[mine]
+            )
+            if not ok:
+                wrong.append(f"{name} imports {target}")
+    assert wrong == [], "imports against the roles (see docs/DESIGN.md, layout):\n" + "\n".join(wrong)
+
+
+def test_no_import_cycle() -> None:
+    graph = {name: imported(path, name) & set(modules()) for name, path in modules().items()}
+    cycles = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        if node in trail:
+            cycles.append(" -> ".join(trail[trail.index(node) :] + [node]))
+            return
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in done:
+                visit(nxt, [*trail, node])
+        done.add(node)
+
+    done: set[str] = set()
+    for start in sorted(graph):
+        visit(start, [])
+    assert cycles == []
+
+
+def test_at_most_four_modules_at_the_top() -> None:
+    flat = sorted(path.name for path in PACKAGE.glob("*.py"))
+    subpackages = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
+    assert len(flat) <= 4, flat
+    assert len(subpackages) >= 3, subpackages
