@@ -51,3 +51,14 @@ def write_json(path: Path, data: object) -> None:
 
 def read_json(path: Path) -> dict:
     return json.loads(path.read_text())
+
+
+# -- exit codes: one meaning each, from the watcher, `syslogbench run`, `syslogbench matrix` and the CLI ------
+EXIT_CODES = {
+    "pass": 0,  # every message arrived exactly once
+    "loss": 1,  # the run ended, and some message was lost, duplicated, misfiled or cut
+    "bad-input": 2,  # refused before any container started: a setting, scenario or profile to change
+    "error": 3,  # the run could not be measured: a container died, a wait ran out, a tool failed
+    "n/a": 4,  # the daemon cannot run this scenario (a result says why)
+    "timeout": 5,  # the DONE threshold did not fire within RUN_TIMEOUT
+}
