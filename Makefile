@@ -2,7 +2,8 @@
 PROFILE ?= rsyslog8
 PY := .venv/bin/python
 VENV := .venv/.installed
-DOCKERFILES := $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile
+# daemons/Dockerfile builds every Debian daemon version; the registry-based ones keep their own.
+DOCKERFILES := daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile
 SHELL_SCRIPTS := daemons/_common/supervise.sh .ci/run
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
@@ -40,5 +41,6 @@ unit: $(VENV)
 report: $(VENV)
 	$(PY) -m syslogbench report --out results/report
 
+# From the manifests: every daemon config, compose.daemons.yaml and compose.profiles.yaml.
 render: $(VENV)
 	$(PY) -m syslogbench render

@@ -110,7 +110,7 @@ def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
     images.ensure_bases(suites, log)
     for profile in chosen:
         log(f"building images for {profile.profile}")
-        fresh_mtime(profile.folder / "Dockerfile")
+        fresh_mtime(profile.dockerfile)
         command = compose(profile.profile, "build", "-q", *HARNESS_SERVICES, profile.profile)
         subprocess.run(command, check=True, cwd=ROOT)
         check_image(profile)
@@ -120,8 +120,9 @@ def fresh_mtime(dockerfile: Path) -> None:
     """Give the Dockerfile a modification time no other one has.
 
     BuildKit sends a Dockerfile incrementally and takes it as unchanged when size and mtime match the one it
-    saw last. Ours differ only in version digits (same size), and git writes them in the same clock tick, so
-    rsyslog-8.2302 was built from rsyslog-8.2102's Dockerfile until this.
+    saw last. When each version had its own Dockerfile, two differed only in version digits (same size) and
+    git wrote them in the same clock tick, so rsyslog-8.2302 was built from rsyslog-8.2102's Dockerfile.
+    The registry-based versions still have their own; the others share daemons/Dockerfile, where it is harmless.
     """
     now = time.time_ns()
     os.utime(dockerfile, ns=(now, now))

@@ -1,16 +1,25 @@
-"""Daemon profiles: one folder per daemon version under daemons/, each with a manifest.yaml."""
+"""Daemon profiles: one folder per daemon version under daemons/, each with a manifest.yaml.
+
+The manifest is a version's only source. A version on a Debian suite builds from daemons/Dockerfile, at the
+stage its `daemon:` names (how that family starts); a registry-based one builds from its folder's Dockerfile.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 DAEMONS = ROOT / "daemons"
-REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd", "command")
+# Every Debian-suite version builds here, at its family's stage.
+FAMILY_DOCKERFILE = DAEMONS / "Dockerfile"
+REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settings", "version_cmd")
 # `base: registry:<image>` builds FROM a registry image (the seed's old distributions and NXLog) instead of
 # one of our syslogbench/base:<suite> images; those profiles need a registry that answers.
 REGISTRY_PREFIX = "registry:"
@@ -35,8 +44,9 @@ class Profile:
     config: dict
     settings: dict
     version_cmd: str
-    command: list[str]
     aliases: list[str] = field(default_factory=list)
+    # Packages of the daemon's own source installed beside it at exactly its version (rsyslog-gnutls).
+    plugins: list[str] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
     notes: str = ""
 
@@ -60,21 +70,85 @@ class Profile:
         """The syslogbench/base:<suite> this profile builds FROM, or None for a registry image."""
         return None if self.registry_image else self.base
 
+    @property
+    def packages(self) -> list[str]:
+        """What the image installs, name=version each: the package, then its plugins at the same version."""
+        version = self.package.split("=", 1)[1]
+        return [self.package, *(f"{plugin}={version}" for plugin in self.plugins)]
+
+    @property
+    def dockerfile(self) -> Path:
+        return self.folder / "Dockerfile" if self.registry_image else FAMILY_DOCKERFILE
+
+    @property
+    def target(self) -> str | None:
+        """The stage of daemons/Dockerfile this version builds (its family), or None for its own Dockerfile."""
+        return None if self.registry_image else self.daemon
+
+    @property
+    def command(self) -> list[str]:
+        """How the daemon starts: the CMD of its family's stage, or of its own Dockerfile."""
+        return stage_commands(self.dockerfile)[self.target]
+
+
+@cache
+def stage_commands(dockerfile: Path) -> dict[str | None, list[str]]:
+    """The CMD of each stage of a Dockerfile, by stage name; None names the last one (the image built
+    without a target)."""
+    commands: dict[str | None, list[str]] = {}
+    stage = None
+    for line in dockerfile.read_text().splitlines():
+        if match := re.match(r"FROM\s+\S+(?:\s+AS\s+(\S+))?\s*$", line, re.IGNORECASE):
+            stage = match.group(1)
+        elif line.startswith("CMD "):
+            commands[stage] = commands[None] = json.loads(line[len("CMD ") :])
+    return commands
+
+
+def read_manifest(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ProfileError(f"{path}: not valid YAML{line}: {getattr(error, 'problem', error)}") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{path}: must be a mapping of keys (profile:, daemon:, version:, ...)")
+    return data
+
 
 def load_manifest(path: Path) -> Profile:
-    data = yaml.safe_load(path.read_text())
+    data = read_manifest(path)
     missing = [key for key in REQUIRED if key not in data]
     if missing:
         raise ProfileError(f"{path}: missing keys {missing}")
     unknown = sorted(set(data) - set(Profile.__dataclass_fields__))
     if unknown:
-        raise ProfileError(f"{path}: unknown keys {unknown}")
+        known = ", ".join(Profile.__dataclass_fields__)
+        raise ProfileError(f"{path}: unknown keys {unknown}; the keys are: {known}")
     profile = Profile(**data)
-    if profile.base.startswith(REGISTRY_PREFIX) and not profile.registry_image:
-        raise ProfileError(f"{path}: base {profile.base!r} names no image after {REGISTRY_PREFIX!r}")
     if profile.profile != path.parent.name:
         raise ProfileError(f"{path}: profile {profile.profile!r} must match its folder {path.parent.name!r}")
+    check_build(path, profile)
     return profile
+
+
+def check_build(path: Path, profile: Profile) -> None:
+    """What the image is built from must exist and be pinned, before any build starts."""
+    if profile.base.startswith(REGISTRY_PREFIX) and not profile.registry_image:
+        raise ProfileError(f"{path}: base {profile.base!r} names no image after {REGISTRY_PREFIX!r}")
+    name, sep, version = profile.package.partition("=")
+    if not (name and sep and version):
+        raise ProfileError(f"{path}: package {profile.package!r} must be pinned as name=version")
+    if any("=" in plugin for plugin in profile.plugins):
+        raise ProfileError(f"{path}: plugins {profile.plugins} are names only: each installs at {version}")
+    if not profile.dockerfile.is_file():
+        raise ProfileError(f"{path}: a registry base needs its own Dockerfile in {profile.folder.name}/")
+    if profile.target not in stage_commands(profile.dockerfile):
+        stages = ", ".join(sorted(s for s in stage_commands(profile.dockerfile) if s))
+        raise ProfileError(
+            f"{path}: daemon {profile.daemon!r} has no stage in daemons/Dockerfile (the families: {stages})"
+        )
 
 
 def all_profiles() -> list[Profile]:

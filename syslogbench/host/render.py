@@ -1,7 +1,8 @@
-"""Render each daemon's config from its family template and its manifest.
+"""Render, from the manifests, each daemon's configs and what compose needs per daemon version.
 
-The rendered files are committed beside the manifest, so a plain `docker compose up` needs no Python;
-a unit test checks that they match what this module renders.
+The rendered files are committed (the configs beside each manifest, compose.daemons.yaml and
+compose.profiles.yaml beside compose.yaml), so a plain `docker compose up` needs no Python; a unit test
+checks that they match what this module renders.
 """
 
 from __future__ import annotations
@@ -9,12 +10,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import jinja2
+import yaml
 
 from syslogbench import contract
-from syslogbench.host.profiles import DAEMONS, Profile, all_profiles
+from syslogbench.host.profiles import DAEMONS, ROOT, Profile, all_profiles, names
 from syslogbench.model import preprocess, scenarios
 
 TEMPLATES = DAEMONS / "_templates"
+# compose.yaml includes the first and extends the harness services from the second (see their headers).
+COMPOSE_DAEMONS = ROOT / "compose.daemons.yaml"
+COMPOSE_PROFILES = ROOT / "compose.profiles.yaml"
 LOG_DIR = "/var/log/bench"  # as the daemon container mounts the logs volume
 PORT = contract.CENTRAL_PORT
 # Where the watcher writes a TLS scenario's CA, server certificate and key (the control volume).
@@ -22,12 +27,35 @@ TLS_DIR = f"/bench/control/{contract.TLS_SUBDIR}"
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["yaml_block"] = yaml_block
+    return env
+
+
+class ComposeDumper(yaml.SafeDumper):
+    """Block YAML with each list on one line, as compose.yaml writes `profiles: [a, b]`."""
+
+
+ComposeDumper.add_representer(
+    list, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+)
+
+
+def yaml_block(data: dict, indent: int, one_line_lists: bool = True) -> str:
+    """A mapping as block YAML, indented to sit under a key."""
+    dumper = ComposeDumper if one_line_lists else yaml.SafeDumper
+    text = yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return "\n".join(" " * indent + line for line in text.splitlines())
+
+
+def compose_value(text: str) -> str:
+    """Compose interpolates ${...} in every value: a literal $ in a manifest value is written $$."""
+    return text.replace("$", "$$")
 
 
 def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overrides: object) -> str:
@@ -60,8 +88,46 @@ def config_path(profile: Profile, scenario_id: str = scenarios.DEFAULT) -> Path:
     return profile.folder / "scenarios" / f"{scenario_id}.conf"
 
 
+def build(profile: Profile) -> dict:
+    """The compose `build:` of a version: its family's stage of daemons/Dockerfile with the manifest's values,
+    or the registry-based version's own Dockerfile as it is."""
+    dockerfile = str(profile.dockerfile.relative_to(DAEMONS))
+    if profile.target is None:
+        return {"context": "daemons", "dockerfile": dockerfile}
+    args = {
+        "SUITE": profile.base,
+        "PACKAGES": " ".join(profile.packages),
+        "VERSION_CMD": profile.version_cmd,
+        "PROFILE": profile.profile,
+    }
+    args = {key: compose_value(value) for key, value in args.items()}
+    return {"context": "daemons", "dockerfile": dockerfile, "target": profile.target, "args": args}
+
+
+def compose_service(profile: Profile) -> dict:
+    """What a daemon service adds to the shared x-daemon block of compose.daemons.yaml."""
+    return {
+        "profiles": [profile.profile, *profile.aliases],
+        "build": build(profile),
+        "image": f"{contract.IMAGE_PREFIX}/{profile.profile}:${{IMAGE_TAG:-{contract.DEFAULT_IMAGE_TAG}}}",
+    }
+
+
+def compose_files() -> dict[Path, str]:
+    """compose.daemons.yaml (one service per version) and compose.profiles.yaml (every profile name)."""
+    every = names()  # refuses a name two versions claim, before anything is written
+    services = {profile.profile: compose_service(profile) for profile in all_profiles()}
+    template = environment().get_template
+    return {
+        COMPOSE_DAEMONS: template("compose.daemons.yaml.j2").render(services=services),
+        COMPOSE_PROFILES: template("compose.profiles.yaml.j2").render(service={"profiles": list(every)}),
+    }
+
+
 def render_all() -> list[Path]:
-    """Every (profile, scenario) the profile supports; unsupported pairs get no file (the run says n/a)."""
+    """Every (profile, scenario) the profile supports; unsupported pairs get no file (the run says n/a).
+    Then the compose files. Every manifest is read and checked before anything is written."""
+    compose = compose_files()
     written = []
     for profile in all_profiles():
         if "template" not in profile.config:
@@ -76,6 +142,9 @@ def render_all() -> list[Path]:
             path = config_path(profile, scenario.id)
             path.write_text(render(profile, scenario))
             written.append(path)
+    for path, text in compose.items():
+        path.write_text(text)
+        written.append(path)
     return written
 
 

@@ -1,4 +1,5 @@
-"""compose.yaml agrees with the daemon folders: one service per profile, every name in x-every-daemon."""
+"""compose.yaml and the compose files rendered from the manifests: one service per daemon version, and the
+harness under every profile name, with nothing kept by hand."""
 
 from __future__ import annotations
 
@@ -6,48 +7,83 @@ from pathlib import Path
 
 import yaml
 
-from syslogbench.host import profiles
+from syslogbench.host import profiles, render
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())
+# PyYAML resolves the `<<: *daemon` merge keys, as compose does.
+DAEMONS = yaml.safe_load(render.COMPOSE_DAEMONS.read_text())
+EVERY = yaml.safe_load(render.COMPOSE_PROFILES.read_text())
 HARNESS = {"watcher", "generator", "lasthop"}
 
 
-def daemon_services() -> dict[str, dict]:
-    return {name: spec for name, spec in COMPOSE["services"].items() if name not in HARNESS}
+def test_rendered_compose_files_are_current() -> None:
+    for path, text in render.compose_files().items():
+        assert path.read_text() == text, f"{path.name} is not what the manifests give: run `make render`"
 
 
-def test_one_service_per_daemon_folder() -> None:
-    assert set(daemon_services()) == {p.profile for p in profiles.all_profiles()}
+def test_compose_includes_the_daemon_services() -> None:
+    assert COMPOSE["include"] == ["compose.daemons.yaml"]
+    assert set(COMPOSE["services"]) == HARNESS
+    assert set(DAEMONS["services"]) == {p.profile for p in profiles.all_profiles()}
 
 
-def test_service_builds_its_folder_and_tags_the_manifest_image() -> None:
-    for profile in profiles.all_profiles():
-        spec = daemon_services()[profile.profile]
-        assert spec["build"] == {"context": "daemons", "dockerfile": f"{profile.profile}/Dockerfile"}
-        assert spec["image"] == f"syslogbench/{profile.profile}:${{IMAGE_TAG:-local}}"
-        assert sorted(spec["profiles"]) == sorted([profile.profile, *profile.aliases])
-
-
-def test_harness_runs_under_every_profile_name() -> None:
-    every = set(COMPOSE["x-every-daemon"])
-    assert every == set(profiles.names())
+def test_harness_runs_under_every_profile_name_and_no_other() -> None:
+    assert EVERY["services"]["every-daemon"] == {"profiles": list(profiles.names())}
     for name in HARNESS:
-        assert set(COMPOSE["services"][name]["profiles"]) == every
+        spec = COMPOSE["services"][name]
+        assert spec["extends"] == {"file": "compose.profiles.yaml", "service": "every-daemon"}, name
+        assert "profiles" not in spec, name
+
+
+def test_a_debian_version_builds_its_family_stage_with_its_manifest_values() -> None:
+    assert DAEMONS["services"]["rsyslog-8.2504"] == {
+        **DAEMONS["x-daemon"],
+        "profiles": ["rsyslog-8.2504", "rsyslog8"],
+        "build": {
+            "context": "daemons",
+            "dockerfile": "Dockerfile",
+            "target": "rsyslog",
+            "args": {
+                "SUITE": "trixie",
+                "PACKAGES": "rsyslog=8.2504.0-1+deb13u2 rsyslog-gnutls=8.2504.0-1+deb13u2",
+                "VERSION_CMD": "rsyslogd -v",
+                "PROFILE": "rsyslog-8.2504",
+            },
+        },
+        "image": "syslogbench/rsyslog-8.2504:${IMAGE_TAG:-local}",
+    }
+    baseline = DAEMONS["services"]["baseline"]["build"]
+    assert (baseline["target"], baseline["args"]["PACKAGES"]) == ("baseline", "python3=3.11.2-1+b1")
+
+
+def test_a_registry_version_builds_its_own_dockerfile() -> None:
+    assert DAEMONS["services"]["rsyslog5"]["build"] == {
+        "context": "daemons",
+        "dockerfile": "rsyslog5/Dockerfile",
+    }
+
+
+def test_a_dollar_in_a_manifest_value_reaches_the_build_as_it_is() -> None:
+    profile = profiles.resolve("baseline")
+    odd = profiles.Profile(**{**profile.__dict__, "version_cmd": "sh -c 'echo $HOME'"})
+    assert render.build(odd)["args"]["VERSION_CMD"] == "sh -c 'echo $$HOME'"
 
 
 def test_daemon_services_share_limits_and_alias() -> None:
-    for name, spec in daemon_services().items():
+    for name, spec in DAEMONS["services"].items():
         assert spec["cpu_quota"] == "${CENTRAL_CPUS}00000", name
         assert spec["mem_limit"] == "${CENTRAL_MEM}", name
         assert spec["networks"]["bench"]["aliases"] == ["central"], name
         assert spec["depends_on"]["watcher"]["condition"] == "service_healthy", name
         assert spec["depends_on"]["lasthop"]["condition"] == "service_healthy", name
         assert "queue:/var/spool/bench-queue" in spec["volumes"], name
+        assert spec["healthcheck"]["test"] == ["CMD", "/usr/local/bin/supervise", "--health"], name
+        assert spec["stop_grace_period"] == "90s", name
 
 
 def test_no_published_ports_and_no_docker_socket() -> None:
-    for name, spec in COMPOSE["services"].items():
+    for name, spec in {**COMPOSE["services"], **DAEMONS["services"]}.items():
         assert "ports" not in spec, f"{name} publishes a port"
         for volume in spec.get("volumes", []):
             assert "docker.sock" not in str(volume), f"{name} mounts the Docker socket"

@@ -1,4 +1,4 @@
-"""Daemon profiles: manifests, Dockerfiles and rendered configs agree with each other."""
+"""Daemon profiles: each manifest loads and builds from what it names, and its configs render from it."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def ids(profile: Profile) -> str:
 
 def dockerfile(profile: Profile) -> list[str]:
     """Dockerfile instructions, with continuation lines joined and comments dropped."""
-    text = (profile.folder / "Dockerfile").read_text()
+    text = profile.dockerfile.read_text()
     lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     joined = re.sub(r"\\\n\s*", " ", "\n".join(lines))
     return [line.strip() for line in joined.splitlines() if line.strip()]
@@ -83,22 +83,51 @@ def test_manifest_matches_its_folder(profile: Profile) -> None:
         return  # the baseline's package is its interpreter, not a daemon of that version
     assert profile.package.startswith(("rsyslog=", "syslog-ng-core=", "nxlog-ce="))
     assert profile.package.split("=", 1)[1].startswith(profile.version)
-    assert (profile.folder / "Dockerfile").is_file()
+    assert profile.dockerfile.is_file()
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
-def test_dockerfile_builds_from_the_manifest_base(profile: Profile) -> None:
-    expected = profile.registry_image or f"syslogbench/base:{profile.base}"
-    assert instruction(profile, "FROM") == [expected]
+DEBIAN = [p for p in PROFILES if not p.registry_image]
+REGISTRY_PROFILES = [p for p in PROFILES if p.registry_image]
+FAMILIES = sorted({p.daemon for p in DEBIAN})
+
+
+def test_every_debian_version_builds_from_the_family_dockerfile() -> None:
+    """One Dockerfile, one stage per family; no version folder keeps a Dockerfile of its own."""
+    assert FAMILIES == ["baseline", "rsyslog", "syslog-ng"]
+    assert {p.dockerfile for p in DEBIAN} == {profiles.FAMILY_DOCKERFILE}
+    assert [p.profile for p in DEBIAN if (p.folder / "Dockerfile").exists()] == []
+    assert [p.target for p in DEBIAN] == [p.daemon for p in DEBIAN]
+    assert set(FAMILIES) <= set(profiles.stage_commands(profiles.FAMILY_DOCKERFILE))
+
+
+def test_family_dockerfile_takes_the_manifest_values_as_build_arguments() -> None:
+    text = profiles.FAMILY_DOCKERFILE.read_text()
+    assert "FROM syslogbench/base:${SUITE} AS debian" in text
+    assert "apt-get install -y --no-install-recommends ${PACKAGES}" in text
+    assert "COPY ${PROFILE}/ /etc/syslogbench/" in text
+    assert 'ENV VERSION_CMD="${VERSION_CMD}"' in text
+    assert [line for line in text.splitlines() if line.startswith("ENTRYPOINT")] == [
+        'ENTRYPOINT ["/usr/local/bin/supervise"]'
+    ]
+
+
+@pytest.mark.parametrize("profile", DEBIAN, ids=ids)
+def test_debian_packages_are_pinned_and_plugins_share_the_version(profile: Profile) -> None:
+    version = profile.package.split("=", 1)[1]
+    assert profile.packages[0] == profile.package
+    assert profile.packages[1:] == [f"{plugin}={version}" for plugin in profile.plugins]
+    assert all(re.fullmatch(r"[a-z0-9][a-z0-9.+-]*=[0-9][0-9A-Za-z.+~:-]*", p) for p in profile.packages)
+
+
+@pytest.mark.parametrize("profile", REGISTRY_PROFILES, ids=ids)
+def test_registry_dockerfile_builds_from_the_manifest_base(profile: Profile) -> None:
+    assert instruction(profile, "FROM") == [profile.registry_image]
 
 
 @pytest.mark.parametrize("profile", [p for p in PROFILES if p.suite], ids=ids)
 def test_base_is_declared(profile: Profile) -> None:
     assert profile.base in BASES
     assert "pinned" in BASES[profile.base]
-
-
-REGISTRY_PROFILES = [p for p in PROFILES if p.registry_image]
 
 
 def test_the_seed_daemons_are_registry_profiles() -> None:
@@ -114,35 +143,31 @@ def test_registry_image_is_pinned_by_digest_or_says_why_not(profile: Profile) ->
         assert re.fullmatch(r"[^@]+@sha256:[0-9a-f]{64}", ref), ref
     else:
         assert "no digest could be found" in profile.notes
-        assert profile.package.split("=", 1)[1] in (profile.folder / "Dockerfile").read_text()
+        assert profile.package.split("=", 1)[1] in profile.dockerfile.read_text()
     assert "Needs Docker Hub" in profile.notes
     # The marker the supervisor reports as the result's daemon.base, as a pulled syslogbench base has.
     runs = " ".join(instruction(profile, "RUN"))
     assert f'echo "pull {ref}" > /etc/syslogbench-base' in runs
 
 
-# Plug-ins of the daemon's own Debian source, installed beside it at exactly its version (for TLS).
-PLUGINS = {"rsyslog": ["rsyslog-gnutls"]}
-
-
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
-def test_dockerfile_installs_exactly_the_manifest_package(profile: Profile) -> None:
-    if profile.registry_image and profile.package.split("=", 1)[1] in profile.registry_image:
+@pytest.mark.parametrize("profile", REGISTRY_PROFILES, ids=ids)
+def test_registry_dockerfile_installs_exactly_the_manifest_package(profile: Profile) -> None:
+    """A registry-based version's own Dockerfile still spells its package: it must be the manifest's."""
+    if profile.package.split("=", 1)[1] in (profile.registry_image or ""):
         assert installed_packages(profile) == []  # the image is the package (NXLog's own image)
         return
-    version = profile.package.split("=", 1)[1]
-    wanted = PLUGINS.get(profile.daemon, []) if "tls" in profile.features else []
-    plugins = [f"{name}={version}" for name in wanted]
-    assert installed_packages(profile) == [profile.package, *plugins]
+    assert installed_packages(profile) == [profile.package]
+    assert profile.plugins == []
 
 
 @pytest.mark.parametrize("profile", [p for p in PROFILES if "tls" in p.features], ids=ids)
 def test_tls_profiles_install_their_tls_driver(profile: Profile) -> None:
     """rsyslog needs its GnuTLS netstream driver; syslog-ng-core carries TLS in its afsocket module."""
     if profile.daemon == "rsyslog":
-        assert f"rsyslog-gnutls={profile.package.split('=', 1)[1]}" in installed_packages(profile)
+        assert f"rsyslog-gnutls={profile.package.split('=', 1)[1]}" in profile.packages
     else:
-        assert profile.daemon == "syslog-ng" and profile.package.startswith("syslog-ng-core=")
+        assert profile.daemon == "syslog-ng" and profile.packages == [profile.package]
+        assert profile.package.startswith("syslog-ng-core=")
 
 
 def test_registry_base_needs_an_image(tmp_path: Path) -> None:
@@ -154,15 +179,23 @@ def test_registry_base_needs_an_image(tmp_path: Path) -> None:
         profiles.load_manifest(folder / "manifest.yaml")
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
-def test_dockerfile_cmd_is_the_manifest_command(profile: Profile) -> None:
+@pytest.mark.parametrize("profile", REGISTRY_PROFILES, ids=ids)
+def test_registry_dockerfile_cmd_and_version_cmd(profile: Profile) -> None:
     (cmd,) = instruction(profile, "CMD")
     assert json.loads(cmd) == profile.command
-
-
-@pytest.mark.parametrize("profile", PROFILES, ids=ids)
-def test_dockerfile_sets_version_cmd(profile: Profile) -> None:
     assert f'VERSION_CMD="{profile.version_cmd}"' in instruction(profile, "ENV")
+
+
+def test_family_commands() -> None:
+    """How each family starts (the CMD of its stage), as each version's image has it."""
+    commands = {p.daemon: p.command for p in DEBIAN}
+    assert commands == {
+        "baseline": ["python3", "/etc/syslogbench/receiver.py"],
+        "rsyslog": ["rsyslogd", "-n", "-f", "/etc/syslogbench/active.conf", "-i", "/run/rsyslogd.pid"],
+        "syslog-ng": ["syslog-ng", "-F", "--no-caps", "-f", "/etc/syslogbench/active.conf", "-p",
+                      "/run/syslog-ng.pid", "-R", "/var/lib/syslog-ng/syslog-ng.persist", "-c",
+                      "/run/syslog-ng.ctl"],
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
@@ -372,25 +405,56 @@ def test_names_and_aliases_are_unique() -> None:
     assert sorted(profiles.names()) == sorted(every)
 
 
-def test_manifest_errors(tmp_path: Path) -> None:
-    data = yaml.safe_load((FOLDERS[0] / "manifest.yaml").read_text())
-    folder = tmp_path / data["profile"]
+def manifest_error(tmp_path: Path, folder_name: str | None, text: str) -> str:
+    """The message load_manifest gives for this manifest text; it must be one line."""
+    data = yaml.safe_load((ROOT / "daemons" / "syslog-ng-4.8" / "manifest.yaml").read_text())
+    folder = tmp_path / (folder_name or data["profile"])
     folder.mkdir()
-    manifest = folder / "manifest.yaml"
+    (folder / "manifest.yaml").write_text(text)
+    with pytest.raises(ProfileError) as error:
+        profiles.load_manifest(folder / "manifest.yaml")
+    message = str(error.value)
+    assert "\n" not in message, message
+    assert message.startswith(f"{folder / 'manifest.yaml'}: "), message
+    return message.split(": ", 1)[1]
 
-    manifest.write_text(yaml.safe_dump({key: value for key, value in data.items() if key != "package"}))
-    with pytest.raises(ProfileError, match=r"missing keys \['package'\]"):
-        profiles.load_manifest(manifest)
 
-    manifest.write_text(yaml.safe_dump({**data, "colour": "blue"}))
-    with pytest.raises(ProfileError, match=r"unknown keys \['colour'\]"):
-        profiles.load_manifest(manifest)
+SYSLOG_NG = yaml.safe_load((ROOT / "daemons" / "syslog-ng-4.8" / "manifest.yaml").read_text())
 
-    other = tmp_path / "elsewhere"
-    other.mkdir()
-    (other / "manifest.yaml").write_text(yaml.safe_dump(data))
-    with pytest.raises(ProfileError, match="must match its folder 'elsewhere'"):
-        profiles.load_manifest(other / "manifest.yaml")
+
+@pytest.mark.parametrize(
+    ("folder", "change", "message"),
+    [
+        (None, {"package": None}, "missing keys ['package']"),
+        (None, {"colour": "blue"}, "unknown keys ['colour']; the keys are: profile, daemon, version,"),
+        (None, {"command": ["syslog-ng"]}, "unknown keys ['command']; the keys are: "),
+        ("elsewhere", {}, "profile 'syslog-ng-4.8' must match its folder 'elsewhere'"),
+        (None, {"package": "syslog-ng-core"}, "package 'syslog-ng-core' must be pinned as name=version"),
+        (None, {"plugins": ["x=1"]}, "plugins ['x=1'] are names only: each installs at 4.8.1-5+deb13u1"),
+        (None, {"daemon": "debian"}, "daemon 'debian' has no stage in daemons/Dockerfile (the families: "),
+        (None, {"base": "registry:"}, "base 'registry:' names no image after 'registry:'"),
+        (None, {"base": "registry:x:1"}, "a registry base needs its own Dockerfile in syslog-ng-4.8/"),
+    ],
+)
+def test_manifest_errors_are_one_clear_line(
+    tmp_path: Path, folder: str | None, change: dict, message: str
+) -> None:
+    data = {key: value for key, value in {**SYSLOG_NG, **change}.items() if value is not None}
+    assert manifest_error(tmp_path, folder, yaml.safe_dump(data)).startswith(message)
+
+
+def test_broken_yaml_and_a_list_are_one_clear_line(tmp_path: Path) -> None:
+    assert manifest_error(tmp_path, "a", "profile: [a\n").startswith("not valid YAML at line 2: ")
+    assert manifest_error(tmp_path, "b", "- profile\n") == (
+        "must be a mapping of keys (profile:, daemon:, version:, ...)"
+    )
+
+
+def test_every_manifest_renders_its_compose_service() -> None:
+    for profile in PROFILES:
+        service = render.compose_service(profile)
+        assert service["profiles"] == [profile.profile, *profile.aliases]
+        assert service["image"] == f"syslogbench/{profile.profile}:${{IMAGE_TAG:-local}}"
 
 
 def test_udp_scenarios_render_udp_inputs_and_no_tcp_port() -> None:
