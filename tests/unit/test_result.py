@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import replace
@@ -11,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from syslogbench.model import result as model
 from syslogbench.model import scenarios
 from syslogbench.model.result import Cpu, plain
 from syslogbench.model.settings import Settings, from_env
@@ -567,3 +569,44 @@ def test_rate_block_all_out_and_unmeasured() -> None:
         "achieved_per_sender": {"min": None, "median": None, "max": None},
         "achieved_total": None,
     }
+
+
+# --- the typed model: n/a from the host, the load shape's variant -------------------------------------------
+
+
+def test_not_applicable_from_the_model_is_what_the_watcher_would_write() -> None:
+    """The host's n/a result (built from the model alone) and the watcher's build of the same run agree."""
+    scenario = scenarios.load("udp")
+    reason = "rsyslog8 cannot run scenario udp: needs udp"
+    obs = Observed(cfg=settings(), host=host(), daemon=daemon(), started=STARTED, finished=STARTED,
+                   scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
+    direct = model.not_applicable(settings(), scenario, daemon(), host(), reason, STARTED).to_dict()
+    assert direct == result.build(obs)
+    assert schema_errors(direct) == []
+    assert (
+        direct["verdict"] == "n/a" and direct["udp"]["sent"] == 0 and direct["rate"]["target_total"] == 20_000
+    )
+
+
+def test_variant_default_for_the_seed_shape_else_hosts_senders_messages() -> None:
+    assert result.build(observed())["scenario"]["variant"] == "default"
+    cfg = settings(HOSTS="5", SENDERS_PER_HOST="10", MESSAGES_PER_SENDER="20000")
+    assert result.build(observed(cfg=cfg))["scenario"]["variant"] == "5x10x20000"
+
+
+def test_variant_named_by_the_settings_wins() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Named:
+        hosts: int = 5
+        senders_per_host: int = 4
+        messages_per_sender: int = 300_000
+        variant: str = "2x2x2000"
+
+    assert model.variant_of(Named()) == "2x2x2000"
+    assert model.variant_of(Named(variant="")) == "default"
+
+
+def test_build_round_trips_through_the_model() -> None:
+    for obs in (observed(), udp_observed(lost_by_first=7), observed(counts=None, start=None, end=None)):
+        document = result.build(obs)
+        assert model.Result.from_dict(document).to_dict() == document
