@@ -18,7 +18,7 @@ import argparse
 import html
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -302,10 +302,14 @@ PUBLISHED_NOTE = (
 )
 
 
-def published_blocks(scenario: Scenario) -> list[tuple[str, list[list[str]]]]:
-    """The syslog-ng PE 7 tables with a row matching this scenario, as (title, rows of cells)."""
+def recorded_axes(scenario: Scenario) -> dict[str, object]:
+    """The scenario's axes the result recorded (an older result lacks the later ones)."""
+    return {key: value for key, value in vars(scenario).items() if value is not None}
+
+
+def published_blocks(axes: Mapping[str, object]) -> list[tuple[str, list[list[str]]]]:
+    """The syslog-ng PE 7 tables with a row matching the scenario's axes, as (title, rows of cells)."""
     blocks = []
-    axes = {key: value for key, value in vars(scenario).items() if value is not None}
     for table, marks in pe7.tables_for(axes):
         rows = [
             [
@@ -334,7 +338,7 @@ def build_section(scenario: str, groups: Sequence[Group]) -> Section:
         latest_rows=runs_rows(latest_per_profile(runs, scenario)),
         machine=machines_line(runs),
         profiles=[group.profile for group in groups],
-        published=published_blocks(max(runs, key=finished_at).scenario),
+        published=published_blocks(recorded_axes(max(runs, key=finished_at).scenario)),
     )
 
 

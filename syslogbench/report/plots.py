@@ -84,10 +84,7 @@ def safe_name(text: str) -> str:
 
 def machine_caption(results: Sequence[Result]) -> str:
     hosts = list(
-        dict.fromkeys(
-            f"{r.host.cpu_model}, {r.host.cores} cores, kernel {r.host.kernel}"
-            for r in results
-        )
+        dict.fromkeys(f"{r.host.cpu_model}, {r.host.cores} cores, kernel {r.host.kernel}" for r in results)
     )
     return ("Machine: " if len(hosts) == 1 else "Machines: ") + "; ".join(hosts)
 
