@@ -10,11 +10,12 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.host import images, profiles
 from syslogbench.host import tools as hostsetup
-from syslogbench.model import scenarios, settings
+from syslogbench.model import machine, result, scenarios, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_FILE = ROOT / ".env"
@@ -232,20 +233,12 @@ def not_applicable(
     results_dir: Path,
 ) -> int:
     """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
-    from datetime import UTC, datetime
-
-    from syslogbench.rig import outcome as result  # watcher's host facts read /proc, which is the host's here
-    from syslogbench.rig import watcher
-
-    now = datetime.now(UTC)
     reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
-    daemon = result.DaemonInfo(profile=profile.profile, name=profile.daemon, version=profile.version,
-                               package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
-    cgroup_version = 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
-    obs = result.Observed(cfg=cfg, host=watcher.host_facts(cgroup_version), daemon=daemon, started=now,
-                          finished=now, scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
-    obs.host.docker_version = docker_version()
-    data = result.build(obs)
+    daemon = result.Daemon(profile=profile.profile, name=profile.daemon, version=profile.version,
+                           package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
+    # The watcher reads the same facts from /proc in its container, which shares this machine's kernel.
+    host = machine.host_facts(docker_version=docker_version())
+    data = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).to_dict()
     results_dir.mkdir(parents=True, exist_ok=True)
     path = results_dir / f"{data['run_id']}.json"
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -16,20 +16,18 @@ from __future__ import annotations
 
 import argparse
 import html
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from syslogbench.model.result import Host, Limit, Result, Scenario, read
 from syslogbench.report import stats
 from syslogbench.report.load import (
     BASELINE,
     DEFAULT_SCENARIO,
     Group,
-    Result,
     baseline_group,
     fastest_group,
     finished_at,
@@ -52,9 +50,6 @@ SENDER_BOUND_MARK = "\u2021"  # double dagger
 VERDICT_ORDER = ("loss", "timeout", "error")
 
 
-# -- loading ---------------------------------------------------------------------------------------
-
-
 # -- formatting ------------------------------------------------------------------------------------
 
 
@@ -65,8 +60,8 @@ def fmt(value: float | None, spec: str, scale: float = 1, suffix: str = "") -> s
     return f"{value / scale:{spec}}{suffix}"
 
 
-def fmt_limit(limit: dict[str, Any] | None, spec: str, scale: float = 1, suffix: str = "") -> str:
-    return fmt((limit or {}).get("effective"), spec, scale, suffix)
+def fmt_limit(limit: Limit, spec: str, scale: float = 1, suffix: str = "") -> str:
+    return fmt(limit.effective, spec, scale, suffix)
 
 
 def fmt_interval(low: float | None, high: float | None, spec: str, scale: float = 1, suffix: str = "") -> str:
@@ -99,23 +94,23 @@ def sender_bound_cell(result: Result) -> str:
 
 
 RUN_COLUMNS: list[tuple[str, Callable[[Result], str]]] = [
-    ("profile", lambda r: r["daemon"]["profile"]),
-    ("daemon version", lambda r: r["daemon"].get("version") or NA),
-    ("verdict", lambda r: r["verdict"]),
-    ("elapsed s", lambda r: fmt(r.get("elapsed_s"), ".2f")),
-    ("user s", lambda r: fmt(r["cpu"].get("user_s"), ".2f")),
-    ("system s", lambda r: fmt(r["cpu"].get("system_s"), ".2f")),
-    ("%CPU", lambda r: fmt(r["cpu"].get("percent"), ".0f", suffix="%")),
-    ("peak mem MiB (cgroup)", lambda r: fmt(r["memory"].get("peak_bytes"), ".1f", MIB)),
-    ("max RSS MiB", lambda r: fmt(r["memory"].get("max_rss_bytes"), ".1f", MIB)),
-    ("msgs/s", lambda r: fmt(r["throughput"].get("msgs_per_s"), ",.0f")),
-    ("received / expected", lambda r: f"{r['messages']['received']:,} / {r['messages']['expected']:,}"),
-    ("lost", lambda r: f"{r['messages']['lost']:,}"),
-    ("duplicated", lambda r: f"{r['messages']['duplicated']:,}"),
-    ("central CPUs", lambda r: fmt_limit(r["limits"].get("central_cpus"), "g")),
-    ("central memory", lambda r: fmt_limit(r["limits"].get("central_memory_bytes"), ".2f", GIB, " GiB")),
+    ("profile", lambda r: r.daemon.profile),
+    ("daemon version", lambda r: r.daemon.version or NA),
+    ("verdict", lambda r: r.verdict),
+    ("elapsed s", lambda r: fmt(r.elapsed_s, ".2f")),
+    ("user s", lambda r: fmt(r.cpu.user_s, ".2f")),
+    ("system s", lambda r: fmt(r.cpu.system_s, ".2f")),
+    ("%CPU", lambda r: fmt(r.cpu.percent, ".0f", suffix="%")),
+    ("peak mem MiB (cgroup)", lambda r: fmt(r.memory.peak_bytes, ".1f", MIB)),
+    ("max RSS MiB", lambda r: fmt(r.memory.max_rss_bytes, ".1f", MIB)),
+    ("msgs/s", lambda r: fmt(r.throughput.msgs_per_s, ",.0f")),
+    ("received / expected", lambda r: f"{r.messages.received:,} / {r.messages.expected:,}"),
+    ("lost", lambda r: f"{r.messages.lost:,}"),
+    ("duplicated", lambda r: f"{r.messages.duplicated:,}"),
+    ("central CPUs", lambda r: fmt_limit(r.limits.central_cpus, "g")),
+    ("central memory", lambda r: fmt_limit(r.limits.central_memory_bytes, ".2f", GIB, " GiB")),
     ("sender-bound", sender_bound_cell),
-    ("run id", lambda r: f"`{r['run_id']}`"),
+    ("run id", lambda r: f"`{r.run_id}`"),
 ]
 
 
@@ -131,15 +126,15 @@ def runs_table(results: Sequence[Result]) -> list[str]:
     return table(runs_header(), runs_rows(results))
 
 
-def machine_label(host: dict[str, Any]) -> str:
+def machine_label(host: Host) -> str:
     return (
-        f"{host['cpu_model']}, {host['cores']} cores, {fmt(host['memory_bytes'], '.1f', GIB)} GiB RAM, "
-        f"kernel {host['kernel']}, cgroup v{host['cgroup_version']}, Docker {host['docker_version']}"
+        f"{host.cpu_model}, {host.cores} cores, {fmt(host.memory_bytes, '.1f', GIB)} GiB RAM, "
+        f"kernel {host.kernel}, cgroup v{host.cgroup_version}, Docker {host.docker_version}"
     )
 
 
 def machine_labels(results: Sequence[Result]) -> list[str]:
-    return list(dict.fromkeys(machine_label(result["host"]) for result in results))
+    return list(dict.fromkeys(machine_label(result.host) for result in results))
 
 
 def machines_line(results: Sequence[Result]) -> str:
@@ -251,18 +246,17 @@ def sender_bound_notes(groups: Sequence[Group]) -> list[str]:
     notes = []
     for group in groups:
         for run in group.sender_bound_runs:
-            reason = (run.get("sender_bound") or {}).get("reason") or "no reason recorded"
-            notes.append(f"`{run['run_id']}` ({group.profile}, {run['verdict']}): {reason}")
+            reason = run.sender_bound.reason or "no reason recorded"
+            notes.append(f"`{run.run_id}` ({group.profile}, {run.verdict}): {reason}")
     return notes
 
 
 def describe_scenario(results: Sequence[Result]) -> str:
-    s = max(results, key=finished_at)["scenario"]
-    total = s["hosts"] * s["senders_per_host"] * s["messages_per_sender"]
-    size = f", {s['message_bytes']}-byte messages" if s.get("message_bytes") else ""
+    s = max(results, key=finished_at).scenario
+    size = f", {s.message_bytes}-byte messages" if s.message_bytes else ""
     return (
-        f"{s['hosts']} hosts x {s['senders_per_host']} senders x {s['messages_per_sender']:,} messages "
-        f"({total:,} in all{size}), {s.get('transport', '?')}, {s.get('format', '?')}."
+        f"{s.hosts} hosts x {s.senders_per_host} senders x {s.messages_per_sender:,} messages "
+        f"({s.messages_total:,} in all{size}), {s.transport or '?'}, {s.format or '?'}."
     )
 
 
@@ -308,10 +302,15 @@ PUBLISHED_NOTE = (
 )
 
 
-def published_blocks(scenario: dict[str, Any]) -> list[tuple[str, list[list[str]]]]:
-    """The syslog-ng PE 7 tables with a row matching this scenario, as (title, rows of cells)."""
+def recorded_axes(scenario: Scenario) -> dict[str, object]:
+    """The scenario's axes the result recorded (an older result lacks the later ones)."""
+    return {key: value for key, value in vars(scenario).items() if value is not None}
+
+
+def published_blocks(axes: Mapping[str, object]) -> list[tuple[str, list[list[str]]]]:
+    """The syslog-ng PE 7 tables with a row matching the scenario's axes, as (title, rows of cells)."""
     blocks = []
-    for table, marks in pe7.tables_for(scenario):
+    for table, marks in pe7.tables_for(axes):
         rows = [
             [
                 f"{row.label} {PUBLISHED_MARK}" if mark else row.label,
@@ -339,7 +338,7 @@ def build_section(scenario: str, groups: Sequence[Group]) -> Section:
         latest_rows=runs_rows(latest_per_profile(runs, scenario)),
         machine=machines_line(runs),
         profiles=[group.profile for group in groups],
-        published=published_blocks(max(runs, key=finished_at)["scenario"]),
+        published=published_blocks(recorded_axes(max(runs, key=finished_at).scenario)),
     )
 
 
@@ -364,8 +363,9 @@ def overview(grouped: dict[str, list[Group]]) -> tuple[list[str], list[list[str]
 
 OVERVIEW_NOTE = (
     "Median msgs/s over the counted (`pass`) runs, with their number; a profile with no counted run shows "
-    "its verdicts. A scenario id followed by `@HxSxM` ran with H hosts x S senders x M messages instead of "
-    "the seed's 5 x 4 x 300,000."
+    "its verdicts. A scenario id followed by `@HxSxM` names the run's variant: H hosts x S senders x M "
+    "messages instead of the scenario's own load shape (before a scenario held its shape, the seed's "
+    "5 x 4 x 300,000)."
 )
 
 
@@ -495,32 +495,32 @@ def render_markdown(results_dir: Path, scenario_id: str | None = DEFAULT_SCENARI
 def rate_and_udp_lines(result: Result) -> list[str]:
     """A fixed rate's target and achieved rates, and a UDP run's drop rates; nothing for all-out TCP."""
     lines = []
-    rate, udp = result.get("rate") or {}, result.get("udp")
-    if rate.get("target_per_sender"):
-        achieved = rate["achieved_per_sender"]
-        figures = [achieved["median"], achieved["min"], achieved["max"], rate["achieved_total"]]
+    rate, udp = result.rate, result.udp
+    if rate and rate.target_per_sender:
+        achieved = rate.achieved_per_sender
+        figures = [achieved.median, achieved.min, achieved.max, rate.achieved_total]
         median, low, high, total = ("?" if x is None else f"{x:,.0f}" for x in figures)
         lines.append(
-            f"Rate: target {rate['target_per_sender']:,} msg/s per sender ({rate['target_total']:,} in all); "
+            f"Rate: target {rate.target_per_sender:,} msg/s per sender ({rate.target_total:,} in all); "
             f"achieved {median} per sender (median; {low}-{high}), {total} in all."
         )
     if udp:
-        rate_text = "?" if udp["drop_rate"] is None else f"{udp['drop_rate']:.3%}"
-        kernel = udp["kernel"]
+        rate_text = "?" if udp.drop_rate is None else f"{udp.drop_rate:.3%}"
+        kernel = udp.kernel
         kernel_text = (
             "no kernel counters"
             if kernel is None
-            else f"kernel: {kernel['in_datagrams']:,} datagrams read, {kernel['in_errors']:,} dropped "
-            f"({kernel['rcvbuf_errors']:,} for a full receive buffer)"
+            else f"kernel: {kernel.in_datagrams:,} datagrams read, {kernel.in_errors:,} dropped "
+            f"({kernel.rcvbuf_errors:,} for a full receive buffer)"
         )
-        lines.append(f"UDP: {udp['lost']:,} of {udp['sent']:,} lost, drop rate {rate_text}; {kernel_text}.")
+        lines.append(f"UDP: {udp.lost:,} of {udp.sent:,} lost, drop rate {rate_text}; {kernel_text}.")
     return lines
 
 
 def show_run(path: Path) -> None:
     """What `syslogbench run` prints after a run."""
     print()
-    print(render_run(json.loads(path.read_text())))
+    print(render_run(read(path)))
     print(f"\nResult file: {path}")
 
 

@@ -1,16 +1,15 @@
-"""Results from results/: loading, and grouping by scenario and profile with their statistics."""
+"""Results from results/: loading through the result model, and grouping by scenario, variant and profile."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from syslogbench.model.result import Result, ResultError, read
 from syslogbench.report import stats
 
 DEFAULT_SCENARIO = "seed2014"
@@ -19,43 +18,19 @@ DEFAULT_SCENARIO = "seed2014"
 BASELINE = "baseline"  # the simplest receiver: the ceiling every daemon is set against
 
 
-# The keys the report reads; a JSON file without them is not a result.
-RESULT_KEYS = (
-    "run_id",
-    "finished_utc",
-    "verdict",
-    "scenario",
-    "daemon",
-    "limits",
-    "host",
-    "elapsed_s",
-    "cpu",
-    "memory",
-    "messages",
-    "throughput",
-)
-
-
 COUNTED_VERDICT = "pass"
 
 
 log = logging.getLogger(__name__)
 
 
-Result = dict[str, Any]
-
-
 def read_result(path: Path) -> Result | None:
     """The result in path, or None (with a warning) if it is unreadable or not a result."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        log.warning("skipping %s: unreadable (%s)", path, err)
+        return read(path)
+    except (OSError, UnicodeDecodeError, ResultError) as err:
+        log.warning("skipping %s: not a syslogbench result (%s)", path, err)
         return None
-    if not isinstance(data, dict) or any(key not in data for key in RESULT_KEYS):
-        log.warning("skipping %s: not a syslogbench result", path)
-        return None
-    return data
 
 
 def load_results(results_dir: Path) -> list[Result]:
@@ -65,22 +40,17 @@ def load_results(results_dir: Path) -> list[Result]:
 
 
 def finished_at(result: Result) -> datetime:
-    return datetime.fromisoformat(result["finished_utc"])
-
-
-SEED_SHAPE = (5, 4, 300_000)  # hosts, senders per host, messages per sender: the .env defaults
+    return result.finished
 
 
 def scenario_of(result: Result) -> str:
-    """The scenario id, plus the load's shape when it is not the seed's, so unlike runs never pool."""
-    scenario = result["scenario"]
-    shape = (scenario.get("hosts"), scenario.get("senders_per_host"), scenario.get("messages_per_sender"))
-    label = str(scenario.get("id"))
-    return label if shape == SEED_SHAPE else f"{label}@{shape[0]}x{shape[1]}x{shape[2]}"
+    """The scenario id, and its variant when the run's load shape was not the scenario's own: unlike runs
+    never pool."""
+    return result.label
 
 
 def profile_of(result: Result) -> str:
-    return str(result["daemon"]["profile"])
+    return result.daemon.profile
 
 
 def latest_per_profile(results: Sequence[Result], scenario_id: str = DEFAULT_SCENARIO) -> list[Result]:
@@ -108,24 +78,18 @@ def profile_order(profile: str) -> tuple[bool, str]:
 
 def sender_bound(result: Result) -> bool | None:
     """The run's sender_bound.value: True, False, or None when not recorded or not known."""
-    value = (result.get("sender_bound") or {}).get("value")
-    return value if isinstance(value, bool) else None
-
-
-def _cpu_total(result: Result) -> float | None:
-    user, system = result["cpu"].get("user_s"), result["cpu"].get("system_s")
-    return None if user is None or system is None else user + system
+    return result.sender_bound.value
 
 
 # What the statistics are taken of, from each counted run; None (not measured) is left out.
 METRICS: dict[str, Callable[[Result], float | None]] = {
-    "msgs_per_s": lambda r: r["throughput"].get("msgs_per_s"),
-    "elapsed_s": lambda r: r.get("elapsed_s"),
-    "cpu_user_s": lambda r: r["cpu"].get("user_s"),
-    "cpu_system_s": lambda r: r["cpu"].get("system_s"),
-    "cpu_s": _cpu_total,
-    "max_rss_bytes": lambda r: r["memory"].get("max_rss_bytes"),
-    "peak_bytes": lambda r: r["memory"].get("peak_bytes"),
+    "msgs_per_s": lambda r: r.throughput.msgs_per_s,
+    "elapsed_s": lambda r: r.elapsed_s,
+    "cpu_user_s": lambda r: r.cpu.user_s,
+    "cpu_system_s": lambda r: r.cpu.system_s,
+    "cpu_s": lambda r: r.cpu.used_s,
+    "max_rss_bytes": lambda r: r.memory.max_rss_bytes,
+    "peak_bytes": lambda r: r.memory.peak_bytes,
 }
 
 
@@ -144,11 +108,11 @@ class Group:
 
     @property
     def daemon(self) -> str:
-        return str(self.runs[-1]["daemon"].get("name") or self.profile)
+        return self.runs[-1].daemon.name or self.profile
 
     @property
     def counted(self) -> list[Result]:
-        return [run for run in self.runs if run["verdict"] == COUNTED_VERDICT]
+        return [run for run in self.runs if run.verdict == COUNTED_VERDICT]
 
     def values(self, metric: str) -> list[float]:
         found = (METRICS[metric](run) for run in self.counted)
@@ -164,7 +128,7 @@ class Group:
 
     @property
     def not_counted(self) -> Counter[str]:
-        return Counter(run["verdict"] for run in self.runs if run["verdict"] != COUNTED_VERDICT)
+        return Counter(run.verdict for run in self.runs if run.verdict != COUNTED_VERDICT)
 
     @property
     def sender_bound_runs(self) -> list[Result]:

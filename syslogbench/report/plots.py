@@ -25,8 +25,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
+from syslogbench.model.result import Result  # noqa: E402
 from syslogbench.report import load as report  # noqa: E402
-from syslogbench.report.load import Group, Result  # noqa: E402
+from syslogbench.report.load import Group  # noqa: E402
 from syslogbench.report.published import seed2014  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -83,10 +84,7 @@ def safe_name(text: str) -> str:
 
 def machine_caption(results: Sequence[Result]) -> str:
     hosts = list(
-        dict.fromkeys(
-            f"{r['host']['cpu_model']}, {r['host']['cores']} cores, kernel {r['host']['kernel']}"
-            for r in results
-        )
+        dict.fromkeys(f"{r.host.cpu_model}, {r.host.cores} cores, kernel {r.host.kernel}" for r in results)
     )
     return ("Machine: " if len(hosts) == 1 else "Machines: ") + "; ".join(hosts)
 
@@ -188,9 +186,9 @@ def throughput_figure(scenario: str, groups: Sequence[Group], caption: str) -> F
             hatch=SENDER_BOUND_HATCH if bound else None,
         )
         values = group.values("msgs_per_s")
-        bound = {run["run_id"] for run in group.sender_bound_runs}
-        counted = [run for run in group.counted if run["throughput"].get("msgs_per_s") is not None]
-        markers = ["^" if run["run_id"] in bound else "o" for run in counted]
+        bound = {run.run_id for run in group.sender_bound_runs}
+        counted = [run for run in group.counted if run.throughput.msgs_per_s is not None]
+        markers = ["^" if run.run_id in bound else "o" for run in counted]
         if t.ci_low is not None and t.ci_high is not None:
             ax.errorbar(
                 i,
@@ -379,9 +377,7 @@ def memory_figure(scenario: str, groups: Sequence[Group], caption: str) -> Figur
 
 def sample_series(result: Result) -> dict[str, list[float]]:
     """Per sample interval: end time, msgs/s, CPU user and system (cores busy), memory MiB."""
-    samples = result.get("samples") or {}
-    columns = list(samples.get("columns") or [])
-    rows = [dict(zip(columns, row, strict=False)) for row in samples.get("rows") or []]
+    rows = result.samples.series()
     series: dict[str, list[float]] = {k: [] for k in ("t", "rate", "t_cpu", "user", "system", "t_mem", "mem")}
     for row in rows:
         if row.get("t_s") is not None and row.get("memory_bytes") is not None:
@@ -412,16 +408,15 @@ def steps(ends: Sequence[float], rates: Sequence[float], start: float) -> tuple[
 
 
 def has_samples(result: Result) -> bool:
-    rows = (result.get("samples") or {}).get("rows") or []
-    return len(rows) >= 2
+    return len(result.samples.rows) >= 2
 
 
 def timeseries_figure(result: Result, caption: str) -> Figure:
     s = sample_series(result)
-    first = next((row[0] for row in result["samples"]["rows"] if row and row[0] is not None), 0.0)
+    first = next((row[0] for row in result.samples.rows if row and row[0] is not None), 0.0)
     fig = Figure(figsize=(10, 8.2), layout="constrained")
     rate_ax, cpu_ax, mem_ax = fig.subplots(3, 1, sharex=True)
-    elapsed = result.get("elapsed_s")
+    elapsed = result.elapsed_s
 
     rate_ax.step(
         *steps(s["t"], s["rate"], first),
@@ -430,7 +425,7 @@ def timeseries_figure(result: Result, caption: str) -> Figure:
         linewidth=1.4,
         label="per sample",
     )
-    overall = result["throughput"].get("msgs_per_s")
+    overall = result.throughput.msgs_per_s
     if overall is not None:
         rate_ax.axhline(overall, color="0.3", linestyle="--", linewidth=1, label=f"whole run: {overall:,.0f}")
     rate_ax.set_ylabel("received, messages/s")
@@ -465,10 +460,9 @@ def timeseries_figure(result: Result, caption: str) -> Figure:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     mem_ax.set_xlim(left=0)
-    d = result["daemon"]
     fig.suptitle(
-        f"One run over time: {d['profile']}, scenario {report.scenario_of(result)}, verdict {result['verdict']}\n"
-        f"run {result['run_id']}",
+        f"One run over time: {result.daemon.profile}, scenario {result.label}, verdict {result.verdict}\n"
+        f"run {result.run_id}",
         fontsize=12,
     )
     finish(fig, f"Samples about once a second; rates are differences between samples. {caption}")
@@ -479,7 +473,7 @@ def choose_run(results: Sequence[Result], run_id: str | None = None) -> Result |
     """The run with run_id if it has samples, else the latest run with samples; None if none has."""
     sampled = [r for r in results if has_samples(r)]
     if run_id is not None:
-        sampled = [r for r in sampled if r["run_id"] == run_id]
+        sampled = [r for r in sampled if r.run_id == run_id]
     return max(sampled, key=report.finished_at, default=None)
 
 
@@ -513,6 +507,6 @@ def write_plots(
             run = choose_run(runs, run_id)
             if run is not None:
                 png = save(timeseries_figure(run, caption), out_dir, f"timeseries-{name}")
-                plots.append((f"One run over time: {run['run_id']}", png))
+                plots.append((f"One run over time: {run.run_id}", png))
             written[scenario] = plots
     return written

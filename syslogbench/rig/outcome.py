@@ -1,46 +1,34 @@
-"""Build one result document (results/schema.json) from what a run observed.
+"""Build one result (syslogbench/model/result.py) from what a run observed.
 
 Pure functions over plain data, so the figures can be unit-tested without containers. Stdlib only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from statistics import median
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 
+from syslogbench.model import result as model
+from syslogbench.model.result import SAMPLE_COLUMNS, SCHEMA_VERSION, run_id, time_line, utc
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
 from syslogbench.rig import snmp
 from syslogbench.rig.cgroup import Snapshot, cpu_delta
 from syslogbench.rig.reconcile import Reconciliation
 
-SCHEMA_VERSION = 1
-SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
-
-
-@dataclass
-class HostFacts:
-    cpu_model: str
-    cores: int
-    memory_bytes: int
-    kernel: str
-    docker_version: str
-    cgroup_version: int
-
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class DaemonInfo:
-    profile: str = "unknown"
-    name: str = "unknown"
-    version: str = "unknown"
-    package: str = "unknown"
-    image: str = "unknown"
-    base: str = "unknown"
-    settings: dict = field(default_factory=dict)
+# The watcher's names for the result's host and daemon blocks.
+HostFacts = model.Host
+DaemonInfo = model.Daemon
+__all__ = [
+    "SAMPLE_COLUMNS",
+    "SCHEMA_VERSION",
+    "DaemonInfo",
+    "HostFacts",
+    "Observed",
+    "build",
+    "run_id",
+    "utc",
+]
 
 
 @dataclass
@@ -72,52 +60,14 @@ class Observed:
     relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
 
 
-def utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def limits(obs: Observed) -> model.Limits:
+    end = obs.end or obs.start
+    return model.Limits.of(
+        obs.cfg, obs.host, end.cpu_limit if end else None, end.memory_limit_bytes if end else None
+    )
 
 
-def run_id(started: datetime, profile: str) -> str:
-    return f"{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{profile}"
-
-
-def limit(requested: float, configured: float | None, host: float) -> dict[str, float | None]:
-    given = requested if configured is None else configured
-    return {"requested": requested, "configured": configured, "effective": min(given, host)}
-
-
-def limits(obs: Observed) -> dict[str, dict[str, float | None]]:
-    cfg, end = obs.cfg, obs.end or obs.start
-    return {
-        "central_cpus": limit(cfg.central_cpus, end.cpu_limit if end else None, obs.host.cores),
-        "central_memory_bytes": limit(
-            cfg.central_mem, end.memory_limit_bytes if end else None, obs.host.memory_bytes
-        ),
-        # The generators do not report their cgroup; "configured" stays unknown for them.
-        "remote_cpus": limit(cfg.remote_cpus, None, obs.host.cores),
-        "remote_memory_bytes": limit(cfg.remote_mem, None, obs.host.memory_bytes),
-    }
-
-
-def readable(name: str, value: float | None) -> str:
-    if value is None:
-        return "?"
-    return f"{value / 2**30:.2f} GiB" if name.endswith("bytes") else f"{value:g}"
-
-
-def limit_notes(table: dict[str, dict[str, float | None]]) -> list[str]:
-    """A notice for every limit the host could not give."""
-    notes = []
-    for name, entry in table.items():
-        wanted = entry["configured"] if entry["configured"] is not None else entry["requested"]
-        if entry["effective"] is not None and wanted is not None and entry["effective"] < wanted:
-            notes.append(
-                f"{name}: {readable(name, entry['requested'])} requested, but the host can give only "
-                f"{readable(name, entry['effective'])}; the effective value is recorded"
-            )
-    return notes
-
-
-def cpu_figures(obs: Observed) -> dict[str, float | None]:
+def cpu_figures(obs: Observed) -> model.Cpu:
     user = system = percent = None
     if obs.start and obs.end:
         user, system = cpu_delta(obs.start, obs.end)
@@ -126,75 +76,56 @@ def cpu_figures(obs: Observed) -> dict[str, float | None]:
         total = obs.end.cpu_total_s - obs.start.cpu_total_s
     if user is not None and system is not None and obs.elapsed_s:
         percent = round(100 * (user + system) / obs.elapsed_s, 1)
-    return {
-        "user_s": _round(user),
-        "system_s": _round(system),
-        "total_s": _round(total, 6),
-        "percent": percent,
-    }
+    return model.Cpu(user_s=_round(user), system_s=_round(system), total_s=_round(total, 6), percent=percent)
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def message_figures(obs: Observed) -> dict[str, int]:
+def message_figures(obs: Observed) -> model.Messages:
     counts, cfg = obs.counts, obs.cfg
     if counts is None:
-        return dict.fromkeys(
-            (
-                "sent",
-                "received",
-                "lost",
-                "duplicated",
-                "misfiled",
-                "unknown",
-                "done_received",
-                "done_log_lines",
-            ),
-            0,
-        ) | {"expected": cfg.expected_messages, "done_expected": cfg.senders, "done_log_extra": 0}
-    return {
-        "expected": counts.expected,
-        "sent": counts.total("sent"),
-        "received": counts.total("received"),
-        "lost": counts.total("lost"),
-        "duplicated": counts.total("duplicated"),
-        "misfiled": counts.misfiled,
-        "unknown": counts.unknown,
-        "done_expected": cfg.senders,
-        "done_received": sum(1 for sender in counts.senders if sender.done_seen),
-        "done_log_lines": counts.done_log_lines,
-        "done_log_extra": counts.done_log_extra,
-        "filtered": counts.total("filtered"),
-        "unexpected": counts.total("unexpected"),
-        "unprocessed": counts.unprocessed,
-    }
+        return model.nothing_received(cfg)
+    return model.Messages(
+        expected=counts.expected,
+        sent=counts.total("sent"),
+        received=counts.total("received"),
+        lost=counts.total("lost"),
+        duplicated=counts.total("duplicated"),
+        misfiled=counts.misfiled,
+        unknown=counts.unknown,
+        done_expected=cfg.senders,
+        done_received=sum(1 for sender in counts.senders if sender.done_seen),
+        done_log_lines=counts.done_log_lines,
+        done_log_extra=counts.done_log_extra,
+        filtered=counts.total("filtered"),
+        unexpected=counts.total("unexpected"),
+        unprocessed=counts.unprocessed,
+    )
 
 
-def throughput(obs: Observed, received: int) -> dict[str, float | None]:
+def throughput(obs: Observed, received: int) -> model.Throughput:
     if not obs.elapsed_s or obs.counts is None:
-        return {"msgs_per_s": None, "mb_per_s": None}
+        return model.Throughput()
     sent = obs.counts.total("sent")
     wire = obs.counts.total("bytes") * (received / sent) if sent else 0
-    return {
-        "msgs_per_s": round(received / obs.elapsed_s, 1),
-        "mb_per_s": round(wire / obs.elapsed_s / 1e6, 3),
-    }
+    return model.Throughput(
+        msgs_per_s=round(received / obs.elapsed_s, 1), mb_per_s=round(wire / obs.elapsed_s / 1e6, 3)
+    )
 
 
-def generator_figures(obs: Observed) -> dict[str, float | None]:
+def generator_figures(obs: Observed) -> model.Generators:
     """How busy the senders were while sending: near 1 would mean they, not the daemon, set the pace."""
-    figures: dict[str, float | None] = dict.fromkeys(("send_s_max", "cpu_s_total", "cpu_share_of_send"))
-    figures["container_cpu_s"] = obs.generator_cpu_s
+    figures = model.Generators(container_cpu_s=obs.generator_cpu_s)
     if obs.counts is None:
         return figures
     sends = [s.send_s for s in obs.counts.senders if s.send_s is not None]
     cpus = [s.cpu_s for s in obs.counts.senders if s.cpu_s is not None]
     if sends and cpus and sum(sends):
-        figures["send_s_max"] = round(max(sends), 3)
-        figures["cpu_s_total"] = round(sum(cpus), 3)
-        figures["cpu_share_of_send"] = round(sum(cpus) / sum(sends), 6)
+        figures.send_s_max = round(max(sends), 3)
+        figures.cpu_s_total = round(sum(cpus), 3)
+        figures.cpu_share_of_send = round(sum(cpus) / sum(sends), 6)
     return figures
 
 
@@ -202,7 +133,7 @@ SATURATED_SHARE = 0.5  # senders busy at least half their send time
 SPARE_SHARE = 0.8  # the daemon used less than 80% of the CPUs it could have
 
 
-def sender_bound(generators: dict[str, float | None], cpu: dict, central_cpus: float | None) -> dict:
+def sender_bound(generators: dict, cpu: dict, central_cpus: float | None) -> dict:
     """Sender-bound: the senders' send phase was saturated while the daemon had CPU to spare."""
     share = generators.get("cpu_share_of_send")
     if share is None or cpu["percent"] is None or not central_cpus:
@@ -215,25 +146,6 @@ def sender_bound(generators: dict[str, float | None], cpu: dict, central_cpus: f
             f"senders were busy {share:.1%} of their send time (saturated from {SATURATED_SHARE:.0%}); "
             f"the daemon used {used:.2f} of {central_cpus:g} effective CPUs (spare below {SPARE_SHARE:.0%})"
         ),
-    }
-
-
-def scenario_figures(obs: Observed) -> dict[str, object]:
-    """The scenario's axes (from its file) and the load's shape (from .env), as they were in force."""
-    cfg = obs.cfg
-    axes = obs.scenario.as_dict() if obs.scenario else {"id": cfg.scenario}
-    return {
-        **axes,
-        "framing": obs.scenario.framing if obs.scenario else "unknown",
-        "port": 514,
-        "hosts": cfg.hosts,
-        "senders_per_host": cfg.senders_per_host,
-        "connections": cfg.senders,
-        "messages_per_sender": cfg.messages_per_sender,
-        "done_threshold": cfg.done_threshold,
-        "done_window_s": cfg.done_window,
-        "run_timeout_s": cfg.run_timeout,
-        "seed": cfg.seed,
     }
 
 
@@ -256,7 +168,7 @@ def verdict(obs: Observed) -> str:
     return "pass" if obs.counts.clean else "loss"
 
 
-def kernel_udp(obs: Observed) -> dict[str, object] | None:
+def kernel_udp(obs: Observed) -> model.UdpKernel | None:
     """The daemon namespace's /proc/net/snmp Udp counters, end snapshot minus start snapshot.
 
     InDatagrams counts datagrams the daemon read; InErrors those the kernel dropped (RcvbufErrors, the
@@ -267,119 +179,78 @@ def kernel_udp(obs: Observed) -> dict[str, object] | None:
     if delta is None:
         return None
     arrived = delta["InDatagrams"] + delta["InErrors"]
-    return {
-        "in_datagrams": delta["InDatagrams"],
-        "in_errors": delta["InErrors"],
-        "rcvbuf_errors": delta["RcvbufErrors"],
-        "no_ports": delta["NoPorts"],
-        "drop_rate": round(delta["InErrors"] / arrived, 6) if arrived else None,
-    }
-
-
-def udp_figures(obs: Observed, messages: dict[str, int]) -> dict[str, object] | None:
-    """The drop rate of a UDP run, from the sequence numbers (lost / sent) and from the kernel's counters."""
-    if not is_udp(obs):
-        return None
-    sent, lost = messages["sent"], messages["lost"]
-    return {
-        "sent": sent,
-        "received": messages["received"],
-        "lost": lost,
-        "drop_rate": round(lost / sent, 6) if sent else None,
-        "kernel": kernel_udp(obs),
-    }
-
-
-def rate_figures(obs: Observed) -> dict[str, object]:
-    """Target and achieved send rates (msg/s), each sender's achieved rate as its ledger gives it."""
-    target = obs.scenario.rate if obs.scenario else 0
-    senders = obs.counts.senders if obs.counts else []
-    achieved = [s.rate_achieved for s in senders if s.rate_achieved is not None and s.sent]
-    return {
-        "target_per_sender": target,
-        "target_total": target * obs.cfg.senders,
-        "achieved_per_sender": {
-            "min": min(achieved) if achieved else None,
-            "median": round(median(achieved), 1) if achieved else None,
-            "max": max(achieved) if achieved else None,
-        },
-        # The senders send side by side: their rates add up to the load the daemon was offered.
-        "achieved_total": round(sum(achieved), 1) if achieved else None,
-    }
-
-
-def time_line(
-    cpu: dict[str, float | None], elapsed: float | None, rss: float | None, rate: float | None
-) -> str:
-    """Shaped like GNU time's default output, which the 2014 figures were, plus msg/s."""
-
-    def num(value: float | None, fmt: str) -> str:
-        return "?" if value is None else format(value, fmt)
-
-    # GNU time truncates to hundredths (and whole percent), so 59.999 s is 0:59.99, never 0:60.00.
-    hundredths = None if elapsed is None else int(elapsed * 100 + 1e-6)  # 68.24 * 100 is 6823.99...
-    clock = "?" if hundredths is None else f"{hundredths // 6000}:{hundredths % 6000 / 100:05.2f}"
-    percent = None if cpu["percent"] is None else int(cpu["percent"])
-    rss_kb = None if rss is None else rss / 1024
-    return (
-        f"{num(cpu['user_s'], '.2f')}user {num(cpu['system_s'], '.2f')}system {clock}elapsed "
-        f"{num(percent, 'd')}%CPU (0avgtext+0avgdata {num(rss_kb, '.0f')}maxresident)k "
-        f"{num(rate, ',.0f')} msg/s"
+    return model.UdpKernel(
+        in_datagrams=delta["InDatagrams"],
+        in_errors=delta["InErrors"],
+        rcvbuf_errors=delta["RcvbufErrors"],
+        no_ports=delta["NoPorts"],
+        drop_rate=round(delta["InErrors"] / arrived, 6) if arrived else None,
     )
 
 
-def build(obs: Observed) -> dict[str, object]:
+def udp_figures(obs: Observed, messages: model.Messages) -> model.Udp | None:
+    """The drop rate of a UDP run, from the sequence numbers (lost / sent) and from the kernel's counters."""
+    return model.Udp.of(messages, kernel_udp(obs)) if is_udp(obs) else None
+
+
+def rate_figures(obs: Observed) -> model.Rate:
+    """Target and achieved send rates (msg/s), each sender's achieved rate as its ledger gives it."""
+    senders = obs.counts.senders if obs.counts else []
+    achieved = [s.rate_achieved for s in senders if s.rate_achieved is not None and s.sent]
+    return model.rate_of(obs.scenario.rate if obs.scenario else 0, obs.cfg.senders, achieved)
+
+
+def result(obs: Observed) -> model.Result:
+    """The typed result of what the run observed."""
     end = obs.end
     table = limits(obs)
     messages = message_figures(obs)
     cpu = cpu_figures(obs)
     # A filtering scenario's daemon handles the messages it drops too: they count towards its rate.
-    rates = throughput(obs, messages["received"] + messages.get("filtered", 0))
+    rates = throughput(obs, messages.received + (messages.filtered or 0))
     rss = end.max_rss_bytes if end else None
     generators = generator_figures(obs)
-    extra = {"matrix": obs.matrix} if obs.matrix else {}
-    if obs.relay is not None:
-        extra["relay"] = obs.relay
-    return extra | {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id(obs.started, obs.daemon.profile),
-        "started_utc": utc(obs.started),
-        "finished_utc": utc(obs.finished),
-        "verdict": verdict(obs),
-        "errors": obs.errors,
-        "notes": obs.notes + limit_notes(table),
-        "scenario": scenario_figures(obs),
-        "daemon": {
-            **obs.daemon.__dict__,
-            "stopped": obs.daemon_exit is not None,
-            "exit_code": obs.daemon_exit,
-        },
-        "limits": table,
-        "host": obs.host.as_dict(),
-        "elapsed_s": _round(obs.elapsed_s),
-        "end": {
-            "trigger": obs.end_trigger,
-            "sec_fired_s": obs.sec_fired_s,
-            "done_spread_s": obs.done_spread_s,
-        },
-        "cpu": cpu,
-        "memory": {
-            "peak_bytes": end.memory_peak_bytes if end else None,
-            "peak_source": end.memory_peak_source if end else "none",
-            "max_rss_bytes": rss,
-        },
-        "io": {
-            "write_bytes": end.io_write_bytes if end else None,
-            "output_bytes": obs.counts.output_bytes if obs.counts else None,
-        },
-        "messages": messages,
-        "senders": obs.counts.as_senders() if obs.counts else [],
-        "generators": generators,
-        "sender_bound": sender_bound(generators, cpu, table["central_cpus"]["effective"]),
-        "throughput": rates,
-        "rate": rate_figures(obs),
-        "udp": udp_figures(obs, messages),
-        "progress": obs.progress,
-        "samples": {"columns": SAMPLE_COLUMNS, "rows": obs.samples},
-        "summary": time_line(cpu, obs.elapsed_s, rss, rates["msgs_per_s"]),
-    }
+    bound = sender_bound(vars(generators), vars(cpu), table.central_cpus.effective)
+    return model.Result(
+        run_id=run_id(obs.started, obs.daemon.profile),
+        started_utc=utc(obs.started),
+        finished_utc=utc(obs.finished),
+        verdict=verdict(obs),
+        errors=list(obs.errors),
+        notes=obs.notes + table.notes(),
+        scenario=model.Scenario.of(obs.cfg, obs.scenario),
+        daemon=replace(obs.daemon, stopped=obs.daemon_exit is not None, exit_code=obs.daemon_exit),
+        limits=table,
+        host=obs.host,
+        elapsed_s=_round(obs.elapsed_s),
+        end=model.End(obs.end_trigger, obs.sec_fired_s, obs.done_spread_s),
+        cpu=cpu,
+        memory=model.Memory(
+            peak_bytes=end.memory_peak_bytes if end else None,
+            peak_source=end.memory_peak_source if end else "none",
+            max_rss_bytes=rss,
+        ),
+        io=model.Io(
+            write_bytes=end.io_write_bytes if end else None,
+            output_bytes=obs.counts.output_bytes if obs.counts else None,
+        ),
+        messages=messages,
+        senders=[model.load(model.Sender, s, "senders") for s in obs.counts.as_senders()]
+        if obs.counts
+        else [],
+        generators=generators,
+        sender_bound=model.SenderBound(**bound),
+        throughput=rates,
+        rate=rate_figures(obs),
+        udp=udp_figures(obs, messages),
+        progress=obs.progress,
+        samples=model.Samples(list(SAMPLE_COLUMNS), obs.samples),
+        summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
+        matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
+        relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
+    )
+
+
+def build(obs: Observed) -> dict[str, object]:
+    """The result as the document the watcher writes."""
+    return result(obs).to_dict()

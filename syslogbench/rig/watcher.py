@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
 from syslogbench.rig import control, lasthop, tlscerts
 from syslogbench.rig.cgroup import Snapshot, parse_sample, read_snapshot
-from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
+from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", "/results"))
@@ -54,24 +55,6 @@ def clear(directory: Path) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
-
-
-def host_facts(cgroup_version: int) -> HostFacts:
-    model = "unknown"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    meminfo = Path("/proc/meminfo").read_text().split()
-    memory = int(meminfo[meminfo.index("MemTotal:") + 1]) * 1024
-    return HostFacts(
-        cpu_model=model,
-        cores=os.cpu_count() or 1,
-        memory_bytes=memory,
-        kernel=os.uname().release,
-        docker_version=os.environ.get("DOCKER_VERSION") or "unknown (run without the syslogbench command)",
-        cgroup_version=cgroup_version,
-    )
 
 
 def read_text(path: Path, default: str = "unknown") -> str:

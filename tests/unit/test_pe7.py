@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from syslogbench.model.result import Result
 from syslogbench.report import build as report
 from syslogbench.report.published import pe7
 
@@ -80,7 +81,8 @@ def test_overview_has_one_row_per_scenario_and_a_column_per_profile() -> None:
     plain["scenario"]["id"] = "plain"
     na = make_result("20250101T000400Z-d", "baseline", "2025-01-01T00:04:00Z", verdict="n/a")
     na["scenario"]["id"] = "plain"
-    header, rows = report.overview(report.group_results([*seed, plain, na]))
+    typed = [Result.from_dict(document) for document in (*seed, plain, na)]
+    header, rows = report.overview(report.group_results(typed))
     assert header == ["scenario", "baseline msgs/s (n)", "rsyslog-8.2504 msgs/s (n)"]
     rate = f"{seed[0]['throughput']['msgs_per_s']:,.0f}"
     assert rows[0][0] == "`seed2014`" and rows[0][2] == f"{rate} (1)"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from syslogbench.model.result import Result, Samples
 from syslogbench.report import build as report
 from syslogbench.report import plots
 from tests.unit.test_report import MIB, make_result
@@ -28,13 +30,15 @@ def samples(elapsed: float, rate: float) -> dict[str, Any]:
     return {"columns": COLUMNS, "rows": rows}
 
 
-def run(profile: str, index: int, msgs_per_s: float, **changes: Any) -> dict[str, Any]:
+def run(profile: str, index: int, msgs_per_s: float, **changes: Any) -> Result:
     figures = {"elapsed_s": round(TOTAL / msgs_per_s, 3), "throughput__msgs_per_s": msgs_per_s}
-    return make_result(
-        f"20250301T0000{index:02d}Z-{profile}",
-        profile,
-        f"2025-03-01T00:00:{index:02d}Z",
-        **{**figures, **changes},
+    return Result.from_dict(
+        make_result(
+            f"20250301T0000{index:02d}Z-{profile}",
+            profile,
+            f"2025-03-01T00:00:{index:02d}Z",
+            **{**figures, **changes},
+        )
     )
 
 
@@ -124,24 +128,22 @@ def test_chosen_run_and_scenario(tmp_path: Path) -> None:
 
 
 def test_choose_run() -> None:
-    assert plots.choose_run(RUNS)["run_id"] == "20250301T000007Z-syslog-ng-4.8"
-    assert plots.choose_run(RUNS, "20250301T000005Z-rsyslog-8.2504")["run_id"].endswith("rsyslog-8.2504")
+    chosen = plots.choose_run(RUNS)
+    assert chosen is not None and chosen.run_id == "20250301T000007Z-syslog-ng-4.8"
+    chosen = plots.choose_run(RUNS, "20250301T000005Z-rsyslog-8.2504")
+    assert chosen is not None and chosen.run_id.endswith("rsyslog-8.2504")
     assert plots.choose_run(RUNS, "20250301T000001Z-baseline") is None  # no samples
     assert plots.choose_run(RUNS[:2]) is None
 
 
 def test_sample_series() -> None:
-    result = {
-        "samples": {
-            "columns": COLUMNS,
-            "rows": [
-                [0.0, 0.0, 0.0, 10 * MIB, 0],
-                [1.0, 0.5, 0.25, 20 * MIB, 100],
-                [2.0, 1.5, 0.75, None, 300],
-                [2.5, None, None, 40 * MIB, 400],
-            ],
-        }
-    }
+    rows: list[list[float | None]] = [
+        [0.0, 0.0, 0.0, 10 * MIB, 0],
+        [1.0, 0.5, 0.25, 20 * MIB, 100],
+        [2.0, 1.5, 0.75, None, 300],
+        [2.5, None, None, 40 * MIB, 400],
+    ]
+    result = replace(RUNS[0], samples=Samples(columns=COLUMNS, rows=rows))
     s = plots.sample_series(result)
     assert s["t"] == [1.0, 2.0, 2.5]
     assert s["rate"] == [100.0, 200.0, 200.0]

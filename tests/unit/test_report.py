@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from syslogbench.model.result import Result
 from syslogbench.report import build as report
 from syslogbench.report import load
 from syslogbench.report.published import seed2014
@@ -100,8 +101,12 @@ def make_result(run_id: str, profile: str, finished: str, **changes: Any) -> dic
         for parent in parents:
             target = target[parent]
         target[key] = value
-    jsonschema.validate(result, SCHEMA)
+    jsonschema.validate(Result.from_dict(result).to_dict(), SCHEMA)  # a version 1 document, as read
     return result
+
+
+def typed(*documents: dict[str, Any]) -> list[Result]:
+    return [Result.from_dict(document) for document in documents]
 
 
 OLD = make_result("20250101T000000Z-rsyslog8", "rsyslog8", "2025-01-01T00:10:00Z", elapsed_s=99.99)
@@ -171,9 +176,7 @@ def table_row(markdown: str, first_cell: str) -> list[str]:
 def test_load_results_skips_non_results(results_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="syslogbench.report.build"):
         loaded = report.load_results(results_dir)
-    assert sorted(r["run_id"] for r in loaded) == sorted(
-        r["run_id"] for r in (OLD, NEW, NULLS, OTHER_SCENARIO)
-    )
+    assert sorted(r.run_id for r in loaded) == sorted(r["run_id"] for r in (OLD, NEW, NULLS, OTHER_SCENARIO))
     warned = caplog.text
     for name in ("broken.json", "list.json", "other.json"):
         assert name in warned
@@ -181,14 +184,14 @@ def test_load_results_skips_non_results(results_dir: Path, caplog: pytest.LogCap
 
 
 def test_latest_per_profile_picks_newest() -> None:
-    latest = report.latest_per_profile([NEW, OLD, NULLS, OTHER_SCENARIO])
-    assert [r["run_id"] for r in latest] == [NEW["run_id"], NULLS["run_id"]]
-    assert [r["run_id"] for r in report.latest_per_profile([OLD, NEW])] == [NEW["run_id"]]
+    latest = report.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO))
+    assert [r.run_id for r in latest] == [NEW["run_id"], NULLS["run_id"]]
+    assert [r.run_id for r in report.latest_per_profile(typed(OLD, NEW))] == [NEW["run_id"]]
 
 
 def test_latest_per_profile_other_scenario() -> None:
-    latest = report.latest_per_profile([NEW, OLD, NULLS, OTHER_SCENARIO], "small")
-    assert [r["run_id"] for r in latest] == [OTHER_SCENARIO["run_id"]]
+    latest = report.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO), "small")
+    assert [r.run_id for r in latest] == [OTHER_SCENARIO["run_id"]]
 
 
 # -- rendering -------------------------------------------------------------------------------------
@@ -406,7 +409,7 @@ def stats_row(markdown: str, profile: str) -> dict[str, str]:
 
 
 def test_group_results() -> None:
-    grouped = report.group_results(STATS_RUNS + [OTHER_SCENARIO])
+    grouped = report.group_results(typed(*STATS_RUNS, OTHER_SCENARIO))
     assert list(grouped) == ["seed2014", "small"]
     groups = grouped["seed2014"]
     assert [g.profile for g in groups] == ["baseline", "rsyslog8", "syslog-ng"]  # baseline first
@@ -490,7 +493,8 @@ def test_sender_bound_unknown_without_the_key(results_dir: Path) -> None:
 
 
 def test_render_run_marks_sender_bound() -> None:
-    text = report.render_run(STATS_RUNS[8])
+    (run,) = typed(STATS_RUNS[8])
+    text = report.render_run(run)
     assert table_row(text, "syslog-ng")[report.runs_header().index("sender-bound")] == "yes \u2021"
 
 
@@ -547,10 +551,10 @@ def parse_page(page: str) -> PageText:
 
 
 def test_html_names_every_profile(stats_dir: Path) -> None:
-    results = report.load_results(stats_dir) + [OTHER_SCENARIO, NULLS]
+    results = report.load_results(stats_dir) + typed(OTHER_SCENARIO, NULLS)
     page = parse_page(report.html_report(results, stats_dir, None))
     text = " ".join(" ".join(page.text).split())
-    profiles = {r["daemon"]["profile"] for r in results}
+    profiles = {r.daemon.profile for r in results}
     assert profiles == {"baseline", "rsyslog8", "syslog-ng"}
     for profile in profiles:
         assert profile in page.text, profile  # a table cell of its own
@@ -599,12 +603,34 @@ def test_main_html_and_plots_flags(stats_dir: Path, tmp_path: Path) -> None:
 
 
 def test_runs_with_another_load_shape_never_pool_with_the_seed() -> None:
-    seed = {"scenario": {"id": "seed2014", "hosts": 5, "senders_per_host": 4, "messages_per_sender": 300_000}}
-    one = {
-        "scenario": {"id": "seed2014", "hosts": 1, "senders_per_host": 1, "messages_per_sender": 2_000_000}
-    }
+    """Version 1 results: the variant comes from the shape, the seed's being the default."""
+    one = make_result(
+        "20250104T000000Z-rsyslog8",
+        "rsyslog8",
+        "2025-01-04T00:00:00Z",
+        scenario__hosts=1,
+        scenario__senders_per_host=1,
+        scenario__messages_per_sender=2_000_000,
+    )
+    seed, other = typed(OLD, one)
     assert load.scenario_of(seed) == "seed2014"
-    assert load.scenario_of(one) == "seed2014@1x1x2000000"
+    assert load.scenario_of(other) == "seed2014@1x1x2000000"
+    grouped = report.group_results([seed, other], None)
+    assert {label: [len(g.runs) for g in groups] for label, groups in grouped.items()} == {
+        "seed2014": [1],
+        "seed2014@1x1x2000000": [1],
+    }
+
+
+def test_groups_follow_the_recorded_variant_not_the_shape() -> None:
+    """Version 2: a scenario's own shape is its default variant, whatever the shape; no seed shape assumed."""
+    own = copy.deepcopy(OTHER_SCENARIO) | {"schema_version": 2}
+    own["scenario"] = own["scenario"] | {"hosts": 5, "senders_per_host": 10, "variant": "default"}
+    shaped = copy.deepcopy(own)
+    shaped["run_id"], shaped["scenario"]["variant"] = "20250103T000001Z-rsyslog8", "2x2x2000"
+    runs = typed(own, shaped)
+    assert [load.scenario_of(run) for run in runs] == ["small", "small@2x2x2000"]
+    assert list(report.group_results(runs, None)) == ["small", "small@2x2x2000"]
 
 
 def test_render_run_gives_rate_and_udp_drop_rates() -> None:
@@ -628,7 +654,7 @@ def test_render_run_gives_rate_and_udp_drop_rates() -> None:
             "drop_rate": 0.016585,
         },
     }
-    text = report.render_run(run)
+    text = report.render_run(*typed(run))
     assert (
         "Rate: target 2,500 msg/s per sender (10,000 in all); achieved 2,496 per sender (median; 2,479-2,498), "
         "9,977 in all."
@@ -638,9 +664,9 @@ def test_render_run_gives_rate_and_udp_drop_rates() -> None:
         "(1,327 for a full receive buffer)."
     ) in text
     run["udp"]["kernel"] = None
-    assert "drop rate 1.659%; no kernel counters." in report.render_run(run)
+    assert "drop rate 1.659%; no kernel counters." in report.render_run(*typed(run))
 
 
 def test_render_run_all_out_tcp_has_no_rate_or_udp_line() -> None:
-    text = report.render_run(STATS_RUNS[0])
+    text = report.render_run(*typed(STATS_RUNS[0]))
     assert "Rate:" not in text and "UDP:" not in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import replace
@@ -11,7 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from syslogbench.model import result as model
 from syslogbench.model import scenarios
+from syslogbench.model.result import Cpu, plain
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import outcome as result
 from syslogbench.rig.cgroup import Snapshot
@@ -191,7 +194,7 @@ def test_verdict_error_when_counts_is_none() -> None:
 
 
 def test_cpu_figures_are_end_minus_start_and_percent_over_elapsed() -> None:
-    figures = result.cpu_figures(observed())
+    figures = plain(result.cpu_figures(observed()))
     assert figures == {"user_s": 29.01, "system_s": 48.1, "total_s": None, "percent": 113.0}
 
 
@@ -199,11 +202,16 @@ def test_cpu_percent_is_100_times_user_plus_system_over_elapsed() -> None:
     obs = observed(
         start=snapshot(0.0, 0.0), end=snapshot(30.0, 10.0), elapsed_s=20.0
     )  # 40 CPU seconds in 20 s
-    assert result.cpu_figures(obs) == {"user_s": 30.0, "system_s": 10.0, "total_s": None, "percent": 200.0}
+    assert plain(result.cpu_figures(obs)) == {
+        "user_s": 30.0,
+        "system_s": 10.0,
+        "total_s": None,
+        "percent": 200.0,
+    }
 
 
 def test_cpu_figures_none_without_an_end_snapshot() -> None:
-    assert result.cpu_figures(observed(end=None)) == {
+    assert plain(result.cpu_figures(observed(end=None))) == {
         "user_s": None,
         "system_s": None,
         "total_s": None,
@@ -212,7 +220,7 @@ def test_cpu_figures_none_without_an_end_snapshot() -> None:
 
 
 def test_cpu_percent_none_without_elapsed() -> None:
-    assert result.cpu_figures(observed(elapsed_s=None)) == {
+    assert plain(result.cpu_figures(observed(elapsed_s=None))) == {
         "user_s": 29.01,
         "system_s": 48.1,
         "total_s": None,
@@ -222,20 +230,25 @@ def test_cpu_percent_none_without_elapsed() -> None:
 
 def test_cpu_figures_none_across_cgroup_versions() -> None:
     obs = observed(start=snapshot(1.0, 1.0, version=1), end=snapshot(2.0, 2.0, version=2))
-    assert result.cpu_figures(obs) == {"user_s": None, "system_s": None, "total_s": None, "percent": None}
+    assert plain(result.cpu_figures(obs)) == {
+        "user_s": None,
+        "system_s": None,
+        "total_s": None,
+        "percent": None,
+    }
 
 
 # --- limits -------------------------------------------------------------------------------------------------
 
 
 def test_limits_cpu_effective_is_what_the_host_has() -> None:
-    table = result.limits(observed())
+    table = plain(result.limits(observed()))
     assert table["central_cpus"] == {"requested": 8, "configured": 8.0, "effective": 2}
     assert table["remote_cpus"] == {"requested": 2, "configured": None, "effective": 2}
 
 
 def test_limits_memory_within_host() -> None:
-    table = result.limits(observed())
+    table = plain(result.limits(observed()))
     assert table["central_memory_bytes"] == {
         "requested": 2 * GIB,
         "configured": 2 * GIB,
@@ -245,21 +258,21 @@ def test_limits_memory_within_host() -> None:
 
 
 def test_limits_fall_back_to_the_start_snapshot_then_to_requested() -> None:
-    assert result.limits(observed(end=None))["central_cpus"]["configured"] == 8.0
-    nothing = result.limits(observed(start=None, end=None))
+    assert plain(result.limits(observed(end=None)))["central_cpus"]["configured"] == 8.0
+    nothing = plain(result.limits(observed(start=None, end=None)))
     assert nothing["central_cpus"] == {"requested": 8, "configured": None, "effective": 2}
     assert nothing["central_memory_bytes"] == {"requested": 2 * GIB, "configured": None, "effective": 2 * GIB}
 
 
 def test_limit_notes_name_only_central_cpus() -> None:
-    notes = result.limit_notes(result.limits(observed()))
+    notes = result.limits(observed()).notes()
     assert notes == [
         "central_cpus: 8 requested, but the host can give only 2; the effective value is recorded"
     ]
 
 
 def test_limit_notes_empty_when_the_host_gives_everything() -> None:
-    assert result.limit_notes(result.limits(observed(host=host(cores=16)))) == []
+    assert result.limits(observed(host=host(cores=16))).notes() == []
 
 
 # --- time line and throughput -------------------------------------------------------------------------------
@@ -267,7 +280,7 @@ def test_limit_notes_empty_when_the_host_gives_everything() -> None:
 
 def test_time_line_exact() -> None:
     cpu = {"user_s": 29.01, "system_s": 48.5, "percent": 113.0}
-    line = result.time_line(cpu, 68.24, 210_112 * KIB, 87_925.3)
+    line = result.time_line(Cpu(**cpu), 68.24, 210_112 * KIB, 87_925.3)
     assert line == (
         "29.01user 48.50system 1:08.24elapsed 113%CPU (0avgtext+0avgdata 210112maxresident)k 87,925 msg/s"
     )
@@ -275,14 +288,14 @@ def test_time_line_exact() -> None:
 
 def test_time_line_question_marks_where_unknown() -> None:
     cpu = {"user_s": None, "system_s": None, "percent": None}
-    assert result.time_line(cpu, None, None, None) == (
+    assert result.time_line(Cpu(**cpu), None, None, None) == (
         "?user ?system ?elapsed ?%CPU (0avgtext+0avgdata ?maxresident)k ? msg/s"
     )
 
 
 def test_time_line_under_a_minute() -> None:
     cpu = {"user_s": 1.0, "system_s": 0.5, "percent": 50.0}
-    assert result.time_line(cpu, 3.0, 1024 * KIB, 1000.0) == (
+    assert result.time_line(Cpu(**cpu), 3.0, 1024 * KIB, 1000.0) == (
         "1.00user 0.50system 0:03.00elapsed 50%CPU (0avgtext+0avgdata 1024maxresident)k 1,000 msg/s"
     )
 
@@ -292,26 +305,26 @@ def test_time_line_under_a_minute() -> None:
 )
 def test_time_line_truncates_like_gnu_time(elapsed: float, clock: str) -> None:
     cpu = {"user_s": 1.0, "system_s": 1.0, "percent": 113.58}
-    fields = result.time_line(cpu, elapsed, None, None).split()
+    fields = result.time_line(Cpu(**cpu), elapsed, None, None).split()
     assert fields[2] == f"{clock}elapsed"
     assert fields[3] == "113%CPU"
 
 
 def test_throughput_is_received_over_elapsed() -> None:
     obs = observed()
-    assert result.throughput(obs, 6_000_020) == {"msgs_per_s": 87_925.3, "mb_per_s": 8.793}
+    assert plain(result.throughput(obs, 6_000_020)) == {"msgs_per_s": 87_925.3, "mb_per_s": 8.793}
 
 
 def test_throughput_scales_wire_bytes_by_the_received_share() -> None:
     obs = observed(elapsed_s=10.0)
     # half the sent messages received: half of the 600,002,000 bytes sent
-    assert result.throughput(obs, 3_000_010) == {"msgs_per_s": 300_001.0, "mb_per_s": 30.0}
+    assert plain(result.throughput(obs, 3_000_010)) == {"msgs_per_s": 300_001.0, "mb_per_s": 30.0}
 
 
 def test_throughput_none_without_elapsed_or_counts() -> None:
     empty = {"msgs_per_s": None, "mb_per_s": None}
-    assert result.throughput(observed(elapsed_s=None), 100) == empty
-    assert result.throughput(observed(counts=None), 0) == empty
+    assert plain(result.throughput(observed(elapsed_s=None), 100)) == empty
+    assert plain(result.throughput(observed(counts=None), 0)) == empty
 
 
 def test_build_summary_matches_the_measured_figures() -> None:
@@ -556,3 +569,44 @@ def test_rate_block_all_out_and_unmeasured() -> None:
         "achieved_per_sender": {"min": None, "median": None, "max": None},
         "achieved_total": None,
     }
+
+
+# --- the typed model: n/a from the host, the load shape's variant -------------------------------------------
+
+
+def test_not_applicable_from_the_model_is_what_the_watcher_would_write() -> None:
+    """The host's n/a result (built from the model alone) and the watcher's build of the same run agree."""
+    scenario = scenarios.load("udp")
+    reason = "rsyslog8 cannot run scenario udp: needs udp"
+    obs = Observed(cfg=settings(), host=host(), daemon=daemon(), started=STARTED, finished=STARTED,
+                   scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
+    direct = model.not_applicable(settings(), scenario, daemon(), host(), reason, STARTED).to_dict()
+    assert direct == result.build(obs)
+    assert schema_errors(direct) == []
+    assert (
+        direct["verdict"] == "n/a" and direct["udp"]["sent"] == 0 and direct["rate"]["target_total"] == 20_000
+    )
+
+
+def test_variant_default_for_the_seed_shape_else_hosts_senders_messages() -> None:
+    assert result.build(observed())["scenario"]["variant"] == "default"
+    cfg = settings(HOSTS="5", SENDERS_PER_HOST="10", MESSAGES_PER_SENDER="20000")
+    assert result.build(observed(cfg=cfg))["scenario"]["variant"] == "5x10x20000"
+
+
+def test_variant_named_by_the_settings_wins() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Named:
+        hosts: int = 5
+        senders_per_host: int = 4
+        messages_per_sender: int = 300_000
+        variant: str = "2x2x2000"
+
+    assert model.variant_of(Named()) == "2x2x2000"
+    assert model.variant_of(Named(variant="")) == "default"
+
+
+def test_build_round_trips_through_the_model() -> None:
+    for obs in (observed(), udp_observed(lost_by_first=7), observed(counts=None, start=None, end=None)):
+        document = result.build(obs)
+        assert model.Result.from_dict(document).to_dict() == document

@@ -1,14 +1,19 @@
-"""results/schema.json is a valid schema, and every committed result follows it."""
+"""results/schema.json is a valid schema, agrees with the result model, and every committed result follows it."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+
+from syslogbench.model import result as model
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -23,7 +28,7 @@ def limit(requested: float, effective: float | None) -> dict[str, Any]:
 
 
 MINIMAL: dict[str, Any] = {
-    "schema_version": 1,
+    "schema_version": 2,
     "run_id": "20261122T100000Z-rsyslog-8.2504",
     "started_utc": "2026-11-22T10:00:00Z",
     "finished_utc": "2026-11-22T10:01:00Z",
@@ -32,6 +37,7 @@ MINIMAL: dict[str, Any] = {
     "notes": [],
     "scenario": {
         "id": "seed2014",
+        "variant": "default",
         "hosts": 5,
         "senders_per_host": 4,
         "messages_per_sender": 300000,
@@ -127,7 +133,9 @@ def test_minimal_example_is_valid() -> None:
     [
         ("messages.lost", -1),
         ("verdict", "great"),
-        ("schema_version", 2),
+        ("schema_version", 1),
+        ("scenario.variant", KeyError),
+        ("scenario.variant", "5 hosts"),
         ("run_id", "yesterday"),
         ("senders.0.duplicated", -3),
         ("host.cgroup_version", 3),
@@ -147,12 +155,94 @@ def test_invalid_examples_fail(dotted: str, value: Any) -> None:
     ids=lambda path: path.name if isinstance(path, Path) else str(path),
 )
 def test_committed_result_validates(path: Path | None) -> None:
+    """Each file loads into the model, whatever its version, and comes out as the schema says, losing nothing."""
     if path is None:
         assert RESULT_FILES == []
         return
-    result = json.loads(path.read_text())
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(result)]
+    raw = json.loads(path.read_text())
+    document = model.Result.from_dict(raw).to_dict()
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(document)]
     assert errors == [], f"{path.name} does not follow results/schema.json"
+    assert lost_or_changed(raw, model.upgrade(raw)) == []
+    assert lost_or_changed(model.upgrade(raw), document) == [], f"{path.name}: the model dropped a figure"
+
+
+def lost_or_changed(before: Any, after: Any, where: str = "") -> list[str]:
+    """Every value of before that after lacks or holds differently (keys after adds are fine)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found = []
+        for key, value in before.items():
+            if key == "schema_version":
+                continue
+            if key not in after:
+                found.append(f"{where}/{key}: missing")
+            else:
+                found += lost_or_changed(value, after[key], f"{where}/{key}")
+        return found
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [
+            diff
+            for i, (b, a) in enumerate(zip(before, after, strict=True))
+            for diff in lost_or_changed(b, a, f"{where}/{i}")
+        ]
+    return (
+        [] if before == after and type(before) is type(after) else [f"{where}: {before!r} became {after!r}"]
+    )
+
+
+def test_version_1_gets_its_variant_from_the_load_shape() -> None:
+    old = changed("schema_version", 1)
+    del old["scenario"]["variant"]
+    assert model.Result.from_dict(old).scenario.variant == "default"
+    old["scenario"]["senders_per_host"] = 10
+    old["scenario"]["messages_per_sender"] = 20000
+    assert model.Result.from_dict(old).scenario.variant == "5x10x20000"
+    assert "variant" not in old["scenario"]  # the upgrade leaves what it read as it was
+
+
+def test_a_version_2_result_without_its_variant_is_refused() -> None:
+    with pytest.raises(model.ResultError, match="scenario: missing key 'variant'"):
+        model.Result.from_dict(changed("scenario.variant", KeyError))
+
+
+def test_an_unknown_key_is_refused_with_its_place() -> None:
+    with pytest.raises(model.ResultError, match="result.cpu: unknown key 'colour'"):
+        model.Result.from_dict(changed("cpu.colour", "blue"))
+
+
+def test_minimal_example_round_trips_through_the_model() -> None:
+    assert lost_or_changed(MINIMAL, model.Result.from_dict(MINIMAL).to_dict()) == []
+
+
+def resolve(node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    return SCHEMA["$defs"][ref.rsplit("/", 1)[1]] if ref else node
+
+
+def object_schemas(node: dict[str, Any], kind: type, where: str) -> list[tuple[str, dict[str, Any], type]]:
+    """Each (place, schema object, dataclass) pair under node, found by walking the dataclass's fields."""
+    pairs = [(where, node, kind)]
+    hints = typing.get_type_hints(kind)
+    for f in dataclasses.fields(kind):
+        hint = hints[f.name]
+        args = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+        for arg in args:
+            inner, sub = arg, resolve(node["properties"][f.name])
+            if typing.get_origin(arg) is list:
+                inner, sub = typing.get_args(arg)[0], sub.get("items", {})
+            if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+                pairs += object_schemas(sub, inner, f"{where}.{f.name}")
+    return pairs
+
+
+def test_schema_and_model_name_the_same_keys() -> None:
+    """Every object of the document: the schema's properties are the dataclass's fields, and what the schema
+    requires, the model always writes."""
+    for where, node, kind in object_schemas(SCHEMA, model.Result, "result"):
+        names = {f.name for f in dataclasses.fields(kind)}
+        assert set(node["properties"]) == names, where
+        omitted = {f.name for f in dataclasses.fields(kind) if f.metadata.get("omit_if_none")}
+        assert set(node.get("required", [])) & omitted == set(), where
 
 
 UDP_BLOCK: dict[str, Any] = {

@@ -1,0 +1,42 @@
+"""The machine a run ran on, from /proc and uname: the result's `host` block.
+
+Stdlib only. The watcher reads it inside its container, the host side for an n/a result: both see the
+same kernel, CPUs and memory, since containers share the host's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from syslogbench.model.result import Host
+
+UNKNOWN_DOCKER = "unknown (run without the syslogbench command)"
+
+
+def cgroup_version() -> int:
+    return 2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1
+
+
+def cpu_model(cpuinfo: str) -> str:
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def memory_bytes(meminfo: str) -> int:
+    words = meminfo.split()
+    return int(words[words.index("MemTotal:") + 1]) * 1024
+
+
+def host_facts(cgroup: int | None = None, docker_version: str | None = None) -> Host:
+    """This machine; the Docker version comes from the syslogbench command (DOCKER_VERSION) unless given."""
+    return Host(
+        cpu_model=cpu_model(Path("/proc/cpuinfo").read_text()),
+        cores=os.cpu_count() or 1,
+        memory_bytes=memory_bytes(Path("/proc/meminfo").read_text()),
+        kernel=os.uname().release,
+        docker_version=docker_version or os.environ.get("DOCKER_VERSION") or UNKNOWN_DOCKER,
+        cgroup_version=cgroup_version() if cgroup is None else cgroup,
+    )

@@ -1,0 +1,647 @@
+"""One run's result, typed: what the watcher writes to results/<run_id>.json and what the report reads.
+
+results/schema.json describes the same document; tests/unit/test_schema.py checks that the two agree. Every
+result already in results/ loads through `Result.from_dict`, older ones upgraded in `upgrade()`: the one
+place that knows what an older document lacked. Stdlib only: the watcher imports this in its container.
+
+    python -m syslogbench.model.result FILE...   checks that each file loads into the model
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from statistics import median
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from syslogbench.contract import CENTRAL_PORT, read_json
+
+if TYPE_CHECKING:
+    from syslogbench.model.scenarios import Scenario as ScenarioFile
+    from syslogbench.model.settings import Settings
+
+# 2 added scenario.variant; a version 1 document gets it in upgrade().
+SCHEMA_VERSION = 2
+SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
+VERDICTS = ("pass", "loss", "timeout", "error", "n/a")
+DEFAULT_VARIANT = "default"
+# hosts, senders per host, messages per sender: the load every scenario had before a scenario held its own.
+SEED_SHAPE = (5, 4, 300_000)
+
+
+class ResultError(ValueError):
+    """A document that is not a result this model reads; the message names the key."""
+
+
+# -- the load shape's name ----------------------------------------------------------------------------------
+
+
+class Shape(Protocol):
+    hosts: int
+    senders_per_host: int
+    messages_per_sender: int
+
+
+def shape_variant(hosts: int, senders_per_host: int, messages_per_sender: int) -> str:
+    """ "default" for the seed's shape, else "<hosts>x<senders_per_host>x<messages_per_sender>"."""
+    if (hosts, senders_per_host, messages_per_sender) == SEED_SHAPE:
+        return DEFAULT_VARIANT
+    return f"{hosts}x{senders_per_host}x{messages_per_sender}"
+
+
+def variant_of(cfg: Shape) -> str:
+    """The run's variant: the one its settings name, else the one its shape gives."""
+    named = getattr(cfg, "variant", None)
+    return (
+        named
+        if isinstance(named, str) and named
+        else shape_variant(cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender)
+    )
+
+
+# -- plain data <-> dataclasses -----------------------------------------------------------------------------
+
+# A field with this metadata is left out of the document when it is None: older results lack it, or a run
+# that measured nothing never had it. Every other field is always written, null where not measured.
+OMIT_IF_NONE = {"omit_if_none": True}
+
+
+def optional() -> Any:
+    return field(default=None, metadata=OMIT_IF_NONE)
+
+
+T = TypeVar("T")
+
+
+def plain(value: object) -> object:
+    """A dataclass tree as JSON-ready dicts and lists."""
+    if is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in fields(value):
+            item = getattr(value, f.name)
+            if item is None and f.metadata.get("omit_if_none"):
+                continue
+            out[f.name] = plain(item)
+        return out
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
+
+
+def _dataclass_in(hint: object) -> type | None:
+    """The dataclass a hint like `Udp | None` names, if any."""
+    if isinstance(hint, type) and is_dataclass(hint):
+        return hint
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        found = [arg for arg in typing.get_args(hint) if isinstance(arg, type) and is_dataclass(arg)]
+        return found[0] if found else None
+    return None
+
+
+def _load(hint: object, value: object, where: str) -> object:
+    if value is None:
+        return None
+    kind = _dataclass_in(hint)
+    if kind is not None:
+        return load(kind, value, where)
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ResultError(f"{where}: expected a list, got {value!r}")
+        return [_load(item, entry, f"{where}.{i}") for i, entry in enumerate(value)]
+    return value
+
+
+def load(kind: type[T], data: object, where: str = "result") -> T:
+    """A dataclass from a dict: every key must be a field, every field without a default must be there."""
+    if not isinstance(data, dict):
+        raise ResultError(f"{where}: expected an object, got {data!r}")
+    hints = typing.get_type_hints(kind)
+    known = {f.name: f for f in fields(kind)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ResultError(f"{where}: unknown key {unknown[0]!r}")
+    values = {}
+    for name, f in known.items():
+        if name in data:
+            values[name] = _load(hints[name], data[name], f"{where}.{name}")
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ResultError(f"{where}: missing key {name!r}")
+    return kind(**values)
+
+
+# -- the blocks ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scenario:
+    """The scenario's axes as its file gave them, and the load's shape as it was in force."""
+
+    id: str
+    variant: str
+    hosts: int
+    senders_per_host: int
+    messages_per_sender: int
+    done_threshold: int
+    done_window_s: int
+    run_timeout_s: int
+    seed: int
+    framing: str | None = optional()
+    port: int | None = optional()
+    connections: int | None = optional()
+    # The scenario file's axes; a result written before an axis existed lacks it.
+    description: str | None = optional()
+    transport: str | None = optional()
+    format: str | None = optional()
+    message_bytes: int | None = optional()
+    destination: str | None = optional()
+    parallelize: int | None = optional()
+    rate: int | None = optional()
+    preprocess: str | None = optional()
+    receive: str | None = optional()
+    buffer: str | None = optional()
+    relay_target: str | None = optional()
+
+    @classmethod
+    def of(cls, cfg: Settings, scenario: ScenarioFile | None) -> Scenario:
+        """The scenario's axes (from its file) and the load's shape, as they were in force."""
+        axes = scenario.as_dict() if scenario else {"id": cfg.scenario}
+        shape = dict(
+            variant=variant_of(cfg),
+            framing=scenario.framing if scenario else "unknown",
+            port=CENTRAL_PORT,
+            hosts=cfg.hosts,
+            senders_per_host=cfg.senders_per_host,
+            # The senders really connected: the axis in the file is 0 where the shape decides.
+            connections=cfg.senders,
+            messages_per_sender=cfg.messages_per_sender,
+            done_threshold=cfg.done_threshold,
+            done_window_s=cfg.done_window,
+            run_timeout_s=cfg.run_timeout,
+            seed=cfg.seed,
+        )
+        return cls(**(axes | shape))  # type: ignore[arg-type]
+
+    @property
+    def messages_total(self) -> int:
+        return self.hosts * self.senders_per_host * self.messages_per_sender
+
+
+@dataclass
+class Daemon:
+    profile: str = "unknown"
+    name: str = "unknown"
+    version: str = "unknown"
+    package: str = "unknown"
+    image: str = "unknown"
+    base: str = "unknown"
+    settings: dict[str, Any] = field(default_factory=dict)  # what departs from the daemon's defaults
+    stopped: bool = False
+    exit_code: int | None = None
+
+
+@dataclass
+class Limit:
+    requested: float
+    configured: float | None
+    effective: float | None
+
+    @classmethod
+    def of(cls, requested: float, configured: float | None, host: float) -> Limit:
+        """What the host can really give: the cgroup's limit where known, else the request, within the host."""
+        given = requested if configured is None else configured
+        return cls(requested, configured, min(given, host))
+
+    def shortfall(self) -> bool:
+        wanted = self.configured if self.configured is not None else self.requested
+        return self.effective is not None and wanted is not None and self.effective < wanted
+
+
+def readable(name: str, value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value / 2**30:.2f} GiB" if name.endswith("bytes") else f"{value:g}"
+
+
+@dataclass
+class Host:
+    cpu_model: str
+    cores: int
+    memory_bytes: int
+    kernel: str
+    docker_version: str
+    cgroup_version: int
+
+    def as_dict(self) -> dict[str, object]:
+        return plain(self)  # type: ignore[return-value]
+
+
+@dataclass
+class Limits:
+    central_cpus: Limit
+    central_memory_bytes: Limit
+    remote_cpus: Limit
+    remote_memory_bytes: Limit
+
+    @classmethod
+    def of(
+        cls, cfg: Settings, host: Host, cpu_limit: float | None = None, memory_limit: int | None = None
+    ) -> Limits:
+        return cls(
+            central_cpus=Limit.of(cfg.central_cpus, cpu_limit, host.cores),
+            central_memory_bytes=Limit.of(cfg.central_mem, memory_limit, host.memory_bytes),
+            # The generators do not report their cgroup; "configured" stays unknown for them.
+            remote_cpus=Limit.of(cfg.remote_cpus, None, host.cores),
+            remote_memory_bytes=Limit.of(cfg.remote_mem, None, host.memory_bytes),
+        )
+
+    def notes(self) -> list[str]:
+        """A notice for every limit the host could not give."""
+        return [
+            f"{f.name}: {readable(f.name, limit.requested)} requested, but the host can give only "
+            f"{readable(f.name, limit.effective)}; the effective value is recorded"
+            for f in fields(self)
+            if (limit := getattr(self, f.name)).shortfall()
+        ]
+
+
+@dataclass
+class End:
+    trigger: str = "not-started"
+    sec_fired_s: float | None = None
+    done_spread_s: float | None = None
+
+
+@dataclass
+class Cpu:
+    user_s: float | None = None
+    system_s: float | None = None
+    total_s: float | None = None  # at the cgroup's finest resolution; older results lack it
+    percent: float | None = None
+
+    @property
+    def used_s(self) -> float | None:
+        return None if self.user_s is None or self.system_s is None else self.user_s + self.system_s
+
+
+@dataclass
+class Memory:
+    peak_bytes: float | None = None
+    peak_source: str = "none"
+    max_rss_bytes: float | None = None
+
+
+@dataclass
+class Io:
+    write_bytes: float | None = None
+    output_bytes: float | None = None
+
+
+@dataclass
+class Messages:
+    expected: int
+    sent: int = 0
+    received: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    misfiled: int = 0
+    unknown: int = 0
+    done_expected: int = 0
+    done_received: int = 0
+    done_log_lines: int = 0
+    done_log_extra: int = 0
+    # Reconciled runs only (older results lack them too).
+    filtered: int | None = optional()
+    unexpected: int | None = optional()
+    unprocessed: int | None = optional()
+
+
+@dataclass
+class Tls:
+    version: str | None = None
+    cipher: str | None = None
+    peer_closed: bool | None = None
+
+
+@dataclass
+class Sender:
+    id: str
+    status: str
+    sent: int
+    received: int
+    lost: int
+    duplicated: int
+    done_seen: bool
+    bytes: int = 0
+    send_s: float | None = None
+    cpu_s: float | None = None
+    tls: Tls | None = optional()  # TLS scenarios only
+    rate_target: int | None = None
+    rate_achieved: float | None = None
+    # Older results lack these three.
+    expected: int | None = optional()
+    filtered: int | None = optional()
+    unexpected: int | None = optional()
+
+
+@dataclass
+class Generators:
+    send_s_max: float | None = None
+    cpu_s_total: float | None = None
+    cpu_share_of_send: float | None = None
+    container_cpu_s: float | None = None
+
+
+@dataclass
+class SenderBound:
+    value: bool | None = None
+    reason: str = "not measured"
+
+
+@dataclass
+class Throughput:
+    msgs_per_s: float | None = None
+    mb_per_s: float | None = None
+
+
+@dataclass
+class Spread:
+    min: float | None = None
+    median: float | None = None
+    max: float | None = None
+
+
+@dataclass
+class Rate:
+    target_per_sender: int
+    target_total: int
+    achieved_per_sender: Spread = field(default_factory=Spread)
+    achieved_total: float | None = None
+
+
+@dataclass
+class UdpKernel:
+    in_datagrams: int
+    in_errors: int
+    rcvbuf_errors: int
+    no_ports: int
+    drop_rate: float | None
+
+
+@dataclass
+class Udp:
+    sent: int
+    received: int
+    lost: int
+    drop_rate: float | None
+    kernel: UdpKernel | None = None
+
+    @classmethod
+    def of(cls, messages: Messages, kernel: UdpKernel | None) -> Udp:
+        """The drop rate from the sequence numbers (lost / sent), beside the kernel's counters."""
+        sent, lost = messages.sent, messages.lost
+        return cls(sent, messages.received, lost, round(lost / sent, 6) if sent else None, kernel)
+
+
+@dataclass
+class LastHop:
+    """The relay target as it reported itself (rig/lasthop.py); times are seconds after the start signal."""
+
+    target: str
+    lines_per_s: int
+    pause_s: float
+    host: str
+    port: int
+    connections: int
+    lines: int
+    done_lines: int
+    receive_buffer_bytes: int = 0
+    resets: int = 0
+    fragments: int = 0
+    bytes: int = 0
+    paused_from_s: float | None = None
+    paused_until_s: float | None = None
+    first_line_s: float | None = None
+    last_line_s: float | None = None
+    drained_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Queue:
+    buffer: str
+    where: str
+    capacity_bytes: int | None
+    peak_bytes: int | None
+    bytes_after_stop: int | None
+    samples: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
+class Tail:
+    lines_at_done: int
+    lines_at_stop: int
+    waited_s: float
+    last_line_s: float
+
+
+@dataclass
+class Restart:
+    senders_done_s: float | None
+    requested_s: float | None
+    exit_code: int | None
+    stop_s: float | None = optional()
+
+
+@dataclass
+class Relay:
+    queue: Queue
+    last_hop: LastHop | None = None
+    tail: Tail | None = optional()
+    restart: Restart | None = optional()
+
+
+@dataclass
+class Matrix:
+    id: str
+    replicate: int
+
+
+@dataclass
+class Samples:
+    columns: list[str] = field(default_factory=lambda: list(SAMPLE_COLUMNS))
+    rows: list[list[float | None]] = field(default_factory=list)
+
+    def series(self) -> list[dict[str, float | None]]:
+        """Each row by column name."""
+        return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
+
+
+# -- the document -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    run_id: str
+    started_utc: str
+    finished_utc: str
+    verdict: str
+    scenario: Scenario
+    daemon: Daemon
+    limits: Limits
+    host: Host
+    messages: Messages
+    summary: str
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    elapsed_s: float | None = None
+    end: End = field(default_factory=End)
+    cpu: Cpu = field(default_factory=Cpu)
+    memory: Memory = field(default_factory=Memory)
+    io: Io = field(default_factory=Io)
+    senders: list[Sender] = field(default_factory=list)
+    generators: Generators = field(default_factory=Generators)
+    sender_bound: SenderBound = field(default_factory=SenderBound)
+    throughput: Throughput = field(default_factory=Throughput)
+    rate: Rate | None = optional()  # older results lack it
+    udp: Udp | None = None  # UDP runs only
+    progress: list[list[float]] = field(default_factory=list)
+    samples: Samples = field(default_factory=Samples)
+    matrix: Matrix | None = optional()  # one cell of `python -m syslogbench matrix`
+    relay: Relay | None = optional()  # relay scenarios only
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[return-value]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return load(cls, upgrade(data))
+
+    @property
+    def finished(self) -> datetime:
+        return datetime.fromisoformat(self.finished_utc)
+
+    @property
+    def label(self) -> str:
+        """The scenario id, and the variant when the run's load shape was not the scenario's own."""
+        variant = self.scenario.variant
+        return self.scenario.id if variant == DEFAULT_VARIANT else f"{self.scenario.id}@{variant}"
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A document of any schema version as the current version has it; the input is left as it was."""
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+        raise ResultError(f"result: schema_version {version!r} is not one of 1..{SCHEMA_VERSION}")
+    if version == 1:
+        scenario = data.get("scenario")
+        if not isinstance(scenario, dict):
+            raise ResultError("result: missing key 'scenario'")
+        shape = (scenario.get("hosts"), scenario.get("senders_per_host"), scenario.get("messages_per_sender"))
+        # Version 1 took every load's shape from .env, the seed's unless overridden.
+        variant = shape_variant(*shape)  # type: ignore[arg-type]
+        data = data | {"schema_version": 2, "scenario": scenario | {"variant": variant}}
+    return data
+
+
+def read(path: Path) -> Result:
+    """The result in path; ResultError (naming the file) when it is not one."""
+    try:
+        return Result.from_dict(read_json(path))
+    except ValueError as error:  # json.JSONDecodeError and ResultError alike
+        raise ResultError(f"{path.name}: {error}") from error
+
+
+# -- what a run that measured nothing records ---------------------------------------------------------------
+
+
+def utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_id(started: datetime, profile: str) -> str:
+    return f"{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{profile}"
+
+
+def nothing_received(cfg: Settings) -> Messages:
+    return Messages(expected=cfg.expected_messages, done_expected=cfg.senders)
+
+
+def rate_of(target: int, senders: int, achieved: list[float]) -> Rate:
+    """Target and achieved send rates (msg/s), each sender's achieved rate as its ledger gives it."""
+    return Rate(
+        target_per_sender=target,
+        target_total=target * senders,
+        achieved_per_sender=Spread(
+            min=min(achieved) if achieved else None,
+            median=round(median(achieved), 1) if achieved else None,
+            max=max(achieved) if achieved else None,
+        ),
+        # The senders send side by side: their rates add up to the load the daemon was offered.
+        achieved_total=round(sum(achieved), 1) if achieved else None,
+    )
+
+
+def time_line(cpu: Cpu, elapsed: float | None, rss: float | None, rate: float | None) -> str:
+    """Shaped like GNU time's default output, which the 2014 figures were, plus msg/s."""
+
+    def num(value: float | None, fmt: str) -> str:
+        return "?" if value is None else format(value, fmt)
+
+    # GNU time truncates to hundredths (and whole percent), so 59.999 s is 0:59.99, never 0:60.00.
+    hundredths = None if elapsed is None else int(elapsed * 100 + 1e-6)  # 68.24 * 100 is 6823.99...
+    clock = "?" if hundredths is None else f"{hundredths // 6000}:{hundredths % 6000 / 100:05.2f}"
+    percent = None if cpu.percent is None else int(cpu.percent)
+    rss_kb = None if rss is None else rss / 1024
+    return (
+        f"{num(cpu.user_s, '.2f')}user {num(cpu.system_s, '.2f')}system {clock}elapsed "
+        f"{num(percent, 'd')}%CPU (0avgtext+0avgdata {num(rss_kb, '.0f')}maxresident)k "
+        f"{num(rate, ',.0f')} msg/s"
+    )
+
+
+def not_applicable(
+    cfg: Settings, scenario: ScenarioFile, daemon: Daemon, host: Host, reason: str, when: datetime
+) -> Result:
+    """A combination the daemon cannot run is a result too: verdict n/a, nothing measured, the reason."""
+    limits = Limits.of(cfg, host)
+    messages = nothing_received(cfg)
+    cpu = Cpu()
+    return Result(
+        run_id=run_id(when, daemon.profile),
+        started_utc=utc(when),
+        finished_utc=utc(when),
+        verdict="n/a",
+        errors=[f"n/a: {reason}"],
+        notes=limits.notes(),
+        scenario=Scenario.of(cfg, scenario),
+        daemon=daemon,
+        limits=limits,
+        host=host,
+        messages=messages,
+        rate=rate_of(scenario.rate, cfg.senders, []),
+        udp=Udp.of(messages, None) if scenario.transport == "udp" else None,
+        summary=time_line(cpu, None, None, None),
+    )
+
+
+def main(argv: list[str]) -> int:
+    bad = 0
+    for name in argv:
+        try:
+            read(Path(name))
+        except (OSError, ResultError) as error:
+            print(f"{name}: {error}")
+            bad += 1
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
