@@ -13,31 +13,27 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import images, profiles
 from syslogbench.host import tools as hostsetup
+from syslogbench.host.compose import ROOT, Compose, project_name
 from syslogbench.model import machine, result, scenarios, settings
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV_FILE = ROOT / ".env"
 DEFAULT_PROFILE = "rsyslog8"
 HARNESS_SUITE = "bookworm"  # the watcher and generator images
 HARNESS_SERVICES = ["watcher", "generator"]
-STARTUP_ALLOWANCE_S = 600
-EXIT_BAD_INPUT = 2  # building, rendering messages, connecting: on top of RUN_TIMEOUT
+STARTUP_ALLOWANCE_S = 600  # building, rendering messages, connecting: on top of RUN_TIMEOUT
+INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome
 
 
 def log(text: str) -> None:
     print(f"syslogbench: {text}", flush=True)
 
 
-def project_name() -> str:
-    """The compose project; a second checkout on the same machine sets its own (with its own IMAGE_TAG)."""
-    return os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
-
-
 def compose(profile: str, *args: str, project: str | None = None) -> list[str]:
-    project = project or project_name()
-    return ["docker", "compose", "--project-directory", str(ROOT), "-p", project, "--profile", profile, *args]
+    """A compose command line for this profile (set-up builds with it)."""
+    return Compose(profile, project or project_name()).command(*args)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
@@ -51,31 +47,37 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str]]:
-    """The validated settings and the environment for compose (shell, then overrides, over .env)."""
+    """The validated settings and the environment for compose (shell, then overrides, over .env).
+
+    Besides .env's keys, the shape of the load (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER) may be set:
+    the run is then a variant of the scenario. GENERATORS starts as many generator containers as it has hosts.
+    """
     env_values = settings.read_env_file(ENV_FILE)
-    unknown = sorted(set(overrides) - set(env_values))
-    if unknown:
-        raise settings.SettingsError(f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name}")
-    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in env_values}, **overrides}
+    known = {*env_values, *settings.SHAPE}
+    if fixed := sorted(set(overrides) & set(settings.RULES)):
+        raise settings.SettingsError(
+            f"{', '.join(fixed)}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is "
+            "another experiment: copy the scenario to a new id and change it there"
+        )
+    if unknown := sorted(set(overrides) - known):
+        raise settings.SettingsError(
+            f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name} and {', '.join(settings.SHAPE)}"
+        )
+    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in known}, **overrides}
     cfg = settings.from_env(merged)
-    merged.update(connection_shape(cfg))
-    cfg = settings.from_env(merged)
-    env = {**os.environ, **merged, "DOCKER_VERSION": docker_version()}
+    shape = {
+        "HOSTS": cfg.hosts,
+        "SENDERS_PER_HOST": cfg.senders_per_host,
+        "MESSAGES_PER_SENDER": cfg.messages_per_sender,
+    }
+    env = {
+        **os.environ,
+        **merged,
+        **{key: str(value) for key, value in shape.items()},
+        "GENERATORS": str(cfg.hosts),
+        "DOCKER_VERSION": docker_version(),
+    }
     return cfg, env
-
-
-def connection_shape(cfg: settings.Settings) -> dict[str, str]:
-    """The load's shape a connection-count scenario asks for (nothing for the others)."""
-    scenario = scenarios.load(cfg.scenario)
-    shape = scenarios.load_shape(scenario, cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender)
-    if shape == (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender):
-        return {}
-    hosts, senders, messages = shape
-    log(
-        f"scenario {scenario.id}: {hosts} hosts x {senders} senders x {messages:,} messages "
-        f"(the configured {cfg.senders * cfg.messages_per_sender:,} messages over {scenario.connections} connections)"
-    )
-    return {"HOSTS": str(hosts), "SENDERS_PER_HOST": str(senders), "MESSAGES_PER_SENDER": str(messages)}
 
 
 def docker_version() -> str:
@@ -199,30 +201,33 @@ def run(
         setup([profile.profile])
     before = set(results_dir.glob("*.json"))
     log(
-        f"{profile.profile}: {cfg.senders} senders x {cfg.messages_per_sender:,} messages, scenario {cfg.scenario}"
+        f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
+        f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
     )
-    up = compose(profile.profile, "up", "--exit-code-from", "watcher", project=project)
+    runner = Compose(profile.profile, project)
     try:
-        code = subprocess.run(up, env=env, cwd=ROOT, timeout=cfg.run_timeout + STARTUP_ALLOWANCE_S).returncode
-    except subprocess.TimeoutExpired:
-        log("compose did not finish in time: stopping every container")
-        code = 124
+        up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
     finally:
-        subprocess.run(compose(profile.profile, "down", "-t", "30", project=project), env=env, cwd=ROOT)
-    if code == 130:  # compose was interrupted (Ctrl-C reached it first): stop here too
+        runner.down(env)
+    if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
+    if up.timed_out:
+        # The watcher ends a run at RUN_TIMEOUT with a "timeout" result of its own; compose still running
+        # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".
+        log("compose did not finish in time: every container was stopped")
     new = sorted(set(results_dir.glob("*.json")) - before)
     if not new:
         log("no result was written: see the watcher's output above")
-        return code or 1
+        return EXIT_CODES["error"]
     show(new[-1])
     ran = json.loads(new[-1].read_text())["daemon"]["profile"]
     if ran not in ("unknown", profile.profile):
         log(
             f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`"
         )
-        return code or 3
-    return code
+        return EXIT_CODES["error"]
+    # The watcher's exit code, which compose passes on: one of contract.EXIT_CODES.
+    return EXIT_CODES["error"] if up.code is None else up.code
 
 
 def not_applicable(

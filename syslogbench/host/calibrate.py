@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark
 from syslogbench.host.profiles import image_tag
 from syslogbench.model import settings
@@ -163,5 +164,10 @@ def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
 def main(messages: int, connections: int, results_dir: Path) -> int:
     if messages < 1 or connections < 1:
         raise settings.SettingsError("--messages and --connections must be 1 or more")
-    calibrate(messages, connections, results_dir)
-    return 0
+    try:
+        calibrate(messages, connections, results_dir)
+    except (RuntimeError, TimeoutError, subprocess.CalledProcessError) as error:
+        # A sender or loggen failed, or a wait ran out: nothing was measured.
+        benchmark.log(f"error: {error}")
+        return EXIT_CODES["error"]
+    return EXIT_CODES["pass"]

@@ -11,11 +11,15 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import scenarios, settings
 
 Show = Callable[[Path], None]
+OVERRIDE_HELP = (
+    "override a .env setting, or the scenario's shape (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER)"
+)
 
 
 def profile_table() -> list[dict[str, str]]:
@@ -37,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument(
             "--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})"
         )
-        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
         if name == "run":
             cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
     cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
@@ -45,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--replicates", type=int, default=3)
     cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="override a .env setting")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
@@ -76,10 +80,12 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
         scenarios.ScenarioError,
     ) as error:
         log(f"error: {error}")
-        return benchmark.EXIT_BAD_INPUT
-    except subprocess.CalledProcessError as error:
+        return EXIT_CODES["bad-input"]
+    except (
+        subprocess.CalledProcessError
+    ) as error:  # a build or a Docker command failed: a tool, not the input
         log(f"error: {' '.join(map(str, error.cmd))} failed with exit code {error.returncode}")
-        return benchmark.EXIT_BAD_INPUT
+        return EXIT_CODES["error"]
 
 
 def dispatch(args: argparse.Namespace, show: Show) -> int:

@@ -8,9 +8,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, profiles
 
 BAR_WIDTH = 30
+# A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
+# (a run that could not be measured, then one that never finished, then a loss; n/a is a result too).
+PRECEDENCE = ("error", "timeout", "loss", "n/a")
+NAMES = {code: name for name, code in EXIT_CODES.items()}
 
 
 def cells(names: list[str], replicates: int) -> list[tuple[int, str]]:
@@ -79,10 +84,22 @@ def run_matrix(
         benchmark.log(
             f"stopped after {len(codes)} runs; nothing is left running. Run the same command to resume."
         )
-        return 130
+        return benchmark.INTERRUPTED
     benchmark.log(progress_line(len(todo), len(todo), time.monotonic() - started))
-    failed = sum(1 for code in codes if code != 0)
-    benchmark.log(
-        f"matrix {mid} done: {len(codes) - failed} runs passed, {failed} did not (see their results)"
+    benchmark.log(f"matrix {mid} done: {summary(codes)}")
+    return matrix_code(codes)
+
+
+def summary(codes: list[int]) -> str:
+    """e.g. '3 pass, 1 loss (see their results)', named by contract.EXIT_CODES."""
+    names = [NAMES.get(code, f"exit {code}") for code in codes]
+    counts = ", ".join(f"{names.count(name)} {name}" for name in dict.fromkeys(sorted(names)))
+    return f"{len(codes)} runs: {counts or 'none'}" + (
+        " (see their results)" if set(names) - {"pass"} else ""
     )
-    return 1 if failed else 0
+
+
+def matrix_code(codes: list[int]) -> int:
+    """0 when every run passed, else the code of the first name in PRECEDENCE that a run had."""
+    seen = {NAMES.get(code, "error") for code in codes}  # a code outside the table is an error too
+    return next((EXIT_CODES[name] for name in PRECEDENCE if name in seen), EXIT_CODES["pass"])

@@ -1,7 +1,8 @@
 """Scenarios are data: scenarios/<id>.yaml, typed and validated. `SCENARIO=<id>` picks one.
 
-A scenario fixes the axes of a run (transport, format, message size, destination, parallelize); the load's
-shape (hosts, senders, messages) stays in .env. Once results exist for an id, the file is frozen: a change
+A scenario holds the whole experiment: the axes of a run (transport, format, message size, destination,
+parallelize, ...) and its load (hosts, senders per host, messages per sender, the DONE rule, the seed).
+.env holds only what belongs to the machine. Once results exist for an id, the file is frozen: a change
 means a new id. Runs inside the containers too (Debian's python3-yaml).
 """
 
@@ -27,7 +28,8 @@ FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
     "parallelize": (int, None, 0),
     # Messages per second per sender; 0 is all-out (as fast as the daemon accepts).
     "rate": (int, None, 0),
-    # Total concurrent connections; 0 takes the load's shape from .env (HOSTS x SENDERS_PER_HOST).
+    # Total concurrent connections the scenario is about (seed 004's table); 0: not a connection-count
+    # scenario. When set, hosts x senders_per_host must equal it.
     "connections": (int, None, 0),
     "preprocess": (str, ("none", "regexp", "facility-filter", "hostname-rewrite", "json", "kv"), None),
     # parsed: the daemon parses each message; raw: it stores the received line without parsing (seed 003).
@@ -37,7 +39,20 @@ FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
     # How the relay target behaves: normal, slow (reads at a limited rate), pause (stops reading a while),
     # pause-restart (pause, and the central daemon is stopped and started again meanwhile).
     "relay_target": (str, ("normal", "slow", "pause", "pause-restart"), None),
+    # The load: `hosts` generator containers, each with `senders_per_host` parallel senders (connections),
+    # each sending `messages_per_sender` messages and one DONE.
+    "hosts": (int, None, 1),
+    "senders_per_host": (int, None, 1),
+    "messages_per_sender": (int, None, 1),
+    # The run ends when SEC's SingleWithThreshold sees done_threshold DONE lines in done.log within
+    # done_window seconds; 0 means every sender (hosts x senders_per_host).
+    "done_threshold": (int, None, 0),
+    "done_window": (int, None, 1),
+    # Facility and severity are drawn from this seed: the same seed gives the same messages.
+    "seed": (int, None, 0),
 }
+# The load's keys. The result records the load as it ran (the settings, a variant included), not these.
+LOAD = ("hosts", "senders_per_host", "messages_per_sender", "done_threshold", "done_window", "seed")
 # Keys added after results existed for the first scenarios: a file may leave them out, and gets these.
 DEFAULTS: dict[str, object] = {
     "rate": 0,
@@ -81,6 +96,12 @@ class Scenario:
     message_bytes: int
     destination: str
     parallelize: int
+    hosts: int
+    senders_per_host: int
+    messages_per_sender: int
+    done_threshold: int
+    done_window: int
+    seed: int
     rate: int = 0
     connections: int = 0
     preprocess: str = "none"
@@ -89,7 +110,13 @@ class Scenario:
     relay_target: str = "normal"
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The axes only: the load goes into a result from the settings, which may be a variant of it."""
+        return {key: value for key, value in asdict(self).items() if key not in LOAD}
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(hosts, senders per host, messages per sender): the load's shape a variant departs from."""
+        return self.hosts, self.senders_per_host, self.messages_per_sender
 
     @property
     def framing(self) -> str:
@@ -126,6 +153,17 @@ def impossible(path: Path, data: dict) -> list[str]:
         problems.append(f"{path.name}: a fixed rate is not implemented over TLS yet; use rate: 0 with tls")
     if data["receive"] == "raw" and data["destination"] == "split":
         problems.append(f"{path.name}: receive: raw cannot split by facility (nothing is parsed); use plain")
+    connections = data["hosts"] * data["senders_per_host"]
+    if data["connections"] and data["connections"] != connections:
+        problems.append(
+            f"{path.name}: connections: {data['connections']} but hosts x senders_per_host = "
+            f"{data['hosts']} x {data['senders_per_host']} = {connections}: make them agree"
+        )
+    if data["done_threshold"] > connections:
+        problems.append(
+            f"{path.name}: done_threshold: {data['done_threshold']} exceeds the {connections} senders "
+            "(hosts x senders_per_host), so it could never fire: lower it, or use 0 for all senders"
+        )
     return problems
 
 
@@ -163,29 +201,3 @@ def all_scenarios(directory: Path = DIRECTORY) -> list[Scenario]:
 def unsupported(scenario: Scenario, features: list[str]) -> list[str]:
     """Why a daemon with these manifest features cannot run the scenario (empty: it can)."""
     return [f"needs the {need!r} feature" for need in scenario.needs() if need not in features]
-
-
-def load_shape(
-    scenario: Scenario, hosts: int, senders_per_host: int, messages_per_sender: int
-) -> tuple[int, int, int]:
-    """(hosts, senders per host, messages per sender) for a scenario that fixes the connection count.
-
-    The configured total of messages is spread over the scenario's connections, so runs with different
-    connection counts move the same amount of data. Hosts stay as configured when they divide the count.
-    """
-    if not scenario.connections:
-        return hosts, senders_per_host, messages_per_sender
-    total = hosts * senders_per_host * messages_per_sender
-    new_hosts = hosts if scenario.connections % hosts == 0 else 1
-    return new_hosts, scenario.connections // new_hosts, max(1, total // scenario.connections)
-
-
-def shape_problem(scenario: Scenario, hosts: int, senders_per_host: int) -> str | None:
-    """Why the load's shape does not fit the scenario (None: it fits)."""
-    if not scenario.connections or hosts * senders_per_host == scenario.connections:
-        return None
-    return (
-        f"scenario {scenario.id} needs {scenario.connections} connections, but HOSTS x SENDERS_PER_HOST = "
-        f"{hosts} x {senders_per_host}: run it with `python -m syslogbench run SCENARIO={scenario.id}`, "
-        f"which sets the shape, or set HOSTS and SENDERS_PER_HOST to multiply to {scenario.connections}"
-    )

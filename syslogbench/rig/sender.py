@@ -426,7 +426,13 @@ def _minus(end: float | None, start: float | None) -> float | None:
 def main() -> int:
     cfg = settings.from_env(os.environ)
     control.wait_for(control.CONTROL / "run.json", READY_TIMEOUT, "the watcher's run.json")
-    host = control.claim_index(control.CONTROL / "hosts", cfg.hosts)
+    # Compose starts GENERATORS replicas; those beyond the run's hosts are not needed. They idle until the
+    # finish signal rather than exit, since any exit under --exit-code-from would end the run.
+    host = control.claim_index(control.CONTROL / "hosts", sys.maxsize)
+    if host > cfg.hosts:
+        print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
+        control.wait_for(control.CONTROL / "finish", cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal")
+        return 0
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:

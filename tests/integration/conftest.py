@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.host import benchmark, images, profiles
+from syslogbench.host.compose import Compose
 
 ROOT = Path(__file__).resolve().parents[2]
 # Separate names let two checkouts run their integration tests on one machine at once.
@@ -27,65 +27,6 @@ class Run:
     output: str
     containers: list[dict]
     logs: dict[str, bytes]
-
-
-def compose_command(profile: str, extra_files: list[Path], *args: str) -> list[str]:
-    files = ["-f", str(ROOT / "compose.yaml")]
-    for path in extra_files:
-        files += ["-f", str(path)]
-    return [
-        "docker",
-        "compose",
-        "--project-directory",
-        str(ROOT),
-        "-p",
-        PROJECT,
-        *files,
-        "--profile",
-        profile,
-        *args,
-    ]
-
-
-def containers(profile: str, extra_files: list[Path], env: dict[str, str]) -> list[dict]:
-    done = subprocess.run(
-        compose_command(profile, extra_files, "ps", "-a", "--format", "json"),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    text = done.stdout.strip()
-    if text.startswith("["):
-        return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def read_logs_volume() -> dict[str, bytes]:
-    """The daemon's output files, read through a throwaway container (the volume is root's)."""
-    script = (
-        "import os,sys,json,base64;d='/l';"
-        "print(json.dumps({n: base64.b64encode(open(os.path.join(d,n),'rb').read()).decode() for n in os.listdir(d)}))"
-    )
-    done = subprocess.run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "-v",
-            f"{PROJECT}_logs:/l:ro",
-            f"syslogbench/watcher:{profiles.image_tag()}",
-        ]
-        + ["python3", "-c", script],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    import base64
-
-    return {name: base64.b64decode(data) for name, data in json.loads(done.stdout).items()}
 
 
 def registry_unreachable(profile: profiles.Profile) -> str | None:
@@ -141,26 +82,20 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
             (tmp_path / "extra.yaml").write_text(extra_compose)
             extra.append(tmp_path / "extra.yaml")
         env = {**os.environ, **SMALL, "KEEP_LOGS": "1", **(overrides or {}), "RESULTS_DIR": str(results)}
-        subprocess.run(compose_command(profile, extra, "down", "-v", "-t", "5"), env=env, capture_output=True)
-        up = ["up", "--exit-code-from", "watcher"] if abort_on_exit else ["up"]
+        if "GENERATORS" not in (overrides or {}):  # as `syslogbench run` does: one generator per host
+            env["GENERATORS"] = env["HOSTS"]
+        runner = Compose(profile, PROJECT, tuple(extra))
+        runner.down(env, stop_s=5, volumes=True, quiet=True)
         try:
-            done = subprocess.run(
-                compose_command(profile, extra, *up),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=COMPOSE_TIMEOUT_S,
-            )
-            listing = containers(profile, extra, env)
-            logs = read_logs_volume()
+            done = runner.up(env, COMPOSE_TIMEOUT_S, exit_from_watcher=abort_on_exit, capture=True)
+            assert not done.timed_out, f"compose ran past {COMPOSE_TIMEOUT_S} s\n{done.output[-4000:]}"
+            listing = runner.ps(env)
+            logs = runner.logs_volume()
         finally:
-            subprocess.run(
-                compose_command(profile, extra, "down", "-v", "-t", "5"), env=env, capture_output=True
-            )
+            runner.down(env, stop_s=5, volumes=True, quiet=True)
         files = sorted(results.glob("*.json"))
-        assert len(files) == 1, f"expected one result file, got {files}\n{done.stdout[-4000:]}"
-        return Run(
-            done.returncode, json.loads(files[0].read_text()), done.stdout + done.stderr, listing, logs
-        )
+        assert len(files) == 1, f"expected one result file, got {files}\n{done.output[-4000:]}"
+        assert done.code is not None
+        return Run(done.code, json.loads(files[0].read_text()), done.output, listing, logs)
 
     return run

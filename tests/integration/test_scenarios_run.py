@@ -90,9 +90,14 @@ def test_200_connections(bench, profile: str) -> None:
     exact_counts(run.result, 200, 30)
 
 
-def test_a_connection_scenario_with_the_wrong_shape_is_an_error_that_says_why(bench) -> None:
-    """Plain compose with .env's shape: the watcher refuses before the start and says what to set."""
-    run = bench("syslog-ng-4.8", {"SCENARIO": "conn10"})
-    assert run.result["verdict"] == "error" and run.code == 3
-    assert "needs 10 connections, but HOSTS x SENDERS_PER_HOST = 2 x 2" in " ".join(run.result["errors"])
-    assert all(c["State"] == "exited" for c in run.containers)
+def test_plain_compose_runs_a_connection_scenario_and_idles_the_generators_it_does_not_need(bench) -> None:
+    """Plain compose starts 5 generators (GENERATORS' default); a variant of conn10 with 2 hosts uses two,
+    and the other three idle until the run ends, then exit 0."""
+    shape = {"HOSTS": "2", "SENDERS_PER_HOST": "5", "MESSAGES_PER_SENDER": "30"}
+    run = bench("syslog-ng-4.8", {"SCENARIO": "conn10", **shape, "GENERATORS": "5"})
+    assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"]
+    assert run.result["scenario"]["connections"] == 10
+    exact_counts(run.result, 10, 30)
+    generators = [c for c in run.containers if c["Service"] == "generator"]
+    assert [(c["State"], c["ExitCode"]) for c in generators] == [("exited", 0)] * 5
+    assert run.output.count("not needed, the run has 2 hosts") == 3

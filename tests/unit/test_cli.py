@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, cli, images, profiles
+from syslogbench.contract import EXIT_CODES
+from syslogbench.host import benchmark, cli, compose, images, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import settings
 
 GIB = 2**30
-SEED_ENV = """# the seed scenario, as in .env
+SEED_ENV = """# the machine and the seed scenario, as in .env
 CENTRAL_CPUS=8
 CENTRAL_MEM=2g
 REMOTE_CPUS=2
 REMOTE_MEM=512m
-HOSTS=5
-SENDERS_PER_HOST=4
-MESSAGES_PER_SENDER=300000
-DONE_THRESHOLD=0
-DONE_WINDOW=60
 RUN_TIMEOUT=900
 KEEP_LOGS=0
-SEED=2014
 SCENARIO=seed2014
 """
 SMALL = {
-    "SCENARIO": "unit",
+    "SCENARIO": "seed2014",
     "CENTRAL_CPUS": "1",
     "CENTRAL_MEM": "64m",
     "REMOTE_CPUS": "1",
@@ -52,7 +48,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env_file.write_text(SEED_ENV)
     monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
     monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
-    for key in SMALL:
+    for key in [*SMALL, "GENERATORS"]:
         monkeypatch.delenv(key, raising=False)
 
 
@@ -65,9 +61,13 @@ def small_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sysconf", lambda name: fake[name] if name in fake else real(name))
 
 
-def test_the_real_env_file_sets_every_key_settings_reads() -> None:
+def test_the_real_env_file_sets_every_key_but_the_load() -> None:
     real = settings.read_env_file(Path(cli.__file__).resolve().parents[2] / ".env")
-    assert set(SMALL) <= set(real)
+    assert (
+        set(real)
+        == set(SMALL) - {*settings.SHAPE, *settings.RULES}
+        == set(settings.read_env_file(benchmark.ENV_FILE))
+    )
 
 
 # --- parse_overrides -----------------------------------------------------------------------------------------
@@ -101,9 +101,9 @@ def test_parse_overrides_rejects(pair: str) -> None:
 def test_run_env_seed_scenario() -> None:
     cfg, env = benchmark.run_env({})
     assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 4, 300_000)
-    assert cfg.done_threshold == 20
+    assert (cfg.done_threshold, cfg.variant) == (20, "default")
     assert env["DOCKER_VERSION"] == "test"
-    assert env["HOSTS"] == "5"
+    assert (env["HOSTS"], env["GENERATORS"]) == ("5", "5")
 
 
 def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,20 +111,36 @@ def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.Monke
     monkeypatch.setenv("SENDERS_PER_HOST", "2")
     cfg, env = benchmark.run_env({"HOSTS": "2"})
     assert (cfg.hosts, cfg.senders_per_host, cfg.done_threshold) == (2, 2, 4)
-    assert (env["HOSTS"], env["SENDERS_PER_HOST"]) == ("2", "2")
+    assert cfg.variant == "2x2x300000"
+    assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["GENERATORS"]) == ("2", "2", "2")
 
 
-def test_run_env_shapes_the_load_of_a_connection_scenario() -> None:
+def test_run_env_takes_the_load_of_a_connection_scenario_from_its_file() -> None:
     cfg, env = benchmark.run_env({"SCENARIO": "conn50"})
     assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 10, 120_000)
-    assert cfg.done_threshold == 50
+    assert (cfg.done_threshold, cfg.variant) == (50, "default")
     assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["MESSAGES_PER_SENDER"]) == ("5", "10", "120000")
+    assert env["GENERATORS"] == "5"
+    cfg, env = benchmark.run_env({"SCENARIO": "conn1"})
+    assert (cfg.senders, cfg.messages_per_sender, env["GENERATORS"]) == (1, 6_000_000, "1")
 
 
 def test_run_env_rejects_an_unknown_key() -> None:
     with pytest.raises(settings.SettingsError, match="FOO") as caught:
         benchmark.run_env({"FOO": "1"})
-    assert str(caught.value) == "unknown setting(s) ['FOO']: the keys are those in .env"
+    assert str(caught.value) == (
+        "unknown setting(s) ['FOO']: the keys are those in .env and HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER"
+    )
+
+
+@pytest.mark.parametrize("key", ["SEED", "DONE_THRESHOLD", "DONE_WINDOW"])
+def test_run_env_refuses_to_change_the_scenarios_rules(key: str) -> None:
+    with pytest.raises(settings.SettingsError) as caught:
+        benchmark.run_env({key: "7"})
+    assert str(caught.value) == (
+        f"{key}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is another "
+        "experiment: copy the scenario to a new id and change it there"
+    )
 
 
 def test_run_env_rejects_negative_hosts() -> None:
@@ -321,3 +337,65 @@ def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
     benchmark.fresh_mtime(first)
     benchmark.fresh_mtime(second)
     assert len({first.stat().st_mtime_ns, second.stat().st_mtime_ns, 10**18}) == 3
+
+
+# --- exit codes of a run: one meaning each (contract.EXIT_CODES) ---------------------------------------------
+
+
+@pytest.fixture
+def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    """A run without Docker: compose 'up' ends as the test says, and may leave a result behind."""
+    calls: list[str] = []
+    monkeypatch.setattr(benchmark, "setup", lambda names: None)
+    monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
+    return calls
+
+
+def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | None, results: Path) -> None:
+    def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
+        assert env["GENERATORS"] == env["HOSTS"] == "2"
+        assert timeout_s == 900 + benchmark.STARTUP_ALLOWANCE_S
+        if result is not None:
+            (results / "r.json").write_text(json.dumps(result))
+        return up
+
+    monkeypatch.setattr(benchmark.Compose, "up", fake_up)
+
+
+@pytest.mark.parametrize(
+    ("up", "result", "code"),
+    [
+        (compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, EXIT_CODES["pass"]),
+        (compose.Up(1), {"daemon": {"profile": "baseline"}, "summary": "lost"}, EXIT_CODES["loss"]),
+        (compose.Up(5), {"daemon": {"profile": "baseline"}, "summary": "late"}, EXIT_CODES["timeout"]),
+        # compose past RUN_TIMEOUT + the start-up allowance: the harness hung, nothing was measured.
+        (compose.Up(None, timed_out=True), None, EXIT_CODES["error"]),
+        # compose itself failed (it says 1), and no result came: not a loss, an error.
+        (compose.Up(1), None, EXIT_CODES["error"]),
+        # the image ran another daemon than the profile's
+        (compose.Up(0), {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "ok"}, EXIT_CODES["error"]),
+    ],
+)
+def test_run_exit_code_has_one_meaning(
+    monkeypatch: pytest.MonkeyPatch,
+    fake_compose: list[str],
+    tmp_path: Path,
+    up: compose.Up,
+    result: dict | None,
+    code: int,
+) -> None:
+    results = tmp_path / "results"
+    ends_with(monkeypatch, up, result, results)
+    assert cli.main(["run", "--profile", "baseline", "--results", str(results), "HOSTS=2"]) == code
+    assert fake_compose == ["down"]  # every container is stopped, whatever the outcome
+
+
+def test_a_failed_docker_command_is_an_error_not_bad_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def failing(names: list[str]) -> None:
+        raise subprocess.CalledProcessError(17, ["docker", "compose", "build"])
+
+    monkeypatch.setattr(benchmark, "setup", failing)
+    assert cli.main(["setup", "--profile", "baseline"]) == EXIT_CODES["error"]
+    assert capsys.readouterr().out == "syslogbench: error: docker compose build failed with exit code 17\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from syslogbench.host import profiles, render
+from syslogbench.model import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "compose.yaml").read_text())
@@ -95,7 +96,7 @@ def test_settings_passed_to_containers_are_the_env_keys() -> None:
         for line in (ROOT / ".env").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     }
-    assert set(COMPOSE["x-settings"]) == env_keys
+    assert set(COMPOSE["x-settings"]) == env_keys | set(settings.SHAPE)  # the shape: a variant's override
 
 
 def test_last_hop_runs_the_generator_image_on_the_bench_network() -> None:

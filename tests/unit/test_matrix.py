@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import calibrate, matrix
 from syslogbench.rig import outcome as result
 
@@ -83,3 +84,26 @@ def test_parse_loggen_reads_rate_count_time_and_children_cpu() -> None:
 def test_parse_loggen_says_what_it_could_not_read() -> None:
     with pytest.raises(RuntimeError, match="could not read loggen"):
         calibrate.parse_loggen("connection refused")
+
+
+def test_matrix_summary_names_each_code_from_the_contract() -> None:
+    assert matrix.summary([0, 0, 1, 4]) == "4 runs: 1 loss, 1 n/a, 2 pass (see their results)"
+    assert matrix.summary([0, 0]) == "2 runs: 2 pass"
+    assert matrix.summary([]) == "0 runs: none"
+    assert matrix.summary([0, 99]) == "2 runs: 1 exit 99, 1 pass (see their results)"
+
+
+@pytest.mark.parametrize(
+    ("codes", "name"),
+    [
+        ([0, 0], "pass"),
+        ([], "pass"),
+        ([0, 4], "n/a"),
+        ([4, 1, 0], "loss"),
+        ([1, 5], "timeout"),
+        ([5, 3, 1], "error"),
+        ([0, 99], "error"),  # a code outside the table cannot be read as anything else
+    ],
+)
+def test_matrix_ends_with_the_code_that_most_needs_a_look(codes: list[int], name: str) -> None:
+    assert matrix.matrix_code(codes) == EXIT_CODES[name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -292,6 +293,6 @@ def test_configs_carry_the_reconcilers_values() -> None:
 
 
 def test_a_row_on_split_files_is_refused() -> None:
-    split = scenarios.Scenario(**{**scenarios.load("pre-regexp").as_dict(), "destination": "split"})
+    split = dataclasses.replace(scenarios.load("pre-regexp"), destination="split")
     with pytest.raises(ValueError, match="destination plain only"):
         render.render(profiles.resolve("syslog-ng-4.8"), split)

@@ -17,6 +17,12 @@ SEED = {
     "message_bytes": 100,
     "destination": "split",
     "parallelize": 0,
+    "hosts": 5,
+    "senders_per_host": 4,
+    "messages_per_sender": 300_000,
+    "done_threshold": 0,
+    "done_window": 60,
+    "seed": 2014,
 }
 
 
@@ -56,6 +62,13 @@ def test_committed_scenarios_load_and_seed2014_is_the_2014_setup() -> None:
         ({"buffer": "disk-reliable"}, "x.yaml: buffer='disk-reliable' needs destination: relay"),
         ({"relay_target": "slow"}, "x.yaml: relay_target='slow' needs destination: relay"),
         ({"receive": "raw"}, "x.yaml: receive: raw cannot split by facility"),
+        ({"hosts": 0}, "x.yaml: hosts=0 is below 1"),
+        ({"messages_per_sender": "many"}, "x.yaml: messages_per_sender must be a int, got 'many'"),
+        (
+            {"connections": 50},
+            "x.yaml: connections: 50 but hosts x senders_per_host = 5 x 4 = 20: make them agree",
+        ),
+        ({"done_threshold": 21}, "x.yaml: done_threshold: 21 exceeds the 20 senders"),
     ],
 )
 def test_bad_values_name_the_file_and_key(tmp_path: Path, change: dict, message: str) -> None:
@@ -98,22 +111,29 @@ def test_needs_maps_each_value_to_its_feature(tmp_path: Path) -> None:
     assert scenarios.load("x", tmp_path).needs() == ["tls", "pre-json", "parallelize"]
 
 
-def test_connection_scenarios_spread_the_configured_total() -> None:
-    conn50 = scenarios.load("conn50")
-    assert scenarios.load_shape(conn50, 5, 4, 300_000) == (5, 10, 120_000)
-    assert scenarios.load_shape(scenarios.load("conn1"), 5, 4, 300_000) == (1, 1, 6_000_000)
-    assert scenarios.load_shape(scenarios.load("conn200"), 5, 4, 300_000) == (5, 40, 30_000)
-    # Hosts that do not divide the count: one host carries every connection.
-    assert scenarios.load_shape(scenarios.load("conn10"), 3, 1, 10) == (1, 10, 3)
-    # Other scenarios keep the configured shape.
-    assert scenarios.load_shape(scenarios.load("seed2014"), 5, 4, 300_000) == (5, 4, 300_000)
+def test_every_scenario_but_the_connection_counts_keeps_the_seed_load() -> None:
+    """Frozen ids: adding the load to the files must not change what any of them ran at the seed's shape."""
+    for scenario in scenarios.all_scenarios():
+        load = tuple(getattr(scenario, key) for key in scenarios.LOAD)
+        if not scenario.connections:
+            assert load == (5, 4, 300_000, 0, 60, 2014), scenario.id
 
 
-def test_a_load_that_misses_the_connection_count_says_how_to_fix_it() -> None:
-    conn50 = scenarios.load("conn50")
-    assert scenarios.shape_problem(conn50, 5, 10) is None
-    assert scenarios.shape_problem(scenarios.load("seed2014"), 5, 4) is None
-    message = scenarios.shape_problem(conn50, 5, 4)
-    assert message is not None
-    assert "needs 50 connections, but HOSTS x SENDERS_PER_HOST = 5 x 4" in message
-    assert "python -m syslogbench run SCENARIO=conn50" in message
+def test_connection_scenarios_move_the_seed_total_over_their_connections() -> None:
+    shapes = {s.id: s.shape for s in scenarios.all_scenarios() if s.connections}
+    assert shapes == {
+        "conn1": (1, 1, 6_000_000),
+        "conn10": (5, 2, 600_000),
+        "conn50": (5, 10, 120_000),
+        "conn100": (5, 20, 60_000),
+        "conn200": (5, 40, 30_000),
+    }
+    for scenario in scenarios.all_scenarios():
+        if scenario.connections:
+            assert scenario.hosts * scenario.senders_per_host == scenario.connections, scenario.id
+
+
+def test_as_dict_holds_the_axes_and_leaves_the_load_to_the_settings() -> None:
+    axes = scenarios.load("conn50").as_dict()
+    assert axes["connections"] == 50 and axes["message_bytes"] == 400
+    assert not set(axes) & set(scenarios.LOAD)

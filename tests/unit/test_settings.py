@@ -1,4 +1,5 @@
-"""Run settings: the committed .env, environment overrides, and one clear message per bad value."""
+"""Run settings: the committed .env, the scenario's load, overrides of its shape (a named variant), and one
+clear message per bad value."""
 
 from __future__ import annotations
 
@@ -37,12 +38,53 @@ def test_committed_env_gives_the_seed_scenario() -> None:
     assert cfg.senders_per_host == 4
     assert cfg.messages_per_sender == 300000
     assert cfg.senders == 20
-    assert cfg.done_threshold == 20  # 0 in .env means every sender
+    assert cfg.done_threshold == 20  # 0 in the scenario means every sender
     assert cfg.done_window == 60
     assert cfg.run_timeout == 900
     assert cfg.keep_logs is False
     assert cfg.seed == 2014
     assert cfg.expected_messages == 6000020
+    assert cfg.variant == "default"
+
+
+def test_env_file_holds_only_the_machine_and_the_scenario_id() -> None:
+    assert set(settings.read_env_file(ENV_FILE)) == {
+        "SCENARIO", "CENTRAL_CPUS", "CENTRAL_MEM", "REMOTE_CPUS", "REMOTE_MEM", "RUN_TIMEOUT", "KEEP_LOGS",
+    }  # fmt: skip
+
+
+def test_the_load_comes_from_the_scenario() -> None:
+    cfg = settings.load(ENV_FILE, {"SCENARIO": "conn50"})
+    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 10, 120_000)
+    assert (cfg.done_threshold, cfg.done_window, cfg.seed, cfg.variant) == (50, 60, 2014, "default")
+    conn1 = settings.load(ENV_FILE, {"SCENARIO": "conn1"})
+    assert (conn1.hosts, conn1.senders_per_host, conn1.messages_per_sender) == (1, 1, 6_000_000)
+    assert conn1.done_threshold == 1
+
+
+def test_a_shape_override_is_a_named_variant() -> None:
+    cfg = settings.load(ENV_FILE, {"SCENARIO": "conn10", "HOSTS": "2", "MESSAGES_PER_SENDER": "1000"})
+    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (2, 2, 1000)
+    assert cfg.variant == "2x2x1000"
+    assert cfg.done_threshold == 4  # 0 in the scenario: every sender of the variant
+    # The scenario's own shape, set explicitly, is no variant.
+    same = settings.load(ENV_FILE, {"HOSTS": "5", "SENDERS_PER_HOST": "4", "MESSAGES_PER_SENDER": "300000"})
+    assert same.variant == "default"
+    # Empty is unset, as compose passes an unset ${HOSTS:-}.
+    assert settings.load(ENV_FILE, {"HOSTS": ""}).hosts == 5
+
+
+def test_an_unknown_scenario_is_one_problem_naming_the_choices() -> None:
+    message = problems_of(SCENARIO="nope")
+    assert message.startswith("invalid settings:\n  - unknown scenario 'nope': set SCENARIO to one of ")
+    assert message.count("\n  - ") == 1 and "seed2014" in message
+
+
+def test_a_made_up_scenario_needs_the_whole_load_from_the_environment() -> None:
+    load = {"HOSTS": "1", "SENDERS_PER_HOST": "3", "MESSAGES_PER_SENDER": "10"}
+    load |= {"DONE_THRESHOLD": "0", "DONE_WINDOW": "60", "SEED": "7"}
+    cfg = settings.from_env(seed_env(SCENARIO="unit", **load))
+    assert (cfg.senders, cfg.done_threshold, cfg.seed, cfg.variant) == (3, 3, 7, "1x3x10")
 
 
 def test_as_dict_round_trips() -> None:
@@ -62,11 +104,12 @@ def test_environment_overrides_env_file() -> None:
 
 def test_environment_ignores_keys_not_in_env_file(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
-    lines = [f"{key}={value}" for key, value in seed_env().items() if key != "SEED"]
+    lines = [f"{key}={value}" for key, value in seed_env().items() if key != "RUN_TIMEOUT"]
     env_file.write_text("\n".join(lines) + "\n")
-    # SEED is not in the file, so the shell's SEED (and unrelated variables) are not picked up.
-    with pytest.raises(SettingsError, match="SEED is not set"):
-        settings.load(env_file, {"SEED": "7", "PATH": "/usr/bin", "HOSTS": "3"})
+    # RUN_TIMEOUT is not in the file, so the shell's is not picked up; nor is a SEED, which is the scenario's.
+    with pytest.raises(SettingsError, match="RUN_TIMEOUT is not set"):
+        settings.load(env_file, {"RUN_TIMEOUT": "7", "PATH": "/usr/bin", "HOSTS": "3"})
+    assert settings.load(ENV_FILE, {"SEED": "7", "DONE_WINDOW": "1"}) == settings.load(ENV_FILE, {})
 
 
 def test_unrelated_environment_is_harmless() -> None:
@@ -114,7 +157,7 @@ def test_flag_must_be_0_or_1() -> None:
     assert "KEEP_LOGS='2' must be 0 or 1" in message
 
 
-@pytest.mark.parametrize("key", ["SENDERS_PER_HOST", "CENTRAL_MEM", "KEEP_LOGS", "SCENARIO"])
+@pytest.mark.parametrize("key", ["REMOTE_CPUS", "CENTRAL_MEM", "KEEP_LOGS", "SCENARIO"])
 def test_empty_value_is_reported_once(key: str) -> None:
     message = problems_of(**{key: ""})
     assert message == f"invalid settings:\n  - {key} is not set: add it to .env (see the comments there)"
@@ -133,6 +176,7 @@ def test_bad_scenario_name() -> None:
 
 
 def test_done_threshold_above_senders() -> None:
+    """A test may set the DONE rule directly; the command line and compose do not pass it on."""
     message = problems_of(DONE_THRESHOLD="21")
     assert "DONE_THRESHOLD=21 exceeds the 20 senders" in message
     assert "lower it, or use 0 for all senders" in message
@@ -143,7 +187,7 @@ def test_done_threshold_equal_to_senders_is_fine() -> None:
     assert settings.from_env(seed_env(DONE_THRESHOLD="7")).done_threshold == 7
 
 
-@pytest.mark.parametrize("hosts", ["-5", "five", ""])
+@pytest.mark.parametrize("hosts", ["-5", "five"])
 def test_bad_hosts_does_not_add_a_misleading_threshold_problem(hosts: str) -> None:
     message = problems_of(HOSTS=hosts, DONE_THRESHOLD="10")
     assert "HOSTS" in message
@@ -153,18 +197,18 @@ def test_bad_hosts_does_not_add_a_misleading_threshold_problem(hosts: str) -> No
 
 def test_all_problems_are_listed_in_one_error() -> None:
     bad = {"MESSAGES_PER_SENDER": "-5", "HOSTS": "five", "CENTRAL_MEM": "2 gigs", "KEEP_LOGS": "2"}
-    bad["SEED"] = ""
+    bad["RUN_TIMEOUT"] = ""
     message = problems_of(**bad)
     assert message.startswith("invalid settings:\n  - ")
     items = message.split("\n  - ")[1:]
     assert len(items) == 5
-    for key in ("MESSAGES_PER_SENDER", "HOSTS", "CENTRAL_MEM", "KEEP_LOGS", "SEED"):
+    for key in ("MESSAGES_PER_SENDER", "HOSTS", "CENTRAL_MEM", "KEEP_LOGS", "RUN_TIMEOUT"):
         assert sum(item.startswith(key) for item in items) == 1, key
 
 
 def test_malformed_env_line_names_file_and_line(tmp_path: Path) -> None:
     env_file = tmp_path / ".env"
-    env_file.write_text("# settings\nHOSTS=5\nSENDERS_PER_HOST 4\n")
+    env_file.write_text("# settings\nCENTRAL_CPUS=8\nREMOTE_CPUS 2\n")
     with pytest.raises(SettingsError) as error:
         settings.load(env_file, {})
-    assert str(error.value) == f"{env_file}:3: expected KEY=VALUE, got 'SENDERS_PER_HOST 4'"
+    assert str(error.value) == f"{env_file}:3: expected KEY=VALUE, got 'REMOTE_CPUS 2'"

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import cli, profiles
-from syslogbench.model import result, settings
+from syslogbench.model import result, scenarios, settings
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -137,13 +138,22 @@ def test_ci_scale_by_default_and_the_seed_scale_on_dispatch() -> None:
         int(data["env"][f"CI_{key}"]) for key in ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER")
     )
     assert shape == (2, 2, 20000)
-    # `seed` leaves the shape to .env, which must stay the 2014 one: version 1 results name it the default.
-    env = settings.read_env_file(ROOT / ".env")
-    seed = tuple(int(env[key]) for key in ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER"))
-    assert seed == result.SEED_SHAPE
+    # `seed` leaves the shape to the scenario, seed2014's the 2014 one the report compares against; `ci`
+    # overrides it, which the settings record as a variant.
+    assert scenarios.load("seed2014").shape == result.SEED_SHAPE
     text = run_text(bench)
-    for key in ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER"):
+    for key in settings.SHAPE:
         assert f'echo "{key}=$CI_{key}"' in text
+    variant = settings.load(ROOT / ".env", {key: data["env"][f"CI_{key}"] for key in settings.SHAPE}).variant
+    assert variant == "2x2x20000"
+
+
+def test_the_run_step_reads_exit_codes_as_the_contract_means_them() -> None:
+    text = run_text(workflow()["jobs"]["bench"])
+    assert f'{EXIT_CODES["n/a"]}) echo "::notice::$PROFILE cannot run scenario' in text
+    names = {"loss": "loss", "bad-input": "bad input", "error": "error", "timeout": "timeout"}
+    listed = ", ".join(f"{EXIT_CODES[key]} {text}" for key, text in names.items())
+    assert f"exit code $code ({listed})" in run_text(workflow()["jobs"]["bench"])
 
 
 def test_cpu_limits_never_exceed_the_runners_cores() -> None:
