@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from statistics import median
 
+from syslogbench import contract
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
 from syslogbench.rig import snmp
@@ -225,7 +226,7 @@ def scenario_figures(obs: Observed) -> dict[str, object]:
     return {
         **axes,
         "framing": obs.scenario.framing if obs.scenario else "unknown",
-        "port": 514,
+        "port": contract.CENTRAL_PORT,
         "hosts": cfg.hosts,
         "senders_per_host": cfg.senders_per_host,
         "connections": cfg.senders,
