@@ -163,8 +163,9 @@ done
 describe
 read_transport
 await_go
-# One rendered config per scenario the manifest's features allow (a hand-written config has none): the
-# daemon then fails to start, and the watcher reports that it exited before it listened.
+# `make render` writes a config for every scenario the manifest's features allow (a hand-written config,
+# the baseline's, has no such folder). A missing one means stale renders: the daemon then fails to start,
+# and the watcher reports that it exited before it listened.
 if [ -d /etc/syslogbench/scenarios ]; then
     conf="/etc/syslogbench/scenarios/${SCENARIO:-seed2014}.conf"
     [ -f "$conf" ] || echo "supervise: no $conf although the manifest has the features: run make render" >&2

@@ -62,7 +62,7 @@ class DoneEnd(Concern):
         self.stopped_s: float | None = None
 
     @property
-    def ended(self) -> bool:  # type: ignore[override]
+    def ended(self) -> bool:
         return self.trigger is not None
 
     def update(self, now: float) -> None:

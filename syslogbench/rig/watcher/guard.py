@@ -16,7 +16,7 @@ class Guard(Concern):
         self.error: str | None = None
 
     @property
-    def ended(self) -> bool:  # type: ignore[override]
+    def ended(self) -> bool:
         return self.trigger is not None
 
     def update(self, now: float) -> None:

@@ -71,7 +71,7 @@ class RelayTail(Concern):
         self.first = self.lines = self.counter.update()
 
     @property
-    def ended(self) -> bool:  # type: ignore[override]
+    def ended(self) -> bool:
         if self.lines >= self.cfg.expected_messages:
             return True
         return self.now - self.changed > RELAY_QUIET_S or self.now > self.cfg.run_timeout
