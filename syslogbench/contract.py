@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 # -- the network ---------------------------------------------------------------------------------------
@@ -16,13 +17,164 @@ CENTRAL_PORT = 514  # syslog, TCP, UDP and TLS alike
 LASTHOP_HOST = "lasthop"  # the relay target's compose service
 LASTHOP_PORT = 1514
 
+# -- the environment supervise.sh reads (POSIX sh: it cannot import this module) ------------------------------
+# Name -> the default supervise.sh falls back to (None: no default). A unit test reads supervise.sh and checks
+# that it uses exactly these names, with these defaults.
+SUPERVISOR_ENV: dict[str, str | None] = {
+    "CONTROL_DIR": "/bench/control",  # where the control volume is mounted
+    "CENTRAL_PORT": str(CENTRAL_PORT),  # where readiness is looked for
+    "STOP_GRACE": "60",  # seconds from SIGTERM to SIGKILL
+    "MAX_LIFETIME": "7200",  # seconds: if the watcher vanishes, do not run forever
+    "SCENARIO": "seed2014",  # picks the rendered config linked to active.conf
+    "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
+}
+
 # -- the volumes, as each container mounts them -------------------------------------------------------------
-CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", "/bench/control"))
+CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] or ""))
 LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
 QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
 RESULTS_DIR_IN_WATCHER = Path("/results")
 QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxDiskSpace
 TLS_SUBDIR = "tls"  # under CONTROL_DIR: a TLS scenario's CA, server certificate and key
+
+# -- the control directory: every name the containers exchange, relative to its root (docs/DESIGN.md) ---------
+
+
+@dataclass(frozen=True)
+class DaemonFiles:
+    """`daemon/`: what the supervisor says about the daemon under test."""
+
+    dir: Path
+
+    @property
+    def version(self) -> Path:
+        return self.dir / "version"  # the daemon's version as it prints it
+
+    @property
+    def base(self) -> Path:
+        return self.dir / "base"  # the base image marker
+
+    @property
+    def manifest(self) -> Path:
+        return self.dir / "manifest.yaml"  # written last of the three: the watcher decides n/a from it
+
+    @property
+    def ready(self) -> Path:
+        return self.dir / "ready"
+
+    @property
+    def restarted(self) -> Path:
+        return self.dir / "restarted"
+
+    @property
+    def exit(self) -> Path:
+        return self.dir / "exit"
+
+
+@dataclass(frozen=True)
+class Control:
+    """The control volume's names, built from its root; nothing else spells a control path."""
+
+    root: Path
+
+    @property
+    def transport(self) -> Path:
+        return self.root / "transport"
+
+    @property
+    def run_json(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def tls(self) -> Path:
+        return self.root / TLS_SUBDIR
+
+    def tls_file(self, name: str) -> Path:
+        return self.tls / name
+
+    @property
+    def daemon(self) -> DaemonFiles:
+        return DaemonFiles(self.root / "daemon")
+
+    @property
+    def go(self) -> Path:
+        return self.root / "go"  # the watcher's answer: the daemon can run this scenario
+
+    @property
+    def unsupported(self) -> Path:
+        return self.root / "unsupported"  # the watcher's answer: it cannot (the reason)
+
+    @property
+    def samples(self) -> Path:
+        return self.root / "samples.log"
+
+    @property
+    def generators(self) -> Path:
+        return self.root / "generators"
+
+    def generator(self, host: int | str) -> Path:
+        return self.generators / f"host{host}.json"
+
+    @property
+    def hosts(self) -> Path:
+        return self.root / "hosts"
+
+    @property
+    def ready_dir(self) -> Path:
+        return self.root / "ready"
+
+    def ready(self, sender: str) -> Path:
+        return self.ready_dir / sender
+
+    @property
+    def start(self) -> Path:
+        return self.root / "start"
+
+    @property
+    def ledgers(self) -> Path:
+        return self.root / "ledgers"
+
+    def ledger(self, sender: str) -> Path:
+        return self.ledgers / f"{sender}.json"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.root / "snapshots"
+
+    def snapshot_request(self, name: str) -> Path:
+        return self.snapshots / f"{name}.request"
+
+    def snapshot(self, name: str) -> Path:
+        return self.snapshots / name
+
+    @property
+    def stop(self) -> Path:
+        return self.root / "stop"
+
+    @property
+    def restart(self) -> Path:
+        return self.root / "restart"
+
+    @property
+    def drained(self) -> Path:
+        return self.root / "lasthop" / "drained.json"
+
+    @property
+    def finish(self) -> Path:
+        return self.root / "finish"
+
+
+def protocol_names() -> list[str]:
+    """Every control name relative to the root, `<placeholders>` for the variable parts, in the order of
+    docs/DESIGN.md's protocol table (a unit test holds the two equal)."""
+    c = Control(Path())
+    names = [c.transport, c.run_json, *(c.tls_file(n) for n in ("ca.pem", "server.pem", "server.key"))]
+    names += [c.daemon.version, c.daemon.manifest, c.daemon.base, c.go, c.unsupported, c.samples]
+    names += [c.generator("<i>"), c.daemon.ready, c.hosts / "<i>", c.ready("host<i>-s<j>"), c.start]
+    names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
+    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.drained, c.finish]
+    return [str(name) for name in names]
+
 
 # -- images -------------------------------------------------------------------------------------------------
 IMAGE_PREFIX = "syslogbench"

@@ -22,26 +22,20 @@ read_transport() {
     if [ -f "$control/transport" ]; then read -r transport < "$control/transport"; fi
 }
 
-# The manifest feature the scenario needs (the watcher lists them in $control/needs) and this profile lacks.
-# Only for a hand-written config (the baseline): a rendered one simply has no file for such a scenario.
-missing_feature() {
-    [ -f "$control/needs" ] || return 1
-    read -r needs < "$control/needs" || true
-    features=$(grep '^features:' /etc/syslogbench/manifest.yaml)
-    for need in $needs; do
-        case "$features" in
-            *"[$need]"* | *"[$need,"* | *" $need,"* | *" $need]"*) ;;
-            *) missing=$need; return 0 ;;
-        esac
+# Whether the daemon can run the scenario is the watcher's decision (from the manifest describe() copied):
+# it answers with go, or with unsupported (the run is n/a) and then this idles until finish. finish alone
+# means the watcher gave up before answering.
+await_go() {
+    asked=0
+    while [ ! -f "$control/go" ]; do
+        if [ -f "$control/unsupported" ] || [ -f "$control/finish" ]; then
+            while [ ! -f "$control/finish" ]; do sleep 0.2; done
+            exit 0
+        fi
+        asked=$((asked + 1))
+        [ "$asked" -lt 1500 ] || { echo "supervise: no answer from the watcher" >&2; exit 1; }
+        sleep 0.2
     done
-    return 1
-}
-
-# Tell the watcher the run is n/a, then idle until it finishes.
-unsupported() {
-    echo "$1" | put "$control/daemon/unsupported"
-    while [ ! -f "$control/finish" ]; do sleep 0.2; done
-    exit 0
 }
 
 listening() {
@@ -135,11 +129,12 @@ restart_daemon() {
     echo "$code $waited" | put "$control/daemon/restarted"
 }
 
+# The manifest last: the watcher waits for it, then reads all three.
 describe() {
     mkdir -p "$control/daemon" "$control/snapshots"
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
-    put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
     put "$control/daemon/base" < /etc/syslogbench-base
+    put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
 }
 
 # shellcheck disable=SC2329 # called by trap
@@ -167,15 +162,14 @@ while [ ! -f "$control/run.json" ]; do
 done
 describe
 read_transport
-# One rendered config per scenario the daemon supports; none means it cannot run that scenario.
+await_go
+# `make render` writes a config for every scenario the manifest's features allow (a hand-written config,
+# the baseline's, has no such folder). A missing one means stale renders: the daemon then fails to start,
+# and the watcher reports that it exited before it listened.
 if [ -d /etc/syslogbench/scenarios ]; then
-    scenario=${SCENARIO:-seed2014}
-    if [ ! -f "/etc/syslogbench/scenarios/$scenario.conf" ]; then
-        unsupported "this profile has no config for scenario $scenario (see features in its manifest)"
-    fi
-    ln -sf "/etc/syslogbench/scenarios/$scenario.conf" /etc/syslogbench/active.conf
-elif missing_feature; then
-    unsupported "this profile lacks the '$missing' feature that scenario ${SCENARIO:-seed2014} needs (see its manifest)"
+    conf="/etc/syslogbench/scenarios/${SCENARIO:-seed2014}.conf"
+    [ -f "$conf" ] || echo "supervise: no $conf although the manifest has the features: run make render" >&2
+    ln -sf "$conf" /etc/syslogbench/active.conf
 fi
 "$@" &
 pid=$!

@@ -12,7 +12,8 @@ import socket
 import sys
 
 LOG_DIR = "/var/log/bench"
-PORT = 514
+# syslogbench/contract.py: CENTRAL_PORT (the image carries no syslogbench package; a unit test holds them equal).
+PORT = int(os.environ.get("CENTRAL_PORT", "514"))
 CHUNK = 256 * 1024
 VERSION = "syslogbench-baseline 1"
 

@@ -14,7 +14,8 @@ from syslogbench.contract import read_json, write_atomic, write_json
 
 __all__ = ["read_json", "write_atomic", "write_json"]
 
-CONTROL = contract.CONTROL_DIR
+# Every name in the control volume (contract.Control); tests point it at a temporary directory.
+CONTROL = contract.Control(contract.CONTROL_DIR)
 LOGS = contract.LOG_DIR
 POLL_S = 0.005
 
@@ -34,8 +35,8 @@ def wait_for(path: Path, timeout: float, what: str, poll: float = POLL_S) -> Non
 def wait_for_start(timeout: float) -> None:
     """The start signal; the watcher's finish (it gave up before the start) ends the wait too."""
     deadline = time.monotonic() + timeout
-    while not (CONTROL / "start").exists():
-        if (CONTROL / "finish").exists():
+    while not CONTROL.start.exists():
+        if CONTROL.finish.exists():
             raise WaitTimeout("the watcher finished the run before giving the start signal")
         if time.monotonic() > deadline:
             raise WaitTimeout(f"gave up after {timeout:.0f} s waiting for the start signal")

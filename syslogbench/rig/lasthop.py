@@ -1,6 +1,6 @@
 """The relay target (the last hop) of `destination: relay` scenarios.
 
-The central daemon forwards every message over TCP to `lasthop:1514`; this process writes the lines it gets
+The central daemon forwards every message over TCP to `lasthop` (contract.LASTHOP_PORT); this process writes the lines it gets
 to one plain file and the DONE lines to done.log, like the baseline receiver (daemons/baseline/receiver.py),
 so SEC ends the run only when the DONEs reached the last hop, and the reconciliation counts what arrived
 here. `relay_target` sets how it reads:
@@ -225,12 +225,12 @@ class LastHop:
         return True
 
     def look_at_control(self) -> None:
-        if self.start_wall is None and (control.CONTROL / "start").exists():
-            self.start_wall = float((control.CONTROL / "start").read_text().split()[0])
+        if self.start_wall is None and control.CONTROL.start.exists():
+            self.start_wall = float(control.CONTROL.start.read_text().split()[0])
 
     def drained(self) -> bool:
         """The central daemon has exited, every connection from it has ended and none waits to be accepted."""
-        if self.partial or not (control.CONTROL / "daemon" / "exit").exists():
+        if self.partial or not control.CONTROL.daemon.exit.exists():
             return False
         return not self.selector.select(timeout=0)
 
@@ -244,7 +244,7 @@ class LastHop:
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + POLL_S
                 self.look_at_control()
-                if (control.CONTROL / "finish").exists():
+                if control.CONTROL.finish.exists():
                     self.stats.notes.append("finish came before the central daemon's connections ended")
                     break
                 if self.drained():
@@ -258,7 +258,7 @@ class LastHop:
                     self.accept(self.server)
                 else:
                     self.read(key.fileobj)
-        control.write_json(control.CONTROL / "lasthop" / "drained.json", asdict(self.stats))
+        control.write_json(control.CONTROL.drained, asdict(self.stats))
 
 
 def open_append(name: str) -> int:
@@ -266,12 +266,12 @@ def open_append(name: str) -> int:
 
 
 def wait_for_finish(timeout: float) -> None:
-    control.wait_for(control.CONTROL / "finish", timeout, "the finish signal", poll=0.5)
+    control.wait_for(control.CONTROL.finish, timeout, "the finish signal", poll=0.5)
 
 
 def main() -> int:
     lifetime = float(os.environ.get("MAX_LIFETIME", "7200"))
-    control.wait_for(control.CONTROL / "run.json", 300, "the watcher's run.json", poll=0.2)
+    control.wait_for(control.CONTROL.run_json, 300, "the watcher's run.json", poll=0.2)
     scenario = scenarios.load(os.environ.get("SCENARIO") or scenarios.DEFAULT)
     if scenario.destination != "relay":
         READY_FILE.touch()  # nothing to do here: idle until the run is over

@@ -29,13 +29,13 @@ from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
 from syslogbench.rig import cgroup, control
 
-CENTRAL = os.environ.get("CENTRAL_HOST", "central")
+CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 DRAIN_TIMEOUT = 120.0
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # TLS: the name the server certificate must carry, and where the run's throwaway CA is (the watcher writes it).
-TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", "central")
+TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", contract.CENTRAL_HOST)
 TLS_CA_ENV = "TLS_CA"
 TLS_CHUNK = 256 * 1024
 # A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop.
@@ -71,7 +71,7 @@ def drain(sock: socket.socket, timeout: float) -> int:
 
 
 def tls_ca() -> Path:
-    return Path(os.environ.get(TLS_CA_ENV) or control.CONTROL / "tls" / "ca.pem")
+    return Path(os.environ.get(TLS_CA_ENV) or control.CONTROL.tls_file("ca.pem"))
 
 
 def tls_context(cafile: Path) -> ssl.SSLContext:
@@ -295,7 +295,7 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     udp = scenario.transport == "udp"
     sock = udp_socket(READY_TIMEOUT) if udp else connect(READY_TIMEOUT)
     sock.settimeout(cfg.run_timeout)
-    control.write_atomic(control.CONTROL / "ready" / sender.name, "")
+    control.write_atomic(control.CONTROL.ready(sender.name), "")
     control.wait_for_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     sent = (send_udp if udp else send_tcp_paced)(sock, path, ends, scenario.rate)
@@ -369,7 +369,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
-    control.write_atomic(control.CONTROL / "ready" / sender.name, "")
+    control.write_atomic(control.CONTROL.ready(sender.name), "")
     control.wait_for_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     with path.open("rb") as data:
@@ -395,7 +395,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
 
 
 def ledger_path(sender: SenderId) -> Path:
-    return control.CONTROL / "ledgers" / f"{sender.name}.json"
+    return control.CONTROL.ledger(sender.name)
 
 
 def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
@@ -425,13 +425,13 @@ def _minus(end: float | None, start: float | None) -> float | None:
 
 def main() -> int:
     cfg = settings.from_env(os.environ)
-    control.wait_for(control.CONTROL / "run.json", READY_TIMEOUT, "the watcher's run.json")
+    control.wait_for(control.CONTROL.run_json, READY_TIMEOUT, "the watcher's run.json")
     # Compose starts GENERATORS replicas; those beyond the run's hosts are not needed. They idle until the
     # finish signal rather than exit, since any exit under --exit-code-from would end the run.
-    host = control.claim_index(control.CONTROL / "hosts", sys.maxsize)
+    host = control.claim_index(control.CONTROL.hosts, sys.maxsize)
     if host > cfg.hosts:
         print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
-        control.wait_for(control.CONTROL / "finish", cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal")
+        control.wait_for(control.CONTROL.finish, cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal")
         return 0
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
@@ -450,13 +450,11 @@ def main() -> int:
     user1, system1 = cgroup.own_cpu_seconds()
     # The whole container's CPU while sending (kernel TCP work included), not only the senders' own.
     control.write_json(
-        control.CONTROL / "generators" / f"host{host}.json",
+        control.CONTROL.generator(host),
         {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)},
     )
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
-    control.wait_for(
-        control.CONTROL / "finish", cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2
-    )
+    control.wait_for(control.CONTROL.finish, cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2)
     return 0
 
 

@@ -135,7 +135,7 @@ def test_missing_done_is_a_timeout_naming_the_senders(bench) -> None:
     result = run.result
     jsonschema.validate(result, SCHEMA)
     assert result["verdict"] == "timeout"
-    assert run.code == 2
+    assert run.code == 5
     error = " ".join(result["errors"])
     for sender in SENDERS:
         assert sender.name in error

@@ -44,12 +44,15 @@ def test_parallelize_on_one_connection(bench) -> None:
 
 
 def test_unsupported_combination_is_na_with_its_reason(bench) -> None:
-    """Plain compose (no CLI check first): the supervisor finds no config, the watcher writes n/a."""
+    """Plain compose (no CLI check first): the watcher decides n/a from the manifest, the daemon never starts."""
     run = bench("rsyslog-8.2504", {"SCENARIO": "parallelize4"})
     jsonschema.validate(run.result, SCHEMA)
     assert run.result["verdict"] == "n/a"
     assert run.code == 4
-    assert "no config for scenario parallelize4" in " ".join(run.result["errors"])
+    assert run.result["errors"] == [
+        "n/a: rsyslog-8.2504 cannot run scenario parallelize4: needs the 'parallelize' feature"
+    ]
+    assert run.result["daemon"]["stopped"] is False
     assert all(c["State"] == "exited" for c in run.containers)
 
 

@@ -86,10 +86,10 @@ def send(port: int, data: bytes) -> None:
 
 def finish_daemon(thread: threading.Thread) -> dict:
     """The central daemon has exited: the last hop reports once its connections are gone."""
-    control.write_atomic(control.CONTROL / "daemon" / "exit", "0\n")
+    control.write_atomic(control.CONTROL.daemon.exit, "0\n")
     thread.join(timeout=10)
     assert not thread.is_alive()
-    return control.read_json(control.CONTROL / "lasthop" / "drained.json")
+    return control.read_json(control.CONTROL.drained)
 
 
 def test_normal_target_writes_every_line_and_the_done_lines(hop_env: Path) -> None:
@@ -114,7 +114,7 @@ def test_normal_target_writes_every_line_and_the_done_lines(hop_env: Path) -> No
 def test_pause_target_reads_nothing_until_the_pause_is_over(hop_env: Path) -> None:
     how = lasthop.Behaviour("pause", pause_s=0.6)
     hop, thread = start_hop(how)
-    control.write_atomic(control.CONTROL / "start", f"{time.time()}\n")
+    control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
     time.sleep(0.15)
     send(hop.stats.port, b"".join(LINE % q for q in range(1, 101)))
     time.sleep(0.2)
@@ -129,7 +129,7 @@ def test_pause_target_reads_nothing_until_the_pause_is_over(hop_env: Path) -> No
 def test_slow_target_keeps_to_its_rate(hop_env: Path) -> None:
     how = lasthop.Behaviour("slow", lines_per_s=5000)
     hop, thread = start_hop(how)
-    control.write_atomic(control.CONTROL / "start", f"{time.time()}\n")
+    control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
     began = time.monotonic()
     send(hop.stats.port, b"".join(LINE % q for q in range(1, 2001)))
     while hop.stats.lines < 2000 and time.monotonic() - began < 10:
@@ -145,8 +145,8 @@ def test_finish_ends_the_last_hop_even_if_the_daemon_never_reported(hop_env: Pat
     hop, thread = start_hop(lasthop.behaviour("normal"))
     conn = socket.create_connection(("127.0.0.1", hop.stats.port))
     time.sleep(0.2)
-    control.write_atomic(control.CONTROL / "finish", "")
+    control.write_atomic(control.CONTROL.finish, "")
     thread.join(timeout=5)
     conn.close()
-    stats = json.loads((control.CONTROL / "lasthop" / "drained.json").read_text())
+    stats = json.loads((control.CONTROL.drained).read_text())
     assert stats["notes"] == ["finish came before the central daemon's connections ended"]

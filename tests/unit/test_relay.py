@@ -8,10 +8,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from syslogbench import contract
 from syslogbench.host import profiles, render
 from syslogbench.model import scenarios
-from syslogbench.rig import control, lasthop, watcher
+from syslogbench.rig import control, lasthop
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
+from syslogbench.rig.watcher import files, relay, restart
 
 from .test_schema import SCHEMA
 from .test_watcher import settings
@@ -95,12 +97,13 @@ def test_directory_bytes_sums_every_file(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "a").write_bytes(b"x" * 10)
     (tmp_path / "sub" / "b").write_bytes(b"x" * 5)
-    assert watcher.directory_bytes(tmp_path) == 15
-    assert watcher.directory_bytes(tmp_path / "missing") == 0
+    assert files.directory_bytes(tmp_path) == 15
+    assert files.directory_bytes(tmp_path / "missing") == 0
 
 
 def test_queue_watch_samples_at_most_every_half_second_and_keeps_the_peak(tmp_path: Path) -> None:
-    queue = watcher.QueueWatch(tmp_path)
+    queue = relay.RelayQueue(scenarios.load("relay-slow-disk-normal"))
+    queue.directory = tmp_path
     (tmp_path / "q").write_bytes(b"x" * 100)
     queue.update(0.0)
     (tmp_path / "q").write_bytes(b"x" * 300)
@@ -120,12 +123,12 @@ def drained_report() -> dict:
 def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path, monkeypatch) -> None:
     queue = tmp_path / "queue"
     queue.mkdir()
-    monkeypatch.setattr(lasthop, "QUEUE_DIR", queue)
+    monkeypatch.setattr(contract, "QUEUE_DIR", queue)
     (queue / "relay.00000001").write_bytes(b"x" * 7)
     obs = observed("relay-pause-disk-assisted")
-    obs.relay = watcher.relay_record(obs.scenario, None)
+    relay.RelayQueue(obs.scenario).record(obs)
     control.write_json(control_dir / "lasthop" / "drained.json", drained_report())
-    watcher.wait_for_last_hop(obs)
+    relay.after_stop(obs)
     assert obs.relay["last_hop"]["lines"] == 31
     assert obs.relay["queue"]["bytes_after_stop"] == 7
     assert obs.relay["queue"]["capacity_bytes"] == lasthop.QUEUE_CAPACITY_BYTES
@@ -133,10 +136,10 @@ def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path,
 
 
 def test_wait_for_last_hop_says_when_it_never_reported(control_dir: Path, monkeypatch) -> None:
-    monkeypatch.setattr(watcher, "DRAIN_TIMEOUT", 0.1)
+    monkeypatch.setattr(relay, "DRAIN_TIMEOUT", 0.1)
     obs = observed("relay")
-    obs.relay = watcher.relay_record(obs.scenario, None)
-    watcher.wait_for_last_hop(obs)
+    relay.RelayQueue(obs.scenario).record(obs)
+    relay.after_stop(obs)
     assert obs.relay["last_hop"] is None
     assert "the last hop to read what the daemon had sent" in obs.errors[0]
 
@@ -151,7 +154,7 @@ def observed(scenario_id: str) -> Observed:
 
 def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
     obs = observed("relay-slow-disk-normal")
-    obs.relay = watcher.relay_record(obs.scenario, None)
+    relay.RelayQueue(obs.scenario).record(obs)
     obs.relay["last_hop"] = drained_report()
     result = build(obs)
     jsonschema.validate(result, SCHEMA)
@@ -163,34 +166,91 @@ def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
 
 
 def test_restart_is_asked_once_a_second_after_every_sender_is_done(control_dir: Path) -> None:
-    restart = watcher.Restart(senders=2)
-    restart.update(0.0)
+    asker = restart.Restart(senders=2)
+    asker.update(0.0)
     control.write_json(control_dir / "ledgers" / "host1-s1.json", {})
-    restart.update(0.5)
-    assert restart.senders_done_s is None  # one of two
+    asker.update(0.5)
+    assert asker.senders_done_s is None  # one of two
     control.write_json(control_dir / "ledgers" / "host1-s2.json", {})
-    restart.update(1.0)
-    assert restart.senders_done_s == 1.0 and not (control_dir / "restart").exists()
-    restart.update(1.5)
+    asker.update(1.0)
+    assert asker.senders_done_s == 1.0 and not (control_dir / "restart").exists()
+    asker.update(1.5)
     assert not (control_dir / "restart").exists()
-    restart.update(2.0)
-    assert (control_dir / "restart").exists() and restart.requested_s == 2.0
+    asker.update(2.0)
+    assert (control_dir / "restart").exists() and asker.requested_s == 2.0
     (control_dir / "restart").unlink()
-    restart.update(3.0)
+    asker.update(3.0)
     assert not (control_dir / "restart").exists()  # once only
 
 
+def restart_record(asker: restart.Restart, scenario_id: str) -> Observed:
+    obs = observed(scenario_id)
+    relay.RelayQueue(obs.scenario).record(obs)  # makes the relay section the restart writes into
+    asker.record(obs)
+    return obs
+
+
 def test_restart_record_reads_the_supervisors_answer(control_dir: Path) -> None:
-    restart = watcher.Restart(senders=1)
-    restart.senders_done_s, restart.requested_s = 1.2, 2.2
+    asker = restart.Restart(senders=1)
+    asker.senders_done_s, asker.requested_s = 1.2, 2.2
     control.write_atomic(control_dir / "daemon" / "restarted", "0 7\n")
-    obs = observed("relay-restart-disk-reliable")
-    assert restart.record(obs) == {"senders_done_s": 1.2, "requested_s": 2.2, "exit_code": 0, "stop_s": 0.7}
+    obs = restart_record(asker, "relay-restart-disk-reliable")
+    assert obs.relay["restart"] == {"senders_done_s": 1.2, "requested_s": 2.2, "exit_code": 0, "stop_s": 0.7}
     assert obs.errors == []
 
 
 def test_a_restart_that_never_happened_is_an_error(control_dir: Path) -> None:
-    obs = observed("relay-restart-disk-normal")
-    record = watcher.Restart(senders=1).record(obs)
-    assert record["exit_code"] is None
-    assert "the daemon was not restarted before the run ended" in obs.errors[0]
+    obs = restart_record(restart.Restart(senders=1), "relay-restart-disk-normal")
+    assert obs.relay["restart"] == {"senders_done_s": None, "requested_s": None, "exit_code": None}
+    assert obs.errors == [
+        "relay_target pause-restart: the daemon was not restarted before the run ended "
+        "(senders done at None s, restart asked at None s)"
+    ]
+
+
+# --- the tail after the DONEs ---------------------------------------------------------------------------------
+
+
+def tail_in(tmp_path: Path, expected: str = "10") -> tuple[relay.RelayTail, Path]:
+    out = tmp_path / "test.lasthop.all.log"
+    out.write_bytes(b"")
+    cfg = settings(HOSTS="1", SENDERS_PER_HOST="1", MESSAGES_PER_SENDER=expected, RUN_TIMEOUT="100")
+    return relay.RelayTail(cfg, files.LineCounter(tmp_path)), out
+
+
+LINE = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=0000001 f=1 v=5 x\n"
+
+
+def test_relay_tail_waits_until_nothing_came_for_the_quiet_time(tmp_path: Path) -> None:
+    tail, out = tail_in(tmp_path)
+    out.write_bytes(LINE * 3)
+    tail.begin(10.0)
+    assert not tail.ended
+    out.write_bytes(LINE * 5)
+    tail.update(11.0)
+    tail.update(11.0 + relay.RELAY_QUIET_S)  # not more than the quiet time yet
+    assert not tail.ended
+    tail.update(11.1 + relay.RELAY_QUIET_S)
+    assert tail.ended
+    obs = observed("relay")
+    relay.RelayQueue(obs.scenario).record(obs)
+    tail.record(obs)
+    assert obs.relay["tail"] == {"lines_at_done": 3, "lines_at_stop": 5, "waited_s": 6.1, "last_line_s": 11.0}
+
+
+def test_relay_tail_ends_once_every_line_is_in(tmp_path: Path) -> None:
+    tail, out = tail_in(tmp_path, expected="2")  # 2 messages and the DONE: 3 lines
+    out.write_bytes(LINE * 2)
+    tail.begin(4.0)
+    assert not tail.ended
+    out.write_bytes(LINE * 3)
+    tail.update(4.05)
+    assert tail.ended
+
+
+def test_relay_tail_records_nothing_when_it_did_not_run(tmp_path: Path) -> None:
+    tail, _ = tail_in(tmp_path)
+    obs = observed("relay")
+    relay.RelayQueue(obs.scenario).record(obs)
+    tail.record(obs)
+    assert "tail" not in obs.relay

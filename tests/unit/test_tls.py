@@ -16,7 +16,8 @@ import pytest
 
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import reconcile, sender, tlscerts, watcher
+from syslogbench.rig import reconcile, sender, tlscerts
+from syslogbench.rig.watcher import run as watcher
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,7 +163,7 @@ def test_tls_context_without_the_ca_file_says_who_writes_it(tmp_path: Path) -> N
 
 def test_tls_ca_is_in_the_control_volume_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(sender.TLS_CA_ENV, raising=False)
-    assert sender.tls_ca() == sender.control.CONTROL / "tls" / "ca.pem"
+    assert sender.tls_ca() == sender.control.CONTROL.tls / "ca.pem"
     monkeypatch.setenv(sender.TLS_CA_ENV, "/elsewhere/ca.pem")
     assert sender.tls_ca() == Path("/elsewhere/ca.pem")
 

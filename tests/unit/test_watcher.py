@@ -1,4 +1,4 @@
-"""The watcher's pure parts: version cleaning, the SEC rule, following done.log, ending and timing a run."""
+"""The watcher's concerns and sequence: the SEC rule, following done.log, each way a run ends and what it records."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench import contract
+from syslogbench.model import scenarios
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import watcher
+from syslogbench.rig import control
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
+from syslogbench.rig.watcher import concerns, done, files, guard, progress, run, samples, udp
 
 ENV = {
     "SCENARIO": "unit",
@@ -45,7 +48,7 @@ def observed(cfg: Settings) -> Observed:
 @pytest.fixture
 def sec_fired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "sec-fired"
-    monkeypatch.setattr(watcher, "SEC_FIRED", path)
+    monkeypatch.setattr(done, "SEC_FIRED", path)
     return path
 
 
@@ -59,17 +62,17 @@ def append(path: Path, data: bytes) -> None:
 
 def test_clean_version_rsyslog() -> None:
     assert (
-        watcher.clean_version("rsyslogd  8.2504.0 (aka 2025.04) compiled with:")
+        run.clean_version("rsyslogd  8.2504.0 (aka 2025.04) compiled with:")
         == "rsyslogd 8.2504.0 (aka 2025.04)"
     )
 
 
 def test_clean_version_leaves_a_plain_line_alone() -> None:
-    assert watcher.clean_version("syslog-ng 4 (4.8.1)") == "syslog-ng 4 (4.8.1)"
+    assert run.clean_version("syslog-ng 4 (4.8.1)") == "syslog-ng 4 (4.8.1)"
 
 
 def test_sec_rule_has_threshold_window_and_pattern(sec_fired: Path) -> None:
-    rule = watcher.sec_rule(settings(DONE_THRESHOLD="2", DONE_WINDOW="45"))
+    rule = done.sec_rule(settings(DONE_THRESHOLD="2", DONE_WINDOW="45"))
     lines = rule.splitlines()
     assert "type=SingleWithThreshold" in lines
     assert "thresh=2" in lines
@@ -80,7 +83,7 @@ def test_sec_rule_has_threshold_window_and_pattern(sec_fired: Path) -> None:
 
 
 def test_sec_rule_threshold_zero_means_every_sender(sec_fired: Path) -> None:
-    assert "thresh=3" in watcher.sec_rule(settings()).splitlines()
+    assert "thresh=3" in done.sec_rule(settings()).splitlines()
 
 
 # --- DoneTail -----------------------------------------------------------------------------------------------
@@ -88,7 +91,7 @@ def test_sec_rule_threshold_zero_means_every_sender(sec_fired: Path) -> None:
 
 def test_done_tail_counts_complete_done_lines_only(tmp_path: Path) -> None:
     log = tmp_path / "done.log"
-    tail = watcher.DoneTail(log, time.monotonic())
+    tail = files.DoneTail(log, time.monotonic())
     assert tail.update() == 0  # no file yet
     log.touch()
     assert tail.update() == 0
@@ -108,7 +111,7 @@ def test_done_tail_counts_complete_done_lines_only(tmp_path: Path) -> None:
 def test_done_tail_partial_line_holding_the_word_does_not_count(tmp_path: Path) -> None:
     log = tmp_path / "done.log"
     log.write_bytes(DONE_LINE[:-1])  # "... DONE" without its newline
-    tail = watcher.DoneTail(log, time.monotonic())
+    tail = files.DoneTail(log, time.monotonic())
     assert tail.update() == 0
     assert tail.offset == 0
     append(log, b"\n")
@@ -119,7 +122,7 @@ def test_done_tail_times_are_seconds_after_t0(tmp_path: Path) -> None:
     log = tmp_path / "done.log"
     log.write_bytes(DONE_LINE * 2)
     t0 = time.monotonic() - 5.0
-    tail = watcher.DoneTail(log, t0)
+    tail = files.DoneTail(log, t0)
     before = time.monotonic() - t0
     tail.update()
     after = time.monotonic() - t0
@@ -138,7 +141,7 @@ def test_line_counter_counts_split_files_only_and_only_new_bytes(tmp_path: Path)
     (tmp_path / "done.log").write_bytes(DONE_LINE * 4)
     (tmp_path / "messages").write_bytes(b"a\nb\n")
     (tmp_path / "test.rsyslog8.facility.x.severity.0.log").write_bytes(b"a\n")
-    counter = watcher.LineCounter(tmp_path)
+    counter = files.LineCounter(tmp_path)
     assert counter.update() == 3
     assert counter.update() == 3  # nothing new: nothing counted twice
     append(first, PLAIN_LINE + PLAIN_LINE[:10])
@@ -150,152 +153,138 @@ def test_line_counter_counts_split_files_only_and_only_new_bytes(tmp_path: Path)
 
 
 def test_line_counter_empty_directory(tmp_path: Path) -> None:
-    assert watcher.LineCounter(tmp_path).update() == 0
+    assert files.LineCounter(tmp_path).update() == 0
 
 
-# --- ended ---------------------------------------------------------------------------------------------------
+# --- the DONE/SEC end ---------------------------------------------------------------------------------------
 
 
-def tail_with(tmp_path: Path, seen: list[float]) -> watcher.DoneTail:
-    tail = watcher.DoneTail(tmp_path / "done.log", 0.0)
+def tail_with(tmp_path: Path, seen: list[float]) -> files.DoneTail:
+    tail = files.DoneTail(tmp_path / "done.log", 0.0)
     tail.seen = list(seen)
     return tail
 
 
-def test_ended_false_while_fewer_done_than_senders(tmp_path: Path, sec_fired: Path) -> None:
+def done_end(cfg: Settings, tmp_path: Path, seen: list[float]) -> done.DoneEnd:
+    end = done.DoneEnd(cfg, tail_with(tmp_path, seen))
+    return end
+
+
+def test_done_end_not_while_fewer_done_than_senders(tmp_path: Path, sec_fired: Path) -> None:
     cfg = settings()
+    end = done_end(cfg, tmp_path, [1.0, 2.0])
+    end.update(100.0)
+    assert not end.ended
     obs = observed(cfg)
-    assert not watcher.ended(cfg, obs, tail_with(tmp_path, [1.0, 2.0]), 100.0)
-    assert obs.end_trigger == "not-started"
-    assert obs.notes == []
+    end.record(obs)
+    assert (obs.end_trigger, obs.notes, obs.elapsed_s, obs.sec_fired_s) == ("not-started", [], None, None)
+    assert obs.done_spread_s == 1.0
 
 
-def test_ended_false_within_the_grace_after_the_last_done(tmp_path: Path, sec_fired: Path) -> None:
-    cfg = settings()
-    obs = observed(cfg)
-    tail = tail_with(tmp_path, [1.0, 2.0, 3.0])
-    assert not watcher.ended(cfg, obs, tail, 3.0 + watcher.SEC_GRACE_S)  # not more than the grace yet
-    assert obs.end_trigger == "not-started"
+def test_done_end_not_within_the_grace_after_the_last_done(tmp_path: Path, sec_fired: Path) -> None:
+    end = done_end(settings(), tmp_path, [1.0, 2.0, 3.0])
+    end.update(3.0 + done.SEC_GRACE_S)  # not more than the grace yet
+    assert not end.ended
 
 
-def test_ended_all_done_without_sec_after_the_grace(tmp_path: Path, sec_fired: Path) -> None:
+def test_done_end_all_done_without_sec_after_the_grace(tmp_path: Path, sec_fired: Path) -> None:
     cfg = settings(DONE_WINDOW="1")
+    end = done_end(cfg, tmp_path, [1.0, 2.5, 4.0])
+    end.update(4.0 + done.SEC_GRACE_S + 0.5)
+    assert end.ended
+    end.stop(7.0)
     obs = observed(cfg)
-    tail = tail_with(tmp_path, [1.0, 2.5, 4.0])
-    assert watcher.ended(cfg, obs, tail, 4.0 + watcher.SEC_GRACE_S + 0.5)
+    end.record(obs)
     assert obs.end_trigger == "all-done-without-sec"
     assert obs.notes == [
         "SEC's SingleWithThreshold (3 DONE in 1 s) did not fire: the 3 DONE messages reached done.log "
         "over 3.0 s. The run ended when the watcher saw every DONE."
     ]
+    assert (obs.elapsed_s, obs.sec_fired_s, obs.done_spread_s) == (4.0, None, 3.0)
 
 
-def test_ended_sec_when_the_fired_file_exists(tmp_path: Path, sec_fired: Path) -> None:
-    cfg = settings()
-    obs = observed(cfg)
+def test_done_end_sec_when_the_fired_file_exists(tmp_path: Path, sec_fired: Path) -> None:
+    cfg = settings(DONE_THRESHOLD="2")
     sec_fired.write_text("fired\n")
-    assert watcher.ended(cfg, obs, tail_with(tmp_path, []), 0.5)
+    end = done_end(cfg, tmp_path, [1.25, 2.5, 4.75])
+    end.update(0.5)
+    assert end.ended
+    end.stop(2.61234)
+    obs = observed(cfg)
+    end.record(obs)
     assert obs.end_trigger == "sec"
     assert obs.notes == []
+    assert (obs.elapsed_s, obs.sec_fired_s, obs.done_spread_s) == (2.5, 2.612, 3.5)
 
 
-# --- problem -------------------------------------------------------------------------------------------------
-
-
-def test_problem_none_in_an_empty_control_dir(control_dir: Path) -> None:
-    cfg = settings(RUN_TIMEOUT="10")
+def test_done_end_sec_without_any_done(tmp_path: Path, sec_fired: Path) -> None:
+    cfg = settings()
+    sec_fired.write_text("fired\n")
+    end = done_end(cfg, tmp_path, [])
+    end.update(5.0)
+    end.stop(5.0)
     obs = observed(cfg)
-    assert not watcher.problem(cfg, obs, 10.0)  # at, not past, the timeout
+    end.record(obs)
+    assert (obs.end_trigger, obs.elapsed_s, obs.sec_fired_s, obs.done_spread_s) == ("sec", None, 5.0, None)
+
+
+def test_done_end_stop_reads_what_is_left_in_done_log(tmp_path: Path, sec_fired: Path) -> None:
+    log = tmp_path / "done.log"
+    cfg = settings()
+    end = done.DoneEnd(cfg, files.DoneTail(log, time.monotonic()))
+    end.update(0.1)
+    log.write_bytes(DONE_LINE * 3)
+    end.trigger = "all-done-without-sec"  # as if it had ended on the poll before these lines
+    end.stop(1.0)
+    obs = observed(cfg)
+    end.record(obs)
+    assert len(end.tail.seen) == 3
+    assert obs.elapsed_s == end.tail.seen[2]
+    assert obs.done_spread_s == 0.0
+
+
+# --- the guard ----------------------------------------------------------------------------------------------
+
+
+def guarded(cfg: Settings, now: float) -> tuple[bool, Observed]:
+    watch = guard.Guard(cfg)
+    watch.update(now)
+    obs = observed(cfg)
+    watch.record(obs)
+    return watch.ended, obs
+
+
+def test_guard_quiet_in_an_empty_control_dir(control_dir: Path) -> None:
+    ended, obs = guarded(settings(RUN_TIMEOUT="10"), 10.0)  # at, not past, the timeout
+    assert not ended
     assert (obs.timed_out, obs.end_trigger, obs.errors) == (False, "not-started", [])
 
 
-def test_problem_timeout(control_dir: Path) -> None:
-    cfg = settings(RUN_TIMEOUT="10")
-    obs = observed(cfg)
-    assert watcher.problem(cfg, obs, 10.5)
-    assert obs.timed_out is True
-    assert obs.end_trigger == "timeout"
-    assert obs.errors == []
+def test_guard_timeout(control_dir: Path) -> None:
+    ended, obs = guarded(settings(RUN_TIMEOUT="10"), 10.5)
+    assert ended
+    assert (obs.timed_out, obs.end_trigger, obs.errors) == (True, "timeout", [])
 
 
-def test_problem_daemon_exited(control_dir: Path) -> None:
+def test_guard_daemon_exited(control_dir: Path) -> None:
     (control_dir / "daemon").mkdir()
     (control_dir / "daemon" / "exit").write_text("137\n")
-    cfg = settings()
-    obs = observed(cfg)
-    assert watcher.problem(cfg, obs, 1.0)
+    ended, obs = guarded(settings(), 1.0)
+    assert ended
     assert obs.end_trigger == "daemon-exited"
     assert obs.errors == ["the daemon exited before the DONE threshold fired"]
     assert obs.timed_out is False
 
 
-def test_problem_sender_failed(control_dir: Path) -> None:
+def test_guard_sender_failed(control_dir: Path) -> None:
     ledgers = control_dir / "ledgers"
     ledgers.mkdir()
     (ledgers / "host1-s1.json").write_text(json.dumps({"id": "host1-s1", "status": "ok"}))
     (ledgers / "host1-s2.json").write_text(json.dumps({"id": "host1-s2", "status": "failed: refused"}))
-    cfg = settings()
-    obs = observed(cfg)
-    assert watcher.problem(cfg, obs, 1.0)
+    ended, obs = guarded(settings(), 1.0)
+    assert ended
     assert obs.end_trigger == "sender-failed"
     assert obs.errors == ["a sender failed: host1-s2: failed: refused"]
-
-
-# --- record_end ----------------------------------------------------------------------------------------------
-
-
-def test_record_end_elapsed_is_the_threshold_th_done(tmp_path: Path) -> None:
-    cfg = settings(DONE_THRESHOLD="2")
-    obs = observed(cfg)
-    obs.end_trigger = "sec"
-    tail = tail_with(tmp_path, [1.25, 2.5, 4.75])
-    watcher.record_end(cfg, obs, tail, 2.61234)
-    assert obs.elapsed_s == 2.5
-    assert obs.sec_fired_s == 2.612
-    assert obs.done_spread_s == 3.5
-
-
-def test_record_end_all_done_without_sec(tmp_path: Path) -> None:
-    cfg = settings()
-    obs = observed(cfg)
-    obs.end_trigger = "all-done-without-sec"
-    watcher.record_end(cfg, obs, tail_with(tmp_path, [1.0, 30.0, 90.125]), 93.0)
-    assert obs.elapsed_s == 90.125
-    assert obs.sec_fired_s is None
-    assert obs.done_spread_s == 89.125
-
-
-def test_record_end_timeout_has_no_elapsed(tmp_path: Path) -> None:
-    cfg = settings()
-    obs = observed(cfg)
-    obs.end_trigger = "timeout"
-    watcher.record_end(cfg, obs, tail_with(tmp_path, [1.0, 2.0]), 901.0)
-    assert obs.elapsed_s is None
-    assert obs.sec_fired_s is None
-    assert obs.done_spread_s == 1.0
-
-
-def test_record_end_without_any_done(tmp_path: Path) -> None:
-    cfg = settings()
-    obs = observed(cfg)
-    obs.end_trigger = "sec"
-    watcher.record_end(cfg, obs, tail_with(tmp_path, []), 5.0)
-    assert obs.elapsed_s is None
-    assert obs.sec_fired_s == 5.0
-    assert obs.done_spread_s is None
-
-
-def test_record_end_reads_what_is_left_in_done_log(tmp_path: Path) -> None:
-    log = tmp_path / "done.log"
-    log.write_bytes(DONE_LINE * 3)
-    cfg = settings()
-    obs = observed(cfg)
-    obs.end_trigger = "all-done-without-sec"
-    tail = watcher.DoneTail(log, time.monotonic())
-    watcher.record_end(cfg, obs, tail, 1.0)
-    assert len(tail.seen) == 3
-    assert obs.elapsed_s == tail.seen[2]
-    assert obs.done_spread_s == 0.0
 
 
 # --- UDP: ending when a DONE datagram was lost ---------------------------------------------------------------
@@ -307,12 +296,12 @@ def write_ledgers(control_dir: Path, count: int) -> None:
         (control_dir / "ledgers" / f"host1-s{number}.json").write_text('{"status": "ok"}')
 
 
-def quiet_in(tmp_path: Path) -> tuple[watcher.UdpQuiet, Path]:
+def quiet_in(tmp_path: Path, seen: list[float] | None = None) -> tuple[udp.UdpQuiet, Path]:
     logs = tmp_path / "logs"
     logs.mkdir()
     out = logs / "test.rsyslog8.facility.1.severity.5.log"
     out.write_bytes(b"")
-    return watcher.UdpQuiet(watcher.LineCounter(logs), senders=3), out
+    return udp.UdpQuiet(files.LineCounter(logs), tail_with(tmp_path, seen or []), senders=3), out
 
 
 def test_udp_quiet_not_over_while_a_ledger_is_missing(tmp_path: Path, control_dir: Path) -> None:
@@ -360,20 +349,137 @@ def test_udp_quiet_polls_at_most_every_poll_interval(tmp_path: Path, control_dir
     assert (quiet.lines, quiet.last_growth) == (1, 1.1)
 
 
-def test_quiet_end_names_the_trigger_and_the_missing_done(tmp_path: Path) -> None:
+def test_udp_quiet_ends_the_run_and_records_the_last_growth(tmp_path: Path, control_dir: Path) -> None:
+    quiet, out = quiet_in(tmp_path, seen=[0.5, 0.6])
+    write_ledgers(control_dir, 3)
+    out.write_bytes(PLAIN_LINE)
+    quiet.update(1.0)
+    quiet.update(3.0)
+    assert quiet.ended
     obs = observed(settings())
-    watcher.quiet_end(settings(), obs, tail_with(tmp_path, [0.5, 0.6]))
+    quiet.record(obs)
     assert obs.end_trigger == "udp-quiet"
+    assert obs.elapsed_s == 1.0
     assert obs.notes[0].startswith("2 of 3 DONE datagrams reached done.log, so SEC could not fire")
 
 
+def test_udp_quiet_stays_out_once_every_done_is_in(tmp_path: Path, control_dir: Path) -> None:
+    quiet, _ = quiet_in(tmp_path, seen=[0.5, 0.6, 0.7])
+    write_ledgers(control_dir, 3)
+    quiet.update(1.0)
+    quiet.update(10.0)
+    assert not quiet.ended  # SEC, or all-done-without-sec, ends this run
+    obs = observed(settings())
+    quiet.record(obs)
+    assert (obs.end_trigger, obs.elapsed_s, obs.notes) == ("not-started", None, [])
+
+
+# --- samples and progress -----------------------------------------------------------------------------------
+
+
+def test_samples_rows_carry_the_time_the_cpu_since_the_start_the_memory_and_the_lines(
+    tmp_path: Path, control_dir: Path
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 4)
+    series = samples.Samples(files.LineCounter(logs), None)
+    series.update(0.5)  # no samples.log yet
+    block = "sample 1\ncpu.stat user_usec 1500000\ncpu.stat system_usec 250000\nmemory.current 2048\nend 1\n"
+    (control_dir / "samples.log").write_text(block + "sample 2\n")  # the second block is not complete
+    series.update(1.234)
+    obs = observed(settings())
+    series.record(obs)
+    assert obs.samples == [[1.23, None, None, 2048, 4]]  # no start snapshot: no CPU relative to it
+
+
+def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 10)
+    report = progress.Progress(files.LineCounter(tmp_path), expected=40, every=2.0)
+    report.update(1.0)  # not due
+    report.update(2.0)
+    (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 30)
+    report.update(3.9)
+    report.update(4.5)
+    obs = observed(settings())
+    report.record(obs)
+    assert obs.progress == [[2.0, 10], [4.5, 30]]
+    assert "watcher: 30 / 40 received (75.0%), 8 msg/s" in capsys.readouterr().out
+
+
+# --- which concerns run --------------------------------------------------------------------------------------
+
+
+def kinds(scenario_id: str) -> tuple[list[str], str | None]:
+    plan = concerns.for_scenario(settings(), scenarios.load(scenario_id), None, 0.0)
+    return [type(c).__name__ for c in plan.during], type(plan.tail).__name__ if plan.tail else None
+
+
+def test_the_scenario_picks_the_concerns() -> None:
+    assert kinds("seed2014") == (["DoneEnd", "Guard", "Samples", "Progress"], None)
+    assert kinds("udp") == (["DoneEnd", "Guard", "UdpQuiet", "Samples", "Progress"], None)
+    assert kinds("relay") == (["RelayQueue", "DoneEnd", "Guard", "Samples", "Progress"], "RelayTail")
+    assert kinds("relay-restart-disk-reliable") == (
+        ["RelayQueue", "Restart", "DoneEnd", "Guard", "Samples", "Progress"],
+        "RelayTail",
+    )
+
+
+def test_every_concern_records_after_the_ends_and_the_queue_before_the_tail_and_restart() -> None:
+    plan = concerns.for_scenario(settings(), scenarios.load("relay-restart-disk-reliable"), None, 0.0)
+    assert [type(c).__name__ for c in plan.every] == [
+        "DoneEnd",
+        "Guard",
+        "Samples",
+        "Progress",
+        "RelayQueue",
+        "RelayTail",
+        "Restart",
+    ]
+
+
+# --- n/a, decided once ---------------------------------------------------------------------------------------
+
+
+def write_manifest(control_dir: Path, features: list[str]) -> None:
+    control.write_atomic(
+        control_dir / "daemon" / "manifest.yaml", f"profile: baseline\nfeatures: [{', '.join(features)}]\n"
+    )
+
+
+def test_decide_go_when_the_manifest_has_every_feature(control_dir: Path) -> None:
+    write_manifest(control_dir, ["plain-file", "raw-receive"])
+    run.decide(scenarios.load("plain"))
+    assert (control_dir / "go").exists() and not (control_dir / "unsupported").exists()
+
+
+def test_decide_unsupported_writes_the_models_reason(control_dir: Path) -> None:
+    write_manifest(control_dir, ["plain-file", "raw-receive"])
+    with pytest.raises(run.Unsupported) as caught:
+        run.decide(scenarios.load("relay"))
+    reason = "baseline cannot run scenario relay: needs the 'relay' feature"
+    assert str(caught.value) == reason
+    assert (control_dir / "unsupported").read_text() == reason + "\n"
+    assert not (control_dir / "go").exists()
+    assert scenarios.unsupported(scenarios.load("relay"), ["plain-file", "raw-receive"]) == [
+        "needs the 'relay' feature"
+    ]
+
+
+def test_ready_wait_ends_when_the_daemon_exits_before_it_listens(control_dir: Path) -> None:
+    control.write_atomic(control_dir / "daemon" / "exit", "1\n")
+    with pytest.raises(RuntimeError, match="the daemon exited with code 1 before it listened on 514"):
+        run.wait_until_ready(settings())
+
+
 def test_scenario_transport() -> None:
-    assert watcher.scenario_transport(settings(SCENARIO="udp")) == "udp"
-    assert watcher.scenario_transport(settings(SCENARIO="seed2014")) == "tcp"
-    assert watcher.scenario_transport(settings(SCENARIO="no-such-scenario")) == "tcp"
+    assert run.scenario_transport(settings(SCENARIO="udp")) == "udp"
+    assert run.scenario_transport(settings(SCENARIO="seed2014")) == "tcp"
+    assert run.scenario_transport(settings(SCENARIO="no-such-scenario")) == "tcp"
 
 
-def test_scenario_needs() -> None:
-    assert watcher.scenario_needs(settings(SCENARIO="udp")) == ["udp"]
-    assert watcher.scenario_needs(settings(SCENARIO="seed2014")) == []
-    assert watcher.scenario_needs(settings(SCENARIO="no-such-scenario")) == []
+def test_the_watcher_exits_with_the_contracts_codes() -> None:
+    source = Path(run.__file__).read_text()
+    assert 'contract.EXIT_CODES[result["verdict"]]' in source
+    assert contract.EXIT_CODES["timeout"] == 5
+    assert "EXIT_CODES = " not in "".join(p.read_text() for p in Path(run.__file__).parent.glob("*.py"))

@@ -1,0 +1,20 @@
+"""What every concern of the watch has: it looks (update), may end the run (ended), writes its part (record)."""
+
+from __future__ import annotations
+
+from syslogbench.rig.outcome import Observed
+
+
+class Concern:
+    """One concern of the watch. `now` is always seconds after the start signal."""
+
+    ended = False  # this concern ends the run (only the ones that can end it ever set it)
+
+    def update(self, now: float) -> None:
+        """Look at what it follows; called about every 20 ms until some concern has ended the run."""
+
+    def stop(self, now: float) -> None:
+        """The watch is over at `now`: a last look, where the figure needs one."""
+
+    def record(self, obs: Observed) -> None:
+        """Write this concern's own part of what goes into the result, and nothing else."""

@@ -1,0 +1,51 @@
+"""The one place that decides, from the scenario, which concerns watch a run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syslogbench.model.scenarios import Scenario
+from syslogbench.model.settings import Settings
+from syslogbench.rig import control
+from syslogbench.rig.cgroup import Snapshot
+from syslogbench.rig.watcher.concern import Concern
+from syslogbench.rig.watcher.done import DoneEnd
+from syslogbench.rig.watcher.files import DoneTail, LineCounter
+from syslogbench.rig.watcher.guard import Guard
+from syslogbench.rig.watcher.progress import Progress
+from syslogbench.rig.watcher.relay import RelayQueue, RelayTail
+from syslogbench.rig.watcher.restart import Restart
+from syslogbench.rig.watcher.samples import Samples
+from syslogbench.rig.watcher.udp import UdpQuiet
+
+
+@dataclass
+class Watch:
+    """`during` is updated each poll, in this order, until one of them has ended the run; `tail` (relay
+    scenarios) runs after that if the DONEs ended it; then each concern in `every` records its part, in
+    that order (the order of the result's errors and notes)."""
+
+    done: DoneEnd
+    during: list[Concern]
+    tail: RelayTail | None
+    every: list[Concern]
+
+
+def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float) -> Watch:
+    counter = LineCounter(control.LOGS)
+    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0))
+    relay = scenario is not None and scenario.destination == "relay"
+    udp = scenario is not None and scenario.transport == "udp"
+    relay_during: list[Concern] = []  # looked at each poll before the end is decided
+    if relay and scenario is not None:
+        relay_during.append(RelayQueue(scenario))
+        if scenario.relay_target == "pause-restart":
+            relay_during.append(Restart(cfg.senders))
+    ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(counter, done.tail, cfg.senders)] if udp else [])
+    series: list[Concern] = [Samples(counter, start), Progress(counter, cfg.expected_messages)]
+    tail = RelayTail(cfg, counter) if relay else None
+    # The queue's record makes the relay section that the tail and the restart write into.
+    relay_records = relay_during[:1] + ([tail] if tail else []) + relay_during[1:]
+    return Watch(
+        done=done, during=relay_during + ends + series, tail=tail, every=ends + series + relay_records
+    )

@@ -1,0 +1,36 @@
+"""The guard: RUN_TIMEOUT passed, the daemon exited, or a sender failed; each ends the run early."""
+
+from __future__ import annotations
+
+from syslogbench.model.settings import Settings
+from syslogbench.rig import control
+from syslogbench.rig.outcome import Observed
+from syslogbench.rig.watcher.concern import Concern
+from syslogbench.rig.watcher.files import failed_senders
+
+
+class Guard(Concern):
+    def __init__(self, cfg: Settings) -> None:
+        self.cfg = cfg
+        self.trigger: str | None = None
+        self.error: str | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.trigger is not None
+
+    def update(self, now: float) -> None:
+        if now > self.cfg.run_timeout:
+            self.trigger = "timeout"
+        elif control.CONTROL.daemon.exit.exists():
+            self.trigger, self.error = "daemon-exited", "the daemon exited before the DONE threshold fired"
+        elif failed := failed_senders():
+            self.trigger, self.error = "sender-failed", "a sender failed: " + "; ".join(failed)
+
+    def record(self, obs: Observed) -> None:
+        if self.trigger is None:
+            return
+        obs.end_trigger = self.trigger
+        obs.timed_out = self.trigger == "timeout"
+        if self.error:
+            obs.errors.append(self.error)

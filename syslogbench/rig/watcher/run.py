@@ -1,0 +1,387 @@
+"""The run sequence (docs/DESIGN.md): reset, decide n/a, wait for everyone, start, watch, stop, reconcile,
+write the result.
+
+It needs no Docker socket: the daemon's supervisor answers its requests through the control volume.
+Stdlib (and Debian's python3-yaml) only: runs in the watcher container with Debian's python3 and sec.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model.machine import host_facts
+from syslogbench.model.messages import SenderId
+from syslogbench.rig import control, tlscerts
+from syslogbench.rig.cgroup import Snapshot, read_snapshot
+from syslogbench.rig.outcome import DaemonInfo, Observed, build
+from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
+from syslogbench.rig.watcher import concerns, relay
+from syslogbench.rig.watcher.done import TRIGGERS, start_sec
+from syslogbench.rig.watcher.files import failed_senders, read_ledgers
+from syslogbench.rig.watcher.progress import say
+
+RESULTS = Path(os.environ.get("RESULTS_DIR", str(contract.RESULTS_DIR_IN_WATCHER)))
+HEALTH_FILE = Path("/tmp/watcher-ready")
+READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+STOP_TIMEOUT = 120.0
+POLL_S = 0.02
+TAIL_POLL_S = 0.05
+
+
+class Unsupported(RuntimeError):
+    """The daemon cannot run this scenario (the reason)."""
+
+
+def clear(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def read_text(path: Path, default: str = "unknown") -> str:
+    try:
+        return path.read_text().strip() or default
+    except OSError:
+        return default
+
+
+def clean_version(line: str) -> str:
+    """rsyslog prints 'rsyslogd  8.2504.0 (aka 2025.04) compiled with:'; keep the words that name it."""
+    return " ".join(line.replace("compiled with:", "").split())
+
+
+def read_manifest() -> dict:
+    import yaml  # Debian's python3-yaml, in the watcher image only
+
+    path = control.CONTROL.daemon.manifest
+    return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+
+
+def daemon_info() -> DaemonInfo:
+    files, manifest = control.CONTROL.daemon, read_manifest()
+    profile = manifest.get("profile", "unknown")
+    return DaemonInfo(
+        profile=profile,
+        name=manifest.get("daemon", "unknown"),
+        version=clean_version(read_text(files.version)),
+        package=manifest.get("package", "unknown"),
+        image=contract.image_name(profile),
+        base=read_text(files.base),
+        settings=manifest.get("settings") or {},
+    )
+
+
+def decide(scenario: scenarios.Scenario) -> None:
+    """n/a is decided here, once, by the model's rule: the supervisor has copied the daemon's manifest, and
+    starts the daemon only when it finds `go`; `unsupported` (with the reason) makes it idle until finish."""
+    control.wait_for(control.CONTROL.daemon.manifest, READY_TIMEOUT, "the daemon's manifest", poll=0.05)
+    manifest = read_manifest()
+    if reasons := scenarios.unsupported(scenario, list(manifest.get("features") or [])):
+        reason = (
+            f"{manifest.get('profile', 'unknown')} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
+        )
+        control.write_atomic(control.CONTROL.unsupported, f"{reason}\n")
+        raise Unsupported(reason)
+    control.write_atomic(control.CONTROL.go, "")
+
+
+def expected_senders(cfg: settings.Settings) -> list[SenderId]:
+    return [SenderId(h, s) for h in range(1, cfg.hosts + 1) for s in range(1, cfg.senders_per_host + 1)]
+
+
+def wait_until_ready(cfg: settings.Settings) -> None:
+    """Wait for the daemon and every sender; a sender that fails while rendering ends the wait at once."""
+    files = control.CONTROL.daemon
+    deadline = time.monotonic() + READY_TIMEOUT
+    while not files.ready.exists():
+        if files.exit.exists():
+            raise RuntimeError(
+                f"the daemon exited with code {read_text(files.exit)} before it listened on "
+                f"{contract.CENTRAL_PORT}; its container's log says why"
+            )
+        if time.monotonic() > deadline:
+            raise control.WaitTimeout(
+                f"gave up after {READY_TIMEOUT:.0f} s waiting for the daemon to listen on {contract.CENTRAL_PORT}"
+            )
+        time.sleep(0.05)
+    deadline = time.monotonic() + READY_TIMEOUT
+    ready_dir = control.CONTROL.ready_dir
+    while len(list(ready_dir.glob("host*"))) < cfg.senders:
+        if failed := failed_senders():
+            raise RuntimeError("a sender failed before the start: " + "; ".join(failed))
+        if time.monotonic() > deadline:
+            count = len(list(ready_dir.glob("host*")))
+            raise control.WaitTimeout(
+                f"only {count} of {cfg.senders} senders were ready after {READY_TIMEOUT:.0f} s: "
+                f"{cfg.hosts} hosts need {cfg.hosts} generator containers (plain compose: set GENERATORS={cfg.hosts})"
+            )
+        time.sleep(0.05)
+
+
+def take_snapshot(name: str) -> Snapshot:
+    control.write_atomic(control.CONTROL.snapshot_request(name), "")
+    snapshot = control.CONTROL.snapshot(name)
+    control.wait_for(snapshot / "time", 30, f"the daemon's cgroup snapshot {name!r}")
+    return read_snapshot(snapshot)
+
+
+def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
+    """Until SEC fires (or every DONE is in), the daemon dies, a sender fails, or RUN_TIMEOUT passes; then,
+    in relay scenarios ended by the DONEs, until the last hop has every line. Each concern records its part."""
+    plan = concerns.for_scenario(cfg, obs.scenario, obs.start, t0)
+    while True:
+        now = time.monotonic() - t0
+        if any(poll(concern, now) for concern in plan.during):  # the first that ends the run ends this poll
+            break
+        time.sleep(POLL_S)
+    stopped = time.monotonic() - t0
+    for concern in plan.during:
+        concern.stop(stopped)
+    if plan.tail is not None and plan.done.trigger in TRIGGERS:
+        plan.tail.begin(time.monotonic() - t0)
+        while not plan.tail.ended:
+            time.sleep(TAIL_POLL_S)
+            plan.tail.update(time.monotonic() - t0)
+    for concern in plan.every:
+        concern.record(obs)
+
+
+def poll(concern: concerns.Concern, now: float) -> bool:
+    concern.update(now)
+    return concern.ended
+
+
+def stop_daemon(obs: Observed) -> None:
+    control.write_atomic(control.CONTROL.stop, "")
+    exit_file = control.CONTROL.daemon.exit
+    try:
+        control.wait_for(exit_file, STOP_TIMEOUT, "the daemon to stop", poll=0.05)
+    except control.WaitTimeout as error:
+        obs.errors.append(str(error))
+        return
+    obs.daemon_exit = int(read_text(exit_file, "-1"))
+    try:
+        obs.end = read_snapshot(control.CONTROL.snapshot("end"))
+    except ValueError as error:
+        obs.errors.append(f"no cgroup figures from the daemon: {error}")
+
+
+def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
+    """Senders write their ledger just after their queue drains; give stragglers a moment."""
+    deadline = time.monotonic() + timeout
+    while len(read_ledgers()) < cfg.senders and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def remove_test_files() -> None:
+    for path in control.LOGS.iterdir():
+        if OUTPUT_RE.match(path.name) or path.name == "done.log":
+            path.unlink()
+
+
+def read_generator_cpu() -> float | None:
+    """CPU seconds all generator containers used while sending, from their own cgroups."""
+    total = 0.0
+    reports = [control.read_json(p) for p in control.CONTROL.generators.glob("host*.json")]
+    for entry in reports:
+        if entry["cpu_user_s"] is None or entry["cpu_system_s"] is None:
+            return None
+        total += entry["cpu_user_s"] + entry["cpu_system_s"]
+    return round(total, 3) if reports else None
+
+
+def conclude(cfg: settings.Settings, obs: Observed) -> None:
+    wait_for_ledgers(cfg)
+    obs.generator_cpu_s = read_generator_cpu()
+    senders = expected_senders(cfg)
+    ledgers = read_ledgers()
+    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
+    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
+    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
+    if note := tls_note(ledgers):
+        obs.notes.append(note)
+    udp = obs.scenario is not None and obs.scenario.transport == "udp"
+    if udp and obs.counts.total("sent") and not obs.counts.total("received"):
+        # Loss is the figure over UDP, but losing everything is a daemon that does not listen on its port.
+        obs.errors.append(
+            f"no UDP datagram reached the output files: is the daemon listening on {contract.CENTRAL_PORT}/udp?"
+        )
+    if obs.timed_out:
+        missing = [sender.id for sender in obs.counts.senders if not sender.done_seen]
+        obs.errors.append(
+            f"the DONE threshold ({cfg.done_threshold} in {cfg.done_window} s) did not fire within "
+            f"RUN_TIMEOUT={cfg.run_timeout} s; DONE never reached done.log from: {', '.join(missing) or 'none'}"
+        )
+    if not cfg.keep_logs:
+        remove_test_files()
+        if contract.QUEUE_DIR.exists():
+            clear(contract.QUEUE_DIR)
+
+
+def prepare_tls(cfg: settings.Settings) -> str | None:
+    """A TLS scenario's throwaway CA and server certificate, written before run.json (which daemons and
+    senders wait for). Returns what went wrong, if anything; a bad scenario is reported with the run."""
+    try:
+        scenario = scenarios.load(cfg.scenario)
+    except scenarios.ScenarioError:
+        return None
+    if scenario.transport != "tls":
+        return None
+    try:
+        tlscerts.generate(control.CONTROL.tls)
+    except tlscerts.CertError as error:
+        return f"cannot make the TLS certificates: {error}"
+    return None
+
+
+def tls_note(ledgers: dict[str, dict]) -> str | None:
+    """What the senders negotiated, e.g. 'TLSv1.3 TLS_AES_256_GCM_SHA384 on 4 of 4 connections'."""
+    seen = [
+        f"{entry['version']} {entry['cipher']}" for ledger in ledgers.values() if (entry := ledger.get("tls"))
+    ]
+    if not seen:
+        return None
+    counts = {text: seen.count(text) for text in sorted(set(seen))}
+    return "TLS (sender side): " + "; ".join(
+        f"{text} on {n} of {len(ledgers)} connections" for text, n in counts.items()
+    )
+
+
+def run(cfg: settings.Settings, obs: Observed) -> None:
+    if obs.scenario is not None:
+        decide(obs.scenario)
+    wait_until_ready(cfg)
+    obs.daemon = daemon_info()
+    obs.start = take_snapshot("start")
+    obs.host.cgroup_version = obs.start.version
+    sec = start_sec(cfg)
+    try:
+        time.sleep(0.5)  # let SEC load its rules before any DONE can arrive
+        t0 = time.monotonic()
+        control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
+        say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
+        watch(cfg, obs, t0)
+    finally:
+        sec.terminate()
+        sec.wait(timeout=10)
+    stop_daemon(obs)
+    relay.after_stop(obs)
+    conclude(cfg, obs)
+
+
+def write_result(obs: Observed) -> dict:
+    result = build(obs)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    control.write_json(RESULTS / f"{result['run_id']}.json", result)
+    return result
+
+
+def report(result: dict) -> None:
+    m = result["messages"]
+    say(f"result: results/{result['run_id']}.json")
+    for note in result["notes"]:
+        say(f"notice: {note}")
+    for error in result["errors"]:
+        say(f"error: {error}")
+    say(
+        f"{result['daemon']['profile']} ({result['daemon']['version']}): verdict {result['verdict'].upper()}; "
+        f"sent {m['sent']:,}, received {m['received']:,} of {m['expected']:,}, "
+        f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}"
+    )
+    rate = result["rate"]
+    if rate["target_per_sender"]:
+        say(
+            f"rate: target {rate['target_per_sender']:,} msg/s per sender, achieved median "
+            f"{rate['achieved_per_sender']['median'] or 0:,.0f} (min {rate['achieved_per_sender']['min'] or 0:,.0f}); "
+            f"offered in all {rate['achieved_total'] or 0:,.0f} of {rate['target_total']:,} msg/s"
+        )
+    if udp := result["udp"]:
+        kernel = udp["kernel"] or {}
+        say(
+            f"udp: {udp['lost']:,} of {udp['sent']:,} lost (drop rate {udp['drop_rate'] or 0:.4%}); kernel: "
+            f"{kernel.get('in_datagrams', '?')} datagrams read, {kernel.get('in_errors', '?')} errors "
+            f"({kernel.get('rcvbuf_errors', '?')} receive buffer full)"
+        )
+    if m.get("filtered") or m.get("unexpected") or m.get("unprocessed"):
+        say(
+            f"filtered out by the scenario {m['filtered']:,}, of which arrived anyway {m['unexpected']:,}; "
+            f"lines not showing the processing {m['unprocessed']:,}"
+        )
+    say(result["summary"])
+
+
+def scenario_transport(cfg: settings.Settings) -> str:
+    """tcp, udp or tls; tcp when the scenario does not load (the run then ends with that error anyway)."""
+    try:
+        return scenarios.load(cfg.scenario).transport
+    except scenarios.ScenarioError:
+        return "tcp"
+
+
+def matrix_cell() -> dict[str, object] | None:
+    """Set by `python -m syslogbench matrix`, so a resumed matrix knows which cells are done."""
+    cell, replicate = os.environ.get("MATRIX_ID"), os.environ.get("MATRIX_REPLICATE", "")
+    return {"id": cell, "replicate": int(replicate)} if cell and replicate.isdigit() else None
+
+
+def reset() -> None:
+    """Clear the volumes, so nothing stale from an earlier run is ever read."""
+    clear(control.CONTROL.root)
+    clear(control.LOGS)
+    if contract.QUEUE_DIR.exists():  # a disk queue left by an earlier run would replay its messages here
+        clear(contract.QUEUE_DIR)
+    (control.LOGS / "done.log").touch()
+
+
+def main() -> int:
+    try:
+        cfg = settings.from_env(os.environ)
+    except settings.SettingsError as error:
+        say(str(error))
+        control.write_atomic(control.CONTROL.finish, "")
+        return contract.EXIT_CODES["error"]
+    reset()
+    tls_problem = prepare_tls(cfg)
+    # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
+    control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
+    control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
+    HEALTH_FILE.touch()
+    started = datetime.now(UTC)
+    obs = Observed(
+        cfg=cfg,
+        host=host_facts(2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1),
+        daemon=DaemonInfo(),
+        started=started,
+        finished=started,
+    )
+    obs.matrix = matrix_cell()
+    try:
+        obs.scenario = scenarios.load(cfg.scenario)
+        if tls_problem:
+            raise RuntimeError(tls_problem)
+        run(cfg, obs)
+    except Unsupported as reason:
+        obs.unsupported = str(reason)
+        obs.errors.append(f"n/a: {reason}")
+        obs.daemon = daemon_info()
+    except (control.WaitTimeout, RuntimeError, OSError, ValueError, scenarios.ScenarioError) as error:
+        obs.errors.append(str(error))
+        obs.daemon = daemon_info()
+        if obs.daemon_exit is None and control.CONTROL.daemon.ready.exists():
+            stop_daemon(obs)
+    # The key is throwaway, but it need not outlive the run in the volume either.
+    shutil.rmtree(control.CONTROL.tls, ignore_errors=True)
+    obs.finished = datetime.now(UTC)
+    result = write_result(obs)
+    report(result)
+    control.write_atomic(control.CONTROL.finish, "")
+    return contract.EXIT_CODES[result["verdict"]]
