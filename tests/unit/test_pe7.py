@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syslogbench.model.result import Result
-from syslogbench.report import build as report
+from syslogbench.report import cells, load, sections
 from syslogbench.report.published import pe7
 
 from .test_report import make_result
@@ -63,7 +63,7 @@ def test_each_axis_finds_its_table() -> None:
 
 
 def test_the_report_sets_the_published_rows_beside_the_scenario() -> None:
-    blocks = report.published_blocks({"transport": "tcp", "destination": "plain", "format": "rfc3164"})
+    blocks = sections.published_tables({"transport": "tcp", "destination": "plain", "format": "rfc3164"})
     assert [title for title, _ in blocks] == [
         "Type of storage: TCP, multithreaded, 10 connections",
         "Type of storage: TCP, multithreaded, 100 connections",
@@ -82,7 +82,7 @@ def test_overview_has_one_row_per_scenario_and_a_column_per_profile() -> None:
     na = make_result("20250101T000400Z-d", "baseline", "2025-01-01T00:04:00Z", verdict="n/a")
     na["scenario"]["id"] = "plain"
     typed = [Result.from_dict(document) for document in (*seed, plain, na)]
-    header, rows = report.overview(report.group_results(typed))
+    header, rows = cells.overview(load.group_results(typed))
     assert header == ["scenario", "baseline msgs/s (n)", "rsyslog-8.2504 msgs/s (n)"]
     rate = f"{seed[0]['throughput']['msgs_per_s']:,.0f}"
     assert rows[0][0] == "`seed2014`" and rows[0][2] == f"{rate} (1)"

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from syslogbench.model.result import Result, Samples
-from syslogbench.report import build as report
-from syslogbench.report import plots
+from syslogbench.report import load, plots
 from tests.unit.test_report import MIB, make_result
 
 COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
@@ -156,7 +155,7 @@ def test_sample_series() -> None:
 
 
 def test_family_and_labels() -> None:
-    groups = report.group_results(RUNS)["seed2014"]
+    groups = load.group_results(RUNS)["seed2014"]
     assert [plots.family(g) for g in groups] == ["baseline", "rsyslog", "syslog-ng", "syslog-ng"]
     assert plots.tick_labels(groups) == [
         "baseline\nn=2",

@@ -15,7 +15,7 @@ import pytest
 
 from syslogbench.model.result import Result
 from syslogbench.report import build as report
-from syslogbench.report import load
+from syslogbench.report import cells, html, load, markdown, sections, stats
 from syslogbench.report.published import seed2014
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,8 +174,8 @@ def table_row(markdown: str, first_cell: str) -> list[str]:
 
 
 def test_load_results_skips_non_results(results_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="syslogbench.report.build"):
-        loaded = report.load_results(results_dir)
+    with caplog.at_level(logging.WARNING, logger="syslogbench.report.load"):
+        loaded = load.load_results(results_dir)
     assert sorted(r.run_id for r in loaded) == sorted(r["run_id"] for r in (OLD, NEW, NULLS, OTHER_SCENARIO))
     warned = caplog.text
     for name in ("broken.json", "list.json", "other.json"):
@@ -184,13 +184,13 @@ def test_load_results_skips_non_results(results_dir: Path, caplog: pytest.LogCap
 
 
 def test_latest_per_profile_picks_newest() -> None:
-    latest = report.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO))
+    latest = load.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO))
     assert [r.run_id for r in latest] == [NEW["run_id"], NULLS["run_id"]]
-    assert [r.run_id for r in report.latest_per_profile(typed(OLD, NEW))] == [NEW["run_id"]]
+    assert [r.run_id for r in load.latest_per_profile(typed(OLD, NEW))] == [NEW["run_id"]]
 
 
 def test_latest_per_profile_other_scenario() -> None:
-    latest = report.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO), "small")
+    latest = load.latest_per_profile(typed(NEW, OLD, NULLS, OTHER_SCENARIO), "small")
     assert [r.run_id for r in latest] == [OTHER_SCENARIO["run_id"]]
 
 
@@ -405,11 +405,11 @@ def stats_dir(tmp_path: Path) -> Path:
 
 
 def stats_row(markdown: str, profile: str) -> dict[str, str]:
-    return dict(zip(report.STATS_HEADER, table_row(markdown, profile), strict=True))
+    return dict(zip(cells.STATS_HEADER, table_row(markdown, profile), strict=True))
 
 
 def test_group_results() -> None:
-    grouped = report.group_results(typed(*STATS_RUNS, OTHER_SCENARIO))
+    grouped = load.group_results(typed(*STATS_RUNS, OTHER_SCENARIO))
     assert list(grouped) == ["seed2014", "small"]
     groups = grouped["seed2014"]
     assert [g.profile for g in groups] == ["baseline", "rsyslog8", "syslog-ng"]  # baseline first
@@ -419,13 +419,13 @@ def test_group_results() -> None:
     assert rsyslog.median("cpu_user_s") == 20.0
     assert rsyslog.median("cpu_s") == 20.0 + 20.75
     assert rsyslog.not_counted == {"loss": 1}
-    assert rsyslog.throughput == report.stats.Summary(
+    assert rsyslog.throughput == stats.Summary(
         n=3, median=100_000, mad=10_000, ci_low=90_000, ci_high=110_000, cov=pytest.approx(0.1), erratic=False
     )
     assert groups[2].erratic and not groups[0].erratic
-    assert report.baseline_group(groups) is groups[0]
-    assert report.fastest_group(groups) is groups[2]  # the baseline is not a daemon
-    assert report.fastest_group(groups[:1]) is groups[0]
+    assert load.baseline_group(groups) is groups[0]
+    assert load.fastest_group(groups) is groups[2]  # the baseline is not a daemon
+    assert load.fastest_group(groups[:1]) is groups[0]
 
 
 def test_grouped_statistics_row(stats_dir: Path) -> None:
@@ -480,10 +480,10 @@ def test_sender_bound_marker(stats_dir: Path) -> None:
     markdown = report.render_markdown(stats_dir)
     assert stats_row(markdown, "syslog-ng")["sender-bound"] == "yes \u2021 (1 of 5 runs)"
     assert stats_row(markdown, "rsyslog8")["sender-bound"] == "no"
-    assert report.SENDER_BOUND_NOTE in markdown
+    assert sections.SENDER_BOUND_NOTE in markdown
     assert "- `20250201T000009Z-syslog-ng` (syslog-ng, pass): senders at 98% CPU, daemon idle" in markdown
     latest = table_row(latest_part(markdown), "syslog-ng")
-    assert latest[report.runs_header().index("sender-bound")] == "no"  # the latest run was not
+    assert latest[cells.runs_header().index("sender-bound")] == "no"  # the latest run was not
 
 
 def test_sender_bound_unknown_without_the_key(results_dir: Path) -> None:
@@ -495,7 +495,7 @@ def test_sender_bound_unknown_without_the_key(results_dir: Path) -> None:
 def test_render_run_marks_sender_bound() -> None:
     (run,) = typed(STATS_RUNS[8])
     text = report.render_run(run)
-    assert table_row(text, "syslog-ng")[report.runs_header().index("sender-bound")] == "yes \u2021"
+    assert table_row(text, "syslog-ng")[cells.runs_header().index("sender-bound")] == "yes \u2021"
 
 
 def test_ratio_to_fastest(stats_dir: Path) -> None:
@@ -512,7 +512,7 @@ def test_ratio_to_fastest(stats_dir: Path) -> None:
 def test_statistics_note(stats_dir: Path) -> None:
     markdown = report.render_markdown(stats_dir)
     assert "bootstrap interval of the median" in markdown
-    assert f"seed {report.stats.BOOTSTRAP_SEED}" in markdown
+    assert f"seed {stats.BOOTSTRAP_SEED}" in markdown
 
 
 # -- HTML and the files of --out -------------------------------------------------------------------
@@ -551,8 +551,8 @@ def parse_page(page: str) -> PageText:
 
 
 def test_html_names_every_profile(stats_dir: Path) -> None:
-    results = report.load_results(stats_dir) + typed(OTHER_SCENARIO, NULLS)
-    page = parse_page(report.html_report(results, stats_dir, None))
+    results = load.load_results(stats_dir) + typed(OTHER_SCENARIO, NULLS)
+    page = parse_page(html.document(sections.document(results, stats_dir, None)))
     text = " ".join(" ".join(page.text).split())
     profiles = {r.daemon.profile for r in results}
     assert profiles == {"baseline", "rsyslog8", "syslog-ng"}
@@ -615,7 +615,7 @@ def test_runs_with_another_load_shape_never_pool_with_the_seed() -> None:
     seed, other = typed(OLD, one)
     assert load.scenario_of(seed) == "seed2014"
     assert load.scenario_of(other) == "seed2014@1x1x2000000"
-    grouped = report.group_results([seed, other], None)
+    grouped = load.group_results([seed, other], None)
     assert {label: [len(g.runs) for g in groups] for label, groups in grouped.items()} == {
         "seed2014": [1],
         "seed2014@1x1x2000000": [1],
@@ -630,7 +630,7 @@ def test_groups_follow_the_recorded_variant_not_the_shape() -> None:
     shaped["run_id"], shaped["scenario"]["variant"] = "20250103T000001Z-rsyslog8", "2x2x2000"
     runs = typed(own, shaped)
     assert [load.scenario_of(run) for run in runs] == ["small", "small@2x2x2000"]
-    assert list(report.group_results(runs, None)) == ["small", "small@2x2x2000"]
+    assert list(load.group_results(runs, None)) == ["small", "small@2x2x2000"]
 
 
 def test_render_run_gives_rate_and_udp_drop_rates() -> None:
@@ -670,3 +670,62 @@ def test_render_run_gives_rate_and_udp_drop_rates() -> None:
 def test_render_run_all_out_tcp_has_no_rate_or_udp_line() -> None:
     text = report.render_run(*typed(STATS_RUNS[0]))
     assert "Rate:" not in text and "UDP:" not in text
+
+
+class TableCells(HTMLParser):
+    """The text of every table cell of a page: tables of rows of cells, the header row first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every table of a Markdown text, its cells as a reader sees them: `code` and **bold** marks dropped."""
+    tables: list[list[list[str]]] = []
+    current: list[list[str]] | None = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            current = None
+            continue
+        if line.startswith("|---"):
+            continue
+        if current is None:
+            current = []
+            tables.append(current)
+        cells = re.split(r"(?<!\\)\|", line)[1:-1]
+        current.append([c.strip().replace("\\|", "|").replace("`", "").replace("*", "") for c in cells])
+    return tables
+
+
+def test_markdown_and_html_of_each_section_carry_the_same_cells(stats_dir: Path) -> None:
+    results = load.load_results(stats_dir) + typed(OTHER_SCENARIO, NULLS)
+    doc = sections.document(results, stats_dir, None)
+    counts = []
+    for section in doc.sections:
+        in_markdown = markdown_tables(markdown.blocks(section.blocks))
+        page = TableCells()
+        page.feed("\n".join(html.section(section)))
+        assert in_markdown == page.tables, section.anchor
+        counts.append([len(rows) for rows in in_markdown])
+    # Rows, header included. The overview: 2 scenarios. seed2014 and small: statistics, ratio to the
+    # fastest and latest run, for 3 profiles and for 1. The 2014 figures: 6 daemons.
+    assert counts == [[3], [4, 4, 4], [2, 2, 2], [7]]
