@@ -20,12 +20,11 @@ from pathlib import Path
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark
-from syslogbench.host.profiles import image_tag
 from syslogbench.model import settings
 
-LOGGEN_IMAGE = f"syslogbench/syslog-ng-4.8:{image_tag()}"
-SINK_IMAGE = f"syslogbench/baseline:{image_tag()}"
-GENERATOR_IMAGE = f"syslogbench/generator:{image_tag()}"
+LOGGEN_IMAGE = contract.image_name("syslog-ng-4.8")
+SINK_IMAGE = contract.image_name("baseline")
+GENERATOR_IMAGE = contract.image_name("generator")
 WAIT_S = 300
 
 

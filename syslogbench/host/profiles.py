@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from syslogbench import contract
+
 ROOT = Path(__file__).resolve().parents[2]
 DAEMONS = ROOT / "daemons"
 # Every Debian-suite version builds here, at its family's stage.
@@ -27,7 +29,7 @@ REGISTRY_PREFIX = "registry:"
 
 def image_tag() -> str:
     """IMAGE_TAG lets two checkouts on one machine build and run their own images side by side."""
-    return os.environ.get("IMAGE_TAG") or "local"
+    return os.environ.get("IMAGE_TAG") or contract.DEFAULT_IMAGE_TAG
 
 
 class ProfileError(ValueError):
@@ -56,7 +58,7 @@ class Profile:
 
     @property
     def image(self) -> str:
-        return f"syslogbench/{self.profile}:{image_tag()}"
+        return contract.image_name(self.profile, image_tag())
 
     @property
     def registry_image(self) -> str | None:
