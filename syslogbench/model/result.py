@@ -422,7 +422,11 @@ class LastHop:
     lines: int
     done_lines: int
     receive_buffer_bytes: int = 0
+    # Connections the central daemon ended with a reset (RST) instead of a close (FIN): the kernel then drops
+    # whatever this side had not read yet, so messages in flight are lost whatever queue the daemon had.
     resets: int = 0
+    # Connections that ended inside a line; the pieces go to lasthop.fragments.log. A daemon that resends the
+    # message whole loses nothing.
     fragments: int = 0
     bytes: int = 0
     paused_from_s: float | None = None

@@ -22,11 +22,11 @@ import selectors
 import socket
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import scenarios
+from syslogbench.model import result, scenarios
 from syslogbench.rig import control
 
 HOST = contract.LASTHOP_HOST
@@ -94,38 +94,14 @@ def done_lines(chunk: bytes) -> bytes:
     return b"".join(line for line in chunk.splitlines(keepends=True) if b"DONE" in line)
 
 
-@dataclass
-class Stats:
-    """What the last hop saw; the watcher records it under `relay.last_hop` (times: seconds after start)."""
-
-    target: str
-    lines_per_s: int
-    pause_s: float
-    host: str = HOST
-    port: int = PORT
-    receive_buffer_bytes: int = 0
-    connections: int = 0
-    # Connections the central daemon ended with a reset (RST) instead of a close (FIN): the kernel then drops
-    # whatever this side had not read yet, so messages in flight are lost whatever queue the daemon had.
-    resets: int = 0
-    # Connections that ended inside a line; the pieces go to FRAGMENTS. A daemon that resends the message whole
-    # loses nothing.
-    fragments: int = 0
-    lines: int = 0
-    bytes: int = 0
-    done_lines: int = 0
-    paused_from_s: float | None = None
-    paused_until_s: float | None = None
-    first_line_s: float | None = None
-    last_line_s: float | None = None
-    drained_s: float | None = None
-    notes: list[str] = field(default_factory=list)
-
-
 class LastHop:
     def __init__(self, how: Behaviour, out: int, done: int) -> None:
         self.how, self.out, self.done = how, out, done
-        self.stats = Stats(how.target, how.lines_per_s, how.pause_s)
+        # What it saw, in the result model's own shape: the watcher records it under `relay.last_hop`.
+        self.stats = result.LastHop(
+            target=how.target, lines_per_s=how.lines_per_s, pause_s=how.pause_s, host=HOST, port=PORT,
+            connections=0, lines=0, done_lines=0,
+        )  # fmt: skip
         self.selector = selectors.DefaultSelector()
         self.partial: dict[socket.socket, bytes] = {}
         self.start_wall: float | None = None

@@ -10,7 +10,7 @@ import pytest
 
 from syslogbench import contract
 from syslogbench.host import profiles, render
-from syslogbench.model import scenarios
+from syslogbench.model import result, scenarios
 from syslogbench.rig import control, lasthop
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
 from syslogbench.rig.watcher import files, relay, restart
@@ -116,8 +116,8 @@ def test_queue_watch_samples_at_most_every_half_second_and_keeps_the_peak(tmp_pa
 
 
 def drained_report() -> dict:
-    stats = lasthop.Stats("pause", 0, 5.0, connections=1, lines=31, done_lines=3)
-    return stats.__dict__
+    stats = result.LastHop("pause", 0, 5.0, lasthop.HOST, lasthop.PORT, connections=1, lines=31, done_lines=3)
+    return dict(stats.__dict__)
 
 
 def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path, monkeypatch) -> None:
