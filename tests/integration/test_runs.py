@@ -76,8 +76,11 @@ def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
     assert result["daemon"]["exit_code"] == 0
     assert all(c["State"] == "exited" for c in run.containers), run.containers
     assert result["cpu"]["total_s"] > 0
-    if daemon != "baseline":  # the baseline can finish 8,004 messages inside one 10 ms tick of user time
-        assert result["cpu"]["user_s"] > 0 and result["cpu"]["system_s"] > 0
+    # user and system come in 10 ms ticks (cpuacct.stat, cpu.stat is finer): 8,004 messages can fit inside
+    # one tick of either (a run of the suite saw rsyslog at 0.0 s user), so only their sum must show. The
+    # baseline can finish inside one tick of both.
+    if daemon != "baseline":
+        assert result["cpu"]["user_s"] + result["cpu"]["system_s"] > 0
     assert result["memory"]["peak_bytes"] > 0 and result["memory"]["max_rss_bytes"] > 0
     assert result["elapsed_s"] > 0 and result["throughput"]["msgs_per_s"] > 0
     assert profiles.resolve(profile).version in result["daemon"]["version"]
