@@ -76,8 +76,8 @@ def test_a_shape_override_is_a_named_variant() -> None:
 
 def test_an_unknown_scenario_is_one_problem_naming_the_choices() -> None:
     message = problems_of(SCENARIO="nope")
-    assert message.startswith("invalid settings:\n  - unknown scenario 'nope': set SCENARIO to one of ")
-    assert message.count("\n  - ") == 1 and "seed2014" in message
+    assert message.startswith("unknown scenario 'nope': set SCENARIO to one of ")
+    assert "\n" not in message and "seed2014" in message
 
 
 def test_a_made_up_scenario_needs_the_whole_load_from_the_environment() -> None:
@@ -137,7 +137,7 @@ def test_negative_count() -> None:
 
 def test_not_a_number() -> None:
     message = problems_of(HOSTS="five")
-    assert "HOSTS='five' is not a whole number: use e.g. HOSTS=1" in message
+    assert message == "HOSTS='five' is not a whole number in ASCII digits: use e.g. HOSTS=1"
 
 
 def test_bad_size() -> None:
@@ -160,7 +160,7 @@ def test_flag_must_be_0_or_1() -> None:
 @pytest.mark.parametrize("key", ["REMOTE_CPUS", "CENTRAL_MEM", "KEEP_LOGS", "SCENARIO"])
 def test_empty_value_is_reported_once(key: str) -> None:
     message = problems_of(**{key: ""})
-    assert message == f"invalid settings:\n  - {key} is not set: add it to .env (see the comments there)"
+    assert message == f"{key} is not set: add it to .env (see the comments there)"
 
 
 def test_missing_key() -> None:
@@ -192,7 +192,7 @@ def test_bad_hosts_does_not_add_a_misleading_threshold_problem(hosts: str) -> No
     message = problems_of(HOSTS=hosts, DONE_THRESHOLD="10")
     assert "HOSTS" in message
     assert "exceeds" not in message
-    assert message.count("\n  - ") == 1
+    assert "\n" not in message
 
 
 def test_all_problems_are_listed_in_one_error() -> None:
@@ -211,4 +211,6 @@ def test_malformed_env_line_names_file_and_line(tmp_path: Path) -> None:
     env_file.write_text("# settings\nCENTRAL_CPUS=8\nREMOTE_CPUS 2\n")
     with pytest.raises(SettingsError) as error:
         settings.load(env_file, {})
-    assert str(error.value) == f"{env_file}:3: expected KEY=VALUE, got 'REMOTE_CPUS 2'"
+    assert str(error.value) == (
+        f"{env_file}:3: key cannot contain a space: 'REMOTE_CPUS 2': write KEY=VALUE, e.g. HOSTS=5"
+    )
