@@ -178,7 +178,8 @@ def validate(path: Path, data: object) -> Scenario:
     ]
     data = {**DEFAULTS, **data}
     problems += [f"{path.name}: missing key {key!r}" for key in FIELDS if key not in data]
-    for key in (key for key in FIELDS if key in data):  # in FIELDS' order, so the list reads the same each run
+    # In FIELDS' order, so the list of problems reads the same on every run.
+    for key in (key for key in FIELDS if key in data):
         problems += check_field(path, key, data[key])
     if not problems and data["id"] != path.stem:
         problems.append(f"{path.name}: id {data['id']!r} must equal the file name {path.stem!r}")

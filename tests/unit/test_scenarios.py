@@ -169,7 +169,10 @@ def test_as_dict_holds_the_axes_and_leaves_the_load_to_the_settings() -> None:
             b"just words\n",
             "x.yaml: expected a mapping of keys, got str: write `key: value` lines, as in seed2014.yaml",
         ),
-        (b"", "x.yaml: expected a mapping of keys, got NoneType: write `key: value` lines, as in seed2014.yaml"),
+        (
+            b"",
+            "x.yaml: expected a mapping of keys, got NoneType: write `key: value` lines, as in seed2014.yaml",
+        ),
     ],
 )
 def test_a_file_that_is_not_a_scenario_is_one_line(tmp_path: Path, content: bytes, message: str) -> None:
@@ -187,4 +190,7 @@ def test_one_bad_value_is_one_line_and_several_are_listed(tmp_path: Path) -> Non
     write(tmp_path, "x", {**SEED, "rate": -5, "hosts": 0})
     with pytest.raises(scenarios.ScenarioError) as error:
         scenarios.load("x", tmp_path)
-    assert str(error.value) == "invalid scenario:\n  - x.yaml: rate=-5 is below 0\n  - x.yaml: hosts=0 is below 1"
+    assert (
+        str(error.value)
+        == "invalid scenario:\n  - x.yaml: rate=-5 is below 0\n  - x.yaml: hosts=0 is below 1"
+    )
