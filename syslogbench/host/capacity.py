@@ -111,11 +111,12 @@ def disk_problem(cfg: settings.Settings, scenario: scenarios.Scenario, disk: Dis
     if need <= disk.free:
         return None
     per_message = 2 * cfg.senders * message_size(cfg, scenario)
-    most = max(0, (disk.free - queue) // per_message - 1)
+    most = (disk.free - queue) // per_message - 1
+    fewer = f"use MESSAGES_PER_SENDER={most} or less, fewer senders, or " if most > 0 else ""
     return (
         f"{variant(cfg)} needs about {human(need)} on {disk.root} ({human(rendered)} of rendered messages and as "
-        f"much output{' and the disk queue' if queue else ''}), which has {human(disk.free)} free: use "
-        f"MESSAGES_PER_SENDER={most} or less, fewer senders, or free space there"
+        f"much output{' and the disk queue' if queue else ''}), which has {human(disk.free)} free: "
+        f"{fewer}free space there"
     )
 
 
@@ -168,10 +169,8 @@ def connection_limit(profile: profiles.Profile, scenario: scenarios.Scenario) ->
         where = config.relative_to(profiles.ROOT) if config.is_relative_to(profiles.ROOT) else config
         return min(limits), f"max-connections({min(limits)}) in {where}"
     family = profile.daemon.split("-")[0]
-    if family in DEFAULT_CONNECTIONS:
-        return DEFAULT_CONNECTIONS[
-            family
-        ], f"{family}'s default of {DEFAULT_CONNECTIONS[family]} TCP sessions"
+    if (default := DEFAULT_CONNECTIONS.get(family)) is not None:
+        return default, f"{family}'s default of {default} TCP sessions"
     return None
 
 

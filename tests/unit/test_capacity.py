@@ -262,3 +262,17 @@ def test_matrix_refuses_before_building_anything(
     )
     assert no_docker == []
     assert matrix.done_cells(tmp_path, "m") == set()
+
+
+def test_a_full_disk_says_to_free_space() -> None:
+    cfg, _ = benchmark.run_env({})
+    full = capacity.Disk("/var/lib/docker", 100 * 2**20)
+    assert capacity.disk_problem(cfg, scenarios.load("seed2014"), full) == (
+        "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /var/lib/docker "
+        "(572.2 MiB of rendered messages and as much output), which has 100.0 MiB free: use "
+        "MESSAGES_PER_SENDER=26213 or less, fewer senders, or free space there"
+    )
+    assert capacity.disk_problem(cfg, scenarios.load("seed2014"), capacity.Disk("/d", 1000)) == (
+        "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /d (572.2 MiB of "
+        "rendered messages and as much output), which has 1000 B free: free space there"
+    )
