@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import images, profiles
+from syslogbench.host import capacity, images, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -23,7 +23,7 @@ ENV_FILE = ROOT / ".env"
 DEFAULT_PROFILE = "rsyslog8"
 HARNESS_SUITE = "bookworm"  # the watcher and generator images
 HARNESS_SERVICES = ["watcher", "generator"]
-STARTUP_ALLOWANCE_S = 600  # building, rendering messages, connecting: on top of RUN_TIMEOUT
+STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
 INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome
 
 
@@ -52,7 +52,7 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
     Besides .env's keys, the shape of the load (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER) may be set:
     the run is then a variant of the scenario. GENERATORS starts as many generator containers as it has hosts.
     """
-    env_values = settings.read_env_file(ENV_FILE)
+    env_values = settings.read_env_file(ENV_FILE, os.environ)
     known = {*env_values, *settings.SHAPE}
     if fixed := sorted(set(overrides) & set(settings.RULES)):
         raise settings.SettingsError(
@@ -78,6 +78,15 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
         "DOCKER_VERSION": docker_version(),
     }
     return cfg, env
+
+
+def check_capacity(profile_names: list[str], overrides: dict[str, str]) -> None:
+    """Every profile's load checked before a matrix starts any container (n/a ones become results)."""
+    cfg, _ = run_env(overrides)
+    scenario = scenarios.load(cfg.scenario)
+    for profile in map(profiles.resolve, profile_names):
+        if not scenarios.unsupported(scenario, profile.features):
+            capacity.check(cfg, scenario, profile, log)
 
 
 def docker_version() -> str:
@@ -193,6 +202,7 @@ def run(
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
     if profile.registry_image and (build or not images.image_exists(profile.image)):
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
+    capacity.check(cfg, scenario, profile, log)  # a load that cannot fit: refused before any container
     env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
@@ -257,6 +267,8 @@ def check(profile_name: str, overrides: dict[str, str]) -> None:
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
+    else:
+        capacity.check(cfg, scenario, profile, log)
     log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
     if profile.registry_image:
         log(

@@ -63,7 +63,7 @@ def run_matrix(
     show: Callable[[Path], None] = benchmark.show_path,
 ) -> int:
     canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    benchmark.run_env(overrides)  # every setting checked before anything is built or started
+    benchmark.check_capacity(canonical, overrides)  # every setting and load checked before anything starts
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     mid = matrix_id(canonical, overrides)

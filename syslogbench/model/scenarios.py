@@ -169,32 +169,69 @@ def impossible(path: Path, data: dict) -> list[str]:
 
 def validate(path: Path, data: object) -> Scenario:
     if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: expected a mapping of keys, got {type(data).__name__}")
+        raise ScenarioError(
+            f"{path}: expected a mapping of keys, got {type(data).__name__}: write `key: value` lines, "
+            f"as in {DEFAULT}.yaml"
+        )
     problems = [
         f"{path.name}: unknown key {key!r} (known: {', '.join(FIELDS)})" for key in data if key not in FIELDS
     ]
     data = {**DEFAULTS, **data}
     problems += [f"{path.name}: missing key {key!r}" for key in FIELDS if key not in data]
-    for key in FIELDS.keys() & data.keys():
+    # In FIELDS' order, so the list of problems reads the same on every run.
+    for key in (key for key in FIELDS if key in data):
         problems += check_field(path, key, data[key])
     if not problems and data["id"] != path.stem:
         problems.append(f"{path.name}: id {data['id']!r} must equal the file name {path.stem!r}")
     if not problems:
         problems += impossible(path, data)
     if problems:
+        if len(problems) == 1:
+            raise ScenarioError(problems[0])
         raise ScenarioError("invalid scenario:\n  - " + "\n  - ".join(problems))
     return Scenario(**data)
 
 
-def load(scenario_id: str, directory: Path = DIRECTORY) -> Scenario:
+def load(scenario_id: str, directory: Path | None = None) -> Scenario:
+    directory = directory or DIRECTORY
     path = directory / f"{scenario_id}.yaml"
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in directory.glob("*.yaml")))
         raise ScenarioError(f"unknown scenario {scenario_id!r}: set SCENARIO to one of {known}")
-    return validate(path, yaml.safe_load(path.read_text()))
+    return validate(path, read(path))
 
 
-def all_scenarios(directory: Path = DIRECTORY) -> list[Scenario]:
+def read(path: Path) -> object:
+    """The file's YAML; a file that cannot be read, is not UTF-8 or is not YAML is one line naming it."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ScenarioError(f"{path}: cannot be read ({error.strerror}): check its permissions") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ScenarioError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}): save the file as UTF-8"
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ScenarioError(yaml_problem(path, error)) from None
+
+
+def yaml_problem(path: Path, error: yaml.YAMLError) -> str:
+    mark = getattr(error, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context, start = getattr(error, "context", None), getattr(error, "context_mark", None)
+    if context and start is not None:  # e.g. the line where an unclosed quote opened
+        problem = f"{context} from line {start.line + 1}: {problem}"
+    return f"{where}: not valid YAML ({problem}): fix that line (quotes, brackets, indentation with spaces)"
+
+
+def all_scenarios(directory: Path | None = None) -> list[Scenario]:
+    directory = directory or DIRECTORY
     return [load(path.stem, directory) for path in sorted(directory.glob("*.yaml"))]
 
 

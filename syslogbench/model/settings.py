@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from syslogbench import contract
 from syslogbench.model import scenarios
 
 # The shape of the load: the scenario's, unless the environment sets it (a variant).
@@ -24,10 +25,42 @@ RULES = ("DONE_THRESHOLD", "DONE_WINDOW", "SEED")
 DEFAULT_VARIANT = "default"
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 MIN_MEMORY = 6 * 1024**2  # Docker refuses memory limits below 6 MiB.
+# Rendering the messages and connecting, before the start signal: `run` allows this on top of RUN_TIMEOUT.
+START_ALLOWANCE_S = 600
+# The daemon's supervisor (and the last hop) stop MAX_LIFETIME seconds after they start, whatever happens, so
+# a run given longer could never end in its own verdict: RUN_TIMEOUT plus the start stays within it. (A
+# RUN_TIMEOUT of 10,000,000,000,000 s also overflowed the senders' socket timeout.)
+MAX_RUN_TIMEOUT = int(contract.SUPERVISOR_ENV["MAX_LIFETIME"] or 0) - START_ALLOWANCE_S
+# The env file as compose reads it: blank lines and comments, then an optional `export`, the key, and
+# `=` (or YAML's `:`); a key alone on its line is taken from the environment.
+ENV_SKIP = re.compile(r"(?:\s+|#[^\n]*)*")
+ENV_KEY = re.compile(r"(?:export[ \t]+)?(?P<key>[^=:\n]*)(?P<sep>[=:\n]?)")
+ENV_GAP = re.compile(r"[ \t\r\v\f]*")
+_REFERENCE = (
+    r"(?P<dollar>\$\$)|\$(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<open>\{)(?:(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<op>:?[-?+])?(?P<word>[^}]*)\})?)"
+)
+ENV_EXPANSION = re.compile(_REFERENCE)
+ENV_EXPANSION_ESCAPED = re.compile(r"(?P<escape>\\.)|" + _REFERENCE, re.DOTALL)
+ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+# Why a maximum holds, said before "use at most ...".
+MAXIMA = {
+    "RUN_TIMEOUT": (
+        f"the daemon's supervisor stops it MAX_LIFETIME={contract.SUPERVISOR_ENV['MAX_LIFETIME']} s after it "
+        f"starts, and rendering and connecting may take {START_ALLOWANCE_S} s of that: "
+    )
+}
 
 
 class SettingsError(ValueError):
     """One or more settings are invalid; the message lists each and how to fix it."""
+
+
+def listed(kind: str, problems: list[str]) -> str:
+    """One problem is one line; several are listed under a heading, one line each."""
+    if len(problems) == 1:
+        return problems[0]
+    return f"{kind}:\n  - " + "\n  - ".join(problems)
 
 
 @dataclass(frozen=True)
@@ -61,22 +94,133 @@ class Settings:
         return asdict(self)
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """Parse KEY=VALUE lines the way compose does for plain values (no quoting tricks)."""
-    values: dict[str, str] = {}
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if "=" not in line:
-            raise SettingsError(f"{path}:{number}: expected KEY=VALUE, got {raw!r}")
-        key, value = line.split("=", 1)
-        values[key.strip()] = value.strip().strip("'\"")
-    return values
+def read_env_file(path: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """KEY=VALUE lines read the way docker compose 2.26 reads its env file (checked with
+    `docker compose --env-file F config`): `export KEY=VALUE`, blank lines, `#` comments, ` #` inline
+    comments after an unquoted value, single quotes (literal), double quotes (escapes and `${VAR}`), values
+    over several lines inside quotes, `$VAR`/`${VAR:-default}` taken from the environment over the file,
+    a bare KEY taken from the environment. What compose refuses is refused here, naming the file and line."""
+    return EnvReader(str(path), env_text(path), environ or {}).read()
+
+
+def env_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SettingsError(
+            f"{path}: not found: restore it (`git checkout {path.name}`) or create it"
+        ) from None
+    except OSError as error:
+        raise SettingsError(f"{path}: cannot be read ({error.strerror}): check its permissions") from None
+    try:
+        return data.decode("utf-8-sig")  # compose skips a byte order mark too
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SettingsError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}): save the file as UTF-8"
+        ) from None
+
+
+class EnvReader:
+    """One pass over an env file's text; `values` holds what is read so far (later lines see it)."""
+
+    def __init__(self, where: str, text: str, environ: Mapping[str, str]) -> None:
+        self.where, self.text, self.environ = where, text, environ
+        self.pos = 0
+        self.values: dict[str, str] = {}
+
+    @property
+    def line(self) -> int:
+        return self.text.count("\n", 0, self.pos) + 1
+
+    def fail(self, line: int, text: str) -> SettingsError:
+        return SettingsError(f"{self.where}:{line}: {text}")
+
+    def read(self) -> dict[str, str]:
+        while self.statement():
+            pass
+        return self.values
+
+    def statement(self) -> bool:
+        """Read the next KEY=VALUE (comments and blank lines skipped); False at the end."""
+        self.pos = ENV_SKIP.match(self.text, self.pos).end()
+        if self.pos >= len(self.text):
+            return False
+        line = self.line
+        match = ENV_KEY.match(self.text, self.pos)
+        self.pos = match.end()
+        key, sep = match.group("key").strip(), match.group("sep")
+        if re.search(r"\s", key):
+            raise self.fail(line, f"key cannot contain a space: {key!r}: write KEY=VALUE, e.g. HOSTS=5")
+        if not key:
+            raise self.fail(line, "no key before '=': write KEY=VALUE, e.g. HOSTS=5")
+        if sep in ("\n", ""):  # a bare KEY: compose takes it from the environment, if set there
+            if key in self.environ:
+                self.values[key] = self.environ[key]
+            return True
+        self.pos = ENV_GAP.match(self.text, self.pos).end()
+        self.values[key] = (
+            self.quoted(line) if self.text[self.pos : self.pos + 1] in ("'", '"') else self.plain()
+        )
+        return True
+
+    def plain(self) -> str:
+        end = self.text.find("\n", self.pos)
+        end = len(self.text) if end < 0 else end
+        value = self.text[self.pos : end].split(" #", 1)[0].rstrip()
+        self.pos = end
+        return self.expand(value, self.line)
+
+    def quoted(self, line: int) -> str:
+        quote = self.text[self.pos]
+        closing = re.compile(rf"(?<!\\){quote}").search(self.text, self.pos + 1)
+        if closing is None:
+            opened = self.text[self.pos :].split("\n", 1)[0]
+            raise self.fail(
+                line, f"unterminated quoted value {opened}: close the quote ({quote}) or remove it"
+            )
+        value = self.text[self.pos + 1 : closing.start()]
+        rest = self.text.find("\n", closing.end())  # compose ignores what follows the closing quote
+        self.pos = len(self.text) if rest < 0 else rest
+        if quote == "'":
+            return value
+        return self.expand(value, line, escapes=True)
+
+    def lookup(self, name: str) -> str | None:
+        return self.environ.get(name, self.values.get(name))
+
+    def expand(self, value: str, line: int, escapes: bool = False) -> str:
+        """`$$` is a `$`; `$NAME`, `${NAME}`, `${NAME:-default}` (and `-`, `:?`, `?`, `:+`, `+`) as in compose;
+        in double quotes also \\n, \\r, \\t and an escaped quote, backslash or `$`."""
+
+        def one(match: re.Match[str]) -> str:
+            if escape := match.groupdict().get("escape"):
+                return ESCAPES.get(escape[1], escape[1])
+            if match.group("dollar"):
+                return "$"
+            if match.group("open") and match.group("braced") is None:
+                raise self.fail(line, f"invalid ${{...}} in {value!r}: close the brace, or write $$ for a $")
+            name = match.group("name") or match.group("braced")
+            return self.substitute(name, match.group("op") or "", match.group("word") or "", line)
+
+        pattern = ENV_EXPANSION_ESCAPED if escapes else ENV_EXPANSION
+        return pattern.sub(one, value)
+
+    def substitute(self, name: str, op: str, word: str, line: int) -> str:
+        found = self.lookup(name)
+        empty = found is None or (op.startswith(":") and found == "")
+        if op in (":-", "-"):
+            return word if empty else (found or "")
+        if op in (":?", "?") and empty:
+            raise self.fail(line, f"required variable {name} is missing a value: {word or 'set it'}")
+        if op in (":+", "+"):
+            return "" if empty else word
+        return found or ""
 
 
 def parse_size(text: str) -> int:
-    match = re.fullmatch(r"(\d+)([bkmg]?)", text.strip().lower())
+    # [0-9], not \d: Unicode digits ("５") would pass here and then fail in compose.
+    match = re.fullmatch(r"([0-9]+)([bkmg]?)", text.strip().lower())
     if not match:
         raise ValueError(text)
     return int(match.group(1)) * SIZE_UNITS[match.group(2)]
@@ -101,16 +245,24 @@ class _Reader:
             return None  # so the typed readers do not report the same key a second time
         return value
 
-    def integer(self, key: str, minimum: int) -> int:
+    def integer(self, key: str, minimum: int, maximum: int | None = None) -> int:
         value = self.raw(key)
         if value is None:
             return minimum
-        if not re.fullmatch(r"-?\d+", value):
-            self.problem(key, f"{key}={value!r} is not a whole number: use e.g. {key}={max(minimum, 1)}")
+        # [0-9], not \d: Unicode digits ("５") would pass here and then fail in compose.
+        if not re.fullmatch(r"-?[0-9]+", value):
+            self.problem(
+                key,
+                f"{key}={value!r} is not a whole number in ASCII digits: use e.g. {key}={max(minimum, 1)}",
+            )
             return minimum
         number = int(value)
         if number < minimum:
             self.problem(key, f"{key}={number} is below {minimum}: use a value of at least {minimum}")
+        if maximum is not None and number > maximum:
+            self.problem(
+                key, f"{key}={number} is above {maximum:,}: {MAXIMA.get(key, '')}use at most {maximum}"
+            )
         return number
 
     def size(self, key: str) -> int:
@@ -180,7 +332,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
         messages_per_sender=reader.load_value("MESSAGES_PER_SENDER", own["MESSAGES_PER_SENDER"], 1),
         done_threshold=reader.load_value("DONE_THRESHOLD", own["DONE_THRESHOLD"], 0),
         done_window=reader.load_value("DONE_WINDOW", own["DONE_WINDOW"], 1),
-        run_timeout=reader.integer("RUN_TIMEOUT", 1),
+        run_timeout=reader.integer("RUN_TIMEOUT", 1, MAX_RUN_TIMEOUT),
         keep_logs=reader.flag("KEEP_LOGS"),
         seed=reader.load_value("SEED", own["SEED"], 0),
     )
@@ -192,7 +344,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
             "(HOSTS x SENDERS_PER_HOST), so it could never fire: lower it, or use 0 for all senders"
         )
     if reader.problems:
-        raise SettingsError("invalid settings:\n  - " + "\n  - ".join(reader.problems))
+        raise SettingsError(listed("invalid settings", reader.problems))
     shape = (settings.hosts, settings.senders_per_host, settings.messages_per_sender)
     resolved = {
         "done_threshold": settings.done_threshold or settings.senders,
@@ -203,6 +355,6 @@ def from_env(env: Mapping[str, str]) -> Settings:
 
 def load(env_file: Path, environ: Mapping[str, str]) -> Settings:
     """Settings as compose sees them: the shell environment overrides `.env`, and may set the shape."""
-    merged = read_env_file(env_file) if env_file.exists() else {}
+    merged = read_env_file(env_file, environ) if env_file.exists() else {}
     merged.update({key: value for key, value in environ.items() if key in merged or key in SHAPE})
     return from_env(merged)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, images, profiles
+from syslogbench.host import benchmark, capacity, cli, compose, images, profiles
 from syslogbench.host import tools as hostsetup
-from syslogbench.model import settings
+from syslogbench.model import scenarios, settings
 
 GIB = 2**30
 SEED_ENV = """# the machine and the seed scenario, as in .env
@@ -48,6 +48,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env_file.write_text(SEED_ENV)
     monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
     monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * GIB))
     for key in [*SMALL, "GENERATORS"]:
         monkeypatch.delenv(key, raising=False)
 
@@ -146,7 +147,7 @@ def test_run_env_refuses_to_change_the_scenarios_rules(key: str) -> None:
 def test_run_env_rejects_negative_hosts() -> None:
     with pytest.raises(settings.SettingsError) as caught:
         benchmark.run_env({"HOSTS": "-1"})
-    assert str(caught.value) == ("invalid settings:\n  - HOSTS=-1 is below 1: use a value of at least 1")
+    assert str(caught.value) == "HOSTS=-1 is below 1: use a value of at least 1"
 
 
 # --- host_notices --------------------------------------------------------------------------------------------
@@ -202,9 +203,7 @@ def test_main_check_bad_override(capsys: pytest.CaptureFixture[str]) -> None:
 def test_main_check_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["check", "HOSTS=-1"]) == 2
     out = capsys.readouterr().out
-    assert (
-        out == "syslogbench: error: invalid settings:\n  - HOSTS=-1 is below 1: use a value of at least 1\n"
-    )
+    assert out == "syslogbench: error: HOSTS=-1 is below 1: use a value of at least 1\n"
 
 
 def test_main_check_ok(capsys: pytest.CaptureFixture[str], small_host: None) -> None:
@@ -399,3 +398,55 @@ def test_a_failed_docker_command_is_an_error_not_bad_input(
     monkeypatch.setattr(benchmark, "setup", failing)
     assert cli.main(["setup", "--profile", "baseline"]) == EXIT_CODES["error"]
     assert capsys.readouterr().out == "syslogbench: error: docker compose build failed with exit code 17\n"
+
+
+# --- bad files: one line naming the file and the line, exit 2, no traceback ------------------------------------
+
+
+def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
+    benchmark.ENV_FILE.write_text(SEED_ENV + "export HOSTS=3\nSENDERS_PER_HOST=2 # two\n")
+    cfg, env = benchmark.run_env({})
+    assert (cfg.hosts, cfg.senders_per_host, env["GENERATORS"]) == (3, 2, "3")
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (
+            SEED_ENV.encode() + b'HOSTS="5\n',
+            '{env}:9: unterminated quoted value "5: close the quote (") or remove it',
+        ),
+        (SEED_ENV.encode() + b"HOSTS=\xff\n", "{env}:9: not UTF-8 (byte 0xff): save the file as UTF-8"),
+        (None, "{env}: not found: restore it (`git checkout .env`) or create it"),
+    ],
+)
+def test_a_bad_env_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], content: bytes | None, line: str
+) -> None:
+    if content is None:
+        benchmark.ENV_FILE.unlink()
+    else:
+        benchmark.ENV_FILE.write_bytes(content)
+    for command in ("check", "run"):
+        assert cli.main([command, "--profile", "baseline"]) == EXIT_CODES["bad-input"]
+        assert capsys.readouterr().out == f"syslogbench: error: {line.format(env=benchmark.ENV_FILE)}\n"
+
+
+def test_a_bad_scenario_file_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    (directory / "broken.yaml").write_bytes(b"id: broken\ntransport: [tcp\n")
+    (directory / "latin1.yaml").write_bytes(b"id: latin1\ndescription: caf\xe9\n")
+    monkeypatch.setattr(scenarios, "DIRECTORY", directory)
+    assert cli.main(["check", "SCENARIO=broken"]) == EXIT_CODES["bad-input"]
+    assert capsys.readouterr().out == (
+        f"syslogbench: error: {directory}/broken.yaml:3: not valid YAML (while parsing a flow sequence from "
+        "line 2: expected ',' or ']', but got '<stream end>'): fix that line (quotes, brackets, indentation "
+        "with spaces)\n"
+    )
+    assert cli.main(["check", "SCENARIO=latin1"]) == EXIT_CODES["bad-input"]
+    assert capsys.readouterr().out == (
+        f"syslogbench: error: {directory}/latin1.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8\n"
+    )

@@ -137,3 +137,60 @@ def test_as_dict_holds_the_axes_and_leaves_the_load_to_the_settings() -> None:
     axes = scenarios.load("conn50").as_dict()
     assert axes["connections"] == 50 and axes["message_bytes"] == 400
     assert not set(axes) & set(scenarios.LOAD)
+
+
+# --- files that cannot be read: one line naming the file (and the line), never a traceback ---------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b'id: x\ndescription: "unclosed\n',
+            "x.yaml:3: not valid YAML (while scanning a quoted scalar from line 2: found unexpected end of "
+            "stream): fix that line (quotes, brackets, indentation with spaces)",
+        ),
+        (
+            b"id: x\n  transport: [tcp\n",
+            "x.yaml:2: not valid YAML (mapping values are not allowed here): fix that line (quotes, brackets, "
+            "indentation with spaces)",
+        ),
+        (
+            b"id: x\n\ttransport: tcp\n",
+            "x.yaml:2: not valid YAML (found character '\\t' that cannot start any token): fix that line "
+            "(quotes, brackets, indentation with spaces)",
+        ),
+        (b"id: x\ndescription: caf\xe9\n", "x.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8"),
+        (
+            b"- id: x\n- transport: tcp\n",
+            "x.yaml: expected a mapping of keys, got list: write `key: value` lines, as in seed2014.yaml",
+        ),
+        (
+            b"just words\n",
+            "x.yaml: expected a mapping of keys, got str: write `key: value` lines, as in seed2014.yaml",
+        ),
+        (
+            b"",
+            "x.yaml: expected a mapping of keys, got NoneType: write `key: value` lines, as in seed2014.yaml",
+        ),
+    ],
+)
+def test_a_file_that_is_not_a_scenario_is_one_line(tmp_path: Path, content: bytes, message: str) -> None:
+    (tmp_path / "x.yaml").write_bytes(content)
+    with pytest.raises(scenarios.ScenarioError) as error:
+        scenarios.load("x", tmp_path)
+    assert str(error.value) == f"{tmp_path}/{message}"
+
+
+def test_one_bad_value_is_one_line_and_several_are_listed(tmp_path: Path) -> None:
+    write(tmp_path, "x", {**SEED, "rate": -5})
+    with pytest.raises(scenarios.ScenarioError) as error:
+        scenarios.load("x", tmp_path)
+    assert str(error.value) == "x.yaml: rate=-5 is below 0"
+    write(tmp_path, "x", {**SEED, "rate": -5, "hosts": 0})
+    with pytest.raises(scenarios.ScenarioError) as error:
+        scenarios.load("x", tmp_path)
+    assert (
+        str(error.value)
+        == "invalid scenario:\n  - x.yaml: rate=-5 is below 0\n  - x.yaml: hosts=0 is below 1"
+    )
