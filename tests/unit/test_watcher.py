@@ -590,6 +590,37 @@ def test_a_sigterm_before_the_start_names_the_senders_not_ready(
     assert result["messages"]["received"] == 0
 
 
+def test_a_sigterm_while_handling_a_failure_cuts_the_long_waits_short(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sender failed, the watcher asks the daemon to stop (up to 120 s): compose's SIGTERM must end that
+    wait, not be taken for one more failure."""
+    monkeypatch.setattr(run, "STOP_TIMEOUT", 30)
+
+    def sender_failed(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        raise RuntimeError("a sender failed: host1-s2: failed: [Errno 104] Connection reset by peer")
+
+    def stopped_by_compose(obs: Observed, timeout: float = run.STOP_TIMEOUT) -> None:
+        if timeout == 30:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        obs.errors.append(f"stop waited {timeout} s")
+
+    monkeypatch.setattr(run, "run", sender_failed)
+    monkeypatch.setattr(run, "stop_daemon", stopped_by_compose)
+    began = time.monotonic()
+    assert run.main() == contract.EXIT_CODES["error"]
+    assert time.monotonic() - began < 3
+    assert one_result(volumes)["errors"] == [
+        "a sender failed: host1-s2: failed: [Errno 104] Connection reset by peer",
+        fault.STOPPED,
+        "stop waited 0.1 s",
+        "the daemon's supervisor wrote no exit code: the daemon's container ended (killed or stopped) with it",
+        "no ledger from 1 of 2 senders (host1-s2): they had not finished when their generator stopped",
+    ]
+
+
 def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Results larger than limit bytes do not fit: a partial file stays behind, as on a real full disk."""
     real, tried = control.write_atomic, []

@@ -23,8 +23,9 @@ STOPPED = (
 )
 
 
-class Terminated(Exception):
-    """SIGTERM reached the watcher."""
+class Terminated(BaseException):
+    """SIGTERM reached the watcher. Not an Exception, like KeyboardInterrupt: the handlers that keep a failing
+    step from costing the result must not swallow it and go on waiting past compose's grace."""
 
 
 def on_sigterm(signum: int, frame: FrameType | None) -> None:

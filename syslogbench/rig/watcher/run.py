@@ -442,7 +442,7 @@ def stop_if_started(obs: Observed, timeout: float) -> None:
 
 def note_the_missing(cfg: settings.Settings, obs: Observed) -> None:
     for text in (fault.daemon_gone(obs), fault.missing_senders(expected_senders(cfg))):
-        if text:
+        if text and text not in obs.errors:  # salvage may run twice: a SIGTERM during the first
             obs.errors.append(text)
 
 
