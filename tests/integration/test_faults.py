@@ -139,6 +139,21 @@ def test_a_generator_container_killed_mid_run_leaves_a_result_naming_it(
     assert 0 < m.received == senders_received(result) < m.expected == 4 * 20001, m
 
 
+def test_the_watcher_killed_leaves_a_result_written_from_outside(
+    rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watcher = container("watcher")
+    code, result = run_with_fault(tmp_path, monkeypatch, PACED, docker_kill(watcher))
+    assert code == EXIT_CODES["error"]
+    assert result.verdict == "error"
+    assert result.errors[0].startswith(
+        f"the watcher wrote no result ({watcher} exited with code 137 (SIGKILL)"
+    )
+    states = result.notes[-1]
+    assert states.startswith("containers at the end: ") and f"{container(PROFILE.profile)} exited" in states
+    assert (result.daemon.profile, result.messages.received) == (PROFILE.profile, 0)  # nothing measured
+
+
 def test_the_daemon_killed_for_memory_is_named_with_its_limit(
     rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
