@@ -52,14 +52,16 @@ listening() {
 copy_cgroup_files() {
     if [ -f "$cg/cgroup.controllers" ]; then
         echo 2 > "$1/cgroup.version"
-        for f in cpu.stat cpu.max memory.peak memory.current memory.max memory.stat io.stat; do
+        # memory.events (v2) and memory.oom_control (v1) count the kernel's OOM kills (oom_kill): a daemon
+        # killed for memory is then named so, rather than by what its senders saw (connection reset).
+        for f in cpu.stat cpu.max memory.peak memory.current memory.max memory.stat memory.events io.stat; do
             cp "$cg/$f" "$1/" 2>/dev/null
         done
     else
         echo 1 > "$1/cgroup.version"
         for f in cpuacct/cpuacct.stat cpuacct/cpuacct.usage cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us \
                  memory/memory.max_usage_in_bytes memory/memory.usage_in_bytes memory/memory.limit_in_bytes \
-                 memory/memory.stat blkio/blkio.throttle.io_service_bytes; do
+                 memory/memory.stat memory/memory.oom_control blkio/blkio.throttle.io_service_bytes; do
             cp "$cg/$f" "$1/" 2>/dev/null
         done
     fi

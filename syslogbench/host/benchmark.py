@@ -10,13 +10,14 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import capacity, images, profiles
 from syslogbench.host import tools as hostsetup
-from syslogbench.host.compose import ROOT, Compose, project_name
+from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
 
 ENV_FILE = ROOT / ".env"
@@ -215,29 +216,94 @@ def run(
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
     )
     runner = Compose(profile.profile, project)
+    began = datetime.now(UTC)
+    containers: list[ContainerState] = []
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
+        containers = runner.states(env)  # how each ended, before down removes them
     finally:
         runner.down(env)
     if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
+    reasons = container_reasons(containers)
     if up.timed_out:
         # The watcher ends a run at RUN_TIMEOUT with a "timeout" result of its own; compose still running
         # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".
         log("compose did not finish in time: every container was stopped")
+        reasons.insert(0, f"compose did not finish within {cfg.run_timeout + STARTUP_ALLOWANCE_S} s")
     new = sorted(set(results_dir.glob("*.json")) - before)
     if not new:
-        log("no result was written: see the watcher's output above")
+        path = written_from_outside(profile, cfg, scenario, containers, reasons, began, results_dir)
+        log(f"the watcher wrote no result: this one, written from outside, says why: {path}")
+        show(path)
         return EXIT_CODES["error"]
-    show(new[-1])
-    ran = json.loads(new[-1].read_text())["daemon"]["profile"]
+    path = new[-1]
+    if reasons:  # a container ended badly before the watcher did: the run could not be measured
+        add_reasons(path, reasons)
+    show(path)
+    ran = json.loads(path.read_text())["daemon"]["profile"]
     if ran not in ("unknown", profile.profile):
         log(
             f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`"
         )
         return EXIT_CODES["error"]
+    if reasons:
+        return EXIT_CODES["error"]
     # The watcher's exit code, which compose passes on: one of contract.EXIT_CODES.
     return EXIT_CODES["error"] if up.code is None else up.code
+
+
+def container_reasons(containers: list[ContainerState]) -> list[str]:
+    """What the engine says ended the run: the containers that ended badly before the watcher, first first
+    (compose then stopped the others)."""
+    early = ended_before_the_watcher(containers)
+    if not early:
+        return []
+    return [
+        "containers that ended before the watcher (docker inspect): " + "; ".join(c.describe() for c in early)
+    ]
+
+
+def add_reasons(path: Path, reasons: list[str]) -> None:
+    """The watcher's result, with the host's reasons first and verdict error."""
+    written = result.read(path)
+    amended = replace(written, verdict="error", errors=[*reasons, *written.errors])
+    path.write_text(json.dumps(amended.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def written_from_outside(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    containers: list[ContainerState],
+    reasons: list[str],
+    began: datetime,
+    results_dir: Path,
+) -> Path:
+    """The watcher itself was killed (or never ran): a result from the host, verdict error, nothing measured,
+    with the containers' states. It is built the way an n/a result is."""
+    watcher = next((c for c in containers if c.service == "watcher"), None)
+    said = watcher.describe() if watcher else "no watcher container was found"
+    errors = [f"the watcher wrote no result ({said}); this result was written by `syslogbench run`", *reasons]
+    states = "; ".join(c.describe() for c in containers) or "none (the engine did not answer)"
+    host = machine.host_facts(docker_version=docker_version())
+    empty = result.not_applicable(cfg, scenario, daemon_of(profile), host, "", began)
+    data = replace(
+        empty,
+        verdict="error",
+        errors=errors,
+        notes=[*empty.notes, f"containers at the end: {states}"],
+        finished_utc=result.utc(datetime.now(UTC)),
+    ).to_dict()
+    path = results_dir / f"{data['run_id']}.json"
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def daemon_of(profile: profiles.Profile) -> result.Daemon:
+    """The daemon as its profile describes it (the watcher reads the same from the running image)."""
+    return result.Daemon(profile=profile.profile, name=profile.daemon, version=profile.version,
+                         package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
 
 
 def not_applicable(
@@ -249,8 +315,7 @@ def not_applicable(
 ) -> int:
     """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
     reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
-    daemon = result.Daemon(profile=profile.profile, name=profile.daemon, version=profile.version,
-                           package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
+    daemon = daemon_of(profile)
     # The watcher reads the same facts from /proc in its container, which shares this machine's kernel.
     host = machine.host_facts(docker_version=docker_version())
     data = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).to_dict()

@@ -10,9 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from syslogbench import contract
@@ -24,6 +27,11 @@ READ_LOGS = (
     "import os,json,base64;d='/l';"
     "print(json.dumps({n: base64.b64encode(open(os.path.join(d,n),'rb').read()).decode() for n in os.listdir(d)}))"
 )
+
+
+DOCKER_TIMEOUT_S = 60  # ps and inspect answer in a second; an engine that does not is itself the fault
+# RFC 3339 with nanoseconds, as the engine writes State.FinishedAt; Python parses microseconds at most.
+ENGINE_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
 
 
 def project_name() -> str:
@@ -38,6 +46,62 @@ class Up:
     code: int | None
     output: str = ""  # stdout and stderr, when captured
     timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    """How one container of the run ended, as the engine tells it (`ps -a`, then `docker inspect`)."""
+
+    name: str
+    service: str
+    state: str  # running, exited, created, ...
+    exit_code: int | None
+    oom_killed: bool = False
+    finished_at: datetime | None = None  # None while it runs, or never ran
+
+    def describe(self) -> str:
+        """e.g. "syslogbench-generator-2 exited with code 137 (SIGKILL) at 05:50:01.123 UTC"."""
+        if self.state != "exited":
+            return f"{self.name} is {self.state}"
+        text = f"{self.name} exited with code {self.exit_code}{signal_of(self.exit_code)}"
+        if self.oom_killed:
+            text += ", killed for memory (OOMKilled)"
+        if self.finished_at is not None:
+            text += f" at {self.finished_at:%H:%M:%S.%f}"[:-3] + " UTC"
+        return text
+
+
+def signal_of(code: int | None) -> str:
+    """Exit codes above 128 are 128 + the signal that ended the process."""
+    if code is None or not 128 < code < 128 + signal.NSIG:
+        return ""
+    return f" ({signal.Signals(code - 128).name})" if code - 128 in signal.valid_signals() else ""
+
+
+def engine_time(text: str) -> datetime | None:
+    """State.FinishedAt; the zero time ("0001-01-01T00:00:00Z") means it has not finished."""
+    match = ENGINE_TIME.match(text or "")
+    if match is None or match.group(1).startswith("0001-"):
+        return None
+    fraction = (match.group(2) or "0")[:6].ljust(6, "0")
+    zone = "+00:00" if match.group(3) == "Z" else match.group(3)
+    return datetime.fromisoformat(f"{match.group(1)}.{fraction}{zone}")
+
+
+def ended_before_the_watcher(states: list[ContainerState]) -> list[ContainerState]:
+    """The containers that ended badly (a non-zero code or OOMKilled) before the watcher did, first first:
+    the first is the one whose exit made compose stop the others. After the watcher's own end, compose
+    stops every container anyway, so what ends then says nothing."""
+    watcher_end = next((c.finished_at for c in states if c.service == "watcher"), None)
+    early = [
+        c
+        for c in states
+        if c.service != "watcher"
+        and c.finished_at is not None
+        and (c.exit_code != 0 or c.oom_killed)
+        and (watcher_end is None or c.finished_at <= watcher_end)
+    ]
+    return sorted(early, key=lambda c: c.finished_at or datetime.min)
 
 
 @dataclass(frozen=True)
@@ -91,11 +155,24 @@ class Compose:
             capture_output=True,
             text=True,
             check=True,
+            timeout=DOCKER_TIMEOUT_S,
         )
         text = done.stdout.strip()
         if text.startswith("["):  # older compose: one JSON list; newer: one object per line
             return json.loads(text)
         return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def states(self, env: Mapping[str, str]) -> list[ContainerState]:
+        """How each container of the project ended; [] when the engine does not answer (the result then
+        says less, but is still written)."""
+        try:
+            listing = self.ps(env)
+            names = [entry["Name"] for entry in listing]
+            inspected = inspect(names) if names else []
+        except (subprocess.SubprocessError, OSError, ValueError, KeyError):
+            return []
+        by_name = {entry.get("Name", "").lstrip("/"): entry.get("State", {}) for entry in inspected}
+        return [state_of(entry, by_name.get(entry["Name"], {})) for entry in listing]
 
     def logs_volume(self) -> dict[str, bytes]:
         """The daemon's output files, read through a throwaway watcher container (the volume is root's)."""
@@ -118,6 +195,26 @@ class Compose:
             check=True,
         )
         return {name: base64.b64decode(data) for name, data in json.loads(done.stdout).items()}
+
+
+def inspect(names: list[str]) -> list[dict]:
+    done = subprocess.run(
+        ["docker", "inspect", *names], capture_output=True, text=True, check=True, timeout=DOCKER_TIMEOUT_S
+    )
+    return json.loads(done.stdout)
+
+
+def state_of(listed: dict, inspected: dict) -> ContainerState:
+    """One container from `ps -a` (name, service, state, exit code) and `docker inspect` (.State)."""
+    code = inspected.get("ExitCode", listed.get("ExitCode"))
+    return ContainerState(
+        name=listed["Name"],
+        service=listed.get("Service", ""),
+        state=inspected.get("Status", listed.get("State", "unknown")),
+        exit_code=code if isinstance(code, int) else None,
+        oom_killed=bool(inspected.get("OOMKilled", False)),
+        finished_at=engine_time(inspected.get("FinishedAt", "")),
+    )
 
 
 def text_of(output: str | bytes | None) -> str:

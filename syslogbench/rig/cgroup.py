@@ -31,6 +31,7 @@ _V1_FILES = [
     "blkio.throttle.io_service_bytes",
     "cpu.cfs_quota_us",
     "cpu.cfs_period_us",
+    "memory.oom_control",
 ]
 _V2_FILES = [
     "cpu.stat",
@@ -40,6 +41,7 @@ _V2_FILES = [
     "memory.stat",
     "io.stat",
     "cpu.max",
+    "memory.events",
 ]
 
 # cgroup v1 reports "no memory limit" as PAGE_COUNTER_MAX * page size (9223372036854771712 with 4 KiB pages),
@@ -65,6 +67,9 @@ class Snapshot:
     cpu_total_s: float | None = None
     # The kernel's UDP counters in the daemon's network namespace (/proc/net/snmp), None where not copied.
     udp: dict[str, int] | None = None
+    # How many processes the kernel's OOM killer has killed in the cgroup (`oom_kill` in v1
+    # memory.oom_control, Linux 4.13+, or v2 memory.events); None where the file was not copied.
+    oom_kills: int | None = None
 
 
 def snapshot_files(version: int) -> list[str]:
@@ -125,6 +130,7 @@ def _read_v1(path: Path, time: float, max_rss: int | None) -> Snapshot:
         cpu_limit=_cpu_limit(_int_file(path / "cpu.cfs_quota_us"), _int_file(path / "cpu.cfs_period_us")),
         io_write_bytes=_blkio_write_bytes(_read_text(path / "blkio.throttle.io_service_bytes")),
         max_rss_bytes=max_rss,
+        oom_kills=_keyed_ints(_read_text(path / "memory.oom_control")).get("oom_kill"),
     )
 
 
@@ -145,7 +151,17 @@ def _read_v2(path: Path, time: float, max_rss: int | None) -> Snapshot:
         cpu_limit=_cpu_max(_read_text(path / "cpu.max")),
         io_write_bytes=_io_stat_write_bytes(_read_text(path / "io.stat")),
         max_rss_bytes=max_rss,
+        oom_kills=_keyed_ints(_read_text(path / "memory.events")).get("oom_kill"),
     )
+
+
+def oom_kills_between(start: Snapshot | None, end: Snapshot | None) -> int | None:
+    """OOM kills in the daemon's cgroup during the run: end minus start (the whole count when there was no
+    start snapshot, e.g. the daemon died before the start signal); None where the kernel did not say."""
+    if end is None or end.oom_kills is None:
+        return None
+    before = start.oom_kills if start is not None and start.oom_kills is not None else 0
+    return max(end.oom_kills - before, 0)
 
 
 def _peak(path: Path, peak_file: str, current_file: str, current: int | None) -> tuple[int | None, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.rig.cgroup import Snapshot, cpu_delta, read_snapshot, snapshot_files
+from syslogbench.rig.cgroup import Snapshot, cpu_delta, oom_kills_between, read_snapshot, snapshot_files
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 SUPERVISOR = Path(__file__).resolve().parents[2] / "daemons" / "_common" / "supervise.sh"
@@ -234,6 +234,46 @@ def test_cpu_delta_refuses_mixed_versions_and_decreases() -> None:
     assert cpu_delta(v2_end, v2_start) == (None, None)
 
 
+# --- OOM kills: v1 memory.oom_control, v2 memory.events ------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_oom_snapshot_counts_the_kill_at_the_limit(version: int) -> None:
+    """samples/cgroup_v<n>/oom: a 12 MiB limit reached, and the kernel's OOM killer ran once."""
+    snap = read_snapshot(SAMPLES / f"cgroup_v{version}" / "oom")
+    assert snap.oom_kills == 1
+    assert snap.memory_limit_bytes == snap.memory_peak_bytes == 12 * 2**20
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_no_oom_file_means_unknown_not_zero(version: int) -> None:
+    assert read_snapshot(SAMPLES / f"cgroup_v{version}" / "end").oom_kills is None
+
+
+def test_v1_oom_control_without_a_kill_count(tmp_path: Path) -> None:
+    """Kernels before 4.13 have no oom_kill line: unknown, not zero."""
+    path = sample("cgroup_v1/oom", tmp_path)
+    (path / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\n")
+    assert read_snapshot(path).oom_kills is None
+
+
+def test_v2_memory_events_none_killed(tmp_path: Path) -> None:
+    path = sample("cgroup_v2/oom", tmp_path)
+    (path / "memory.events").write_text("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+    assert read_snapshot(path).oom_kills == 0
+
+
+def test_oom_kills_between_start_and_end(tmp_path: Path) -> None:
+    end = read_snapshot(SAMPLES / "cgroup_v1" / "oom")
+    start = sample("cgroup_v1/oom", tmp_path)
+    (start / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    assert oom_kills_between(read_snapshot(start), end) == 1
+    assert oom_kills_between(None, end) == 1  # the daemon died before the start snapshot
+    assert oom_kills_between(end, end) == 0
+    assert oom_kills_between(None, read_snapshot(SAMPLES / "cgroup_v1" / "end")) is None
+    assert oom_kills_between(end, None) is None
+
+
 # --- the supervisor's list ---------------------------------------------------------------------------------
 
 
@@ -244,7 +284,7 @@ def test_snapshot_files() -> None:
         snapshot_files(3)
 
 
-@pytest.mark.parametrize("name", ["cgroup_v1/end", "cgroup_v2/end"])
+@pytest.mark.parametrize("name", ["cgroup_v1/end", "cgroup_v2/end", "cgroup_v1/oom", "cgroup_v2/oom"])
 def test_samples_only_hold_listed_files(name: str) -> None:
     version = int((SAMPLES / name / "cgroup.version").read_text())
     allowed = set(snapshot_files(version)) | {"cgroup.version", "time", "proc.status"}

@@ -347,6 +347,7 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     calls: list[str] = []
     monkeypatch.setattr(benchmark, "setup", lambda names: None)
     monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
+    monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
     return calls
 
 

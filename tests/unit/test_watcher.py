@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
+import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,10 +15,12 @@ import pytest
 
 from syslogbench import contract
 from syslogbench.model import scenarios
+from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import control
+from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
-from syslogbench.rig.watcher import concerns, done, files, guard, progress, run, samples, udp
+from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
 
 ENV = {
     "SCENARIO": "unit",
@@ -483,3 +489,226 @@ def test_the_watcher_exits_with_the_contracts_codes() -> None:
     assert 'contract.EXIT_CODES[result["verdict"]]' in source
     assert contract.EXIT_CODES["timeout"] == 5
     assert "EXIT_CODES = " not in "".join(p.read_text() for p in Path(run.__file__).parent.glob("*.py"))
+
+
+# --- when something dies: SIGTERM, any exception, a full disk, the OOM killer (docs/DESIGN.md) ---------------
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+
+
+@pytest.fixture
+def volumes(control_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The watcher's volumes in temporary directories, the environment of a 1 x 2 x 60 run, short waits,
+    and the SIGTERM disposition put back afterwards. Returns the results directory."""
+    for name in ("logs", "queue", "results"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setattr(control, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(contract, "QUEUE_DIR", tmp_path / "queue")
+    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(run, "HEALTH_FILE", tmp_path / "watcher-ready")
+    monkeypatch.setattr(run, "STOPPING_STOP_TIMEOUT", 0.1)
+    monkeypatch.setattr(run, "STOPPING_LEDGER_WAIT", 0.1)
+    monkeypatch.setattr(run, "FAILED_LEDGER_WAIT", 0.1)
+    env = {**ENV, "SCENARIO": "seed2014", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "60"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CENTRAL_MEM", "12m")
+    before = signal.getsignal(signal.SIGTERM)
+    yield tmp_path / "results"
+    signal.signal(signal.SIGTERM, before)
+
+
+def one_result(results: Path) -> dict:
+    files = sorted(results.glob("*.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+def started_with_one_ledger(cfg: Settings, obs: object) -> None:
+    """The daemon ready and the start given; host1-s1 sent everything and all of it arrived, host1-s2 never
+    reported (its generator vanished)."""
+    from tests.unit.test_reconcile import ledger, output, write
+
+    sender = SenderId(1, 1)
+    for name in ("go", "daemon/ready", "start"):
+        control.write_atomic(control.CONTROL.root / name, "")
+    control.write_json(control.CONTROL.ledger(sender.name), ledger(sender))
+    write(control.LOGS, *output([sender]))
+
+
+def test_sigterm_mid_run_writes_an_error_result_that_reconciles_what_arrived(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run_until_sigterm(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        os.kill(os.getpid(), signal.SIGTERM)  # as compose sends it
+        time.sleep(5)  # the handler raises here, at once
+        raise AssertionError("SIGTERM did not end the run")
+
+    monkeypatch.setattr(run, "run", run_until_sigterm)
+    assert run.main() == contract.EXIT_CODES["error"]
+    result = one_result(volumes)
+    assert result["verdict"] == "error"
+    assert result["errors"] == [
+        fault.STOPPED,
+        f"gave up after 0 s waiting for the daemon to stop ({control.CONTROL.daemon.exit})",
+        "the daemon's supervisor wrote no exit code: the daemon's container ended (killed or stopped) with it",
+        "no ledger from 1 of 2 senders (host1-s2): they had not finished when their generator stopped",
+    ]
+    m = result["messages"]
+    assert (m["expected"], m["sent"], m["received"], m["lost"], m["duplicated"]) == (122, 61, 61, 61, 0)
+    assert [s["status"] for s in result["senders"]] == ["ok", "no ledger: the sender never reported"]
+    assert control.CONTROL.finish.exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN  # a second SIGTERM cannot cut the result
+
+
+def test_any_exception_still_writes_a_result(volumes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")  # the supervisor answers the stop
+        raise KeyError("rate")
+
+    monkeypatch.setattr(run, "run", broken)
+    assert run.main() == contract.EXIT_CODES["error"]
+    result = one_result(volumes)
+    assert result["errors"][0] == "the watcher failed: KeyError: 'rate'"
+    assert result["messages"]["received"] == 61
+    assert result["daemon"]["exit_code"] == 0
+
+
+def test_a_sigterm_before_the_start_names_the_senders_not_ready(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def waiting(cfg: Settings, obs: object) -> None:
+        control.write_atomic(control.CONTROL.ready("host1-s2"), "")
+        raise fault.Terminated(fault.STOPPED)
+
+    monkeypatch.setattr(run, "run", waiting)
+    assert run.main() == contract.EXIT_CODES["error"]
+    result = one_result(volumes)
+    assert result["errors"] == [fault.STOPPED, "1 of 2 senders were not ready (host1-s1)"]
+    assert result["messages"]["received"] == 0
+
+
+def test_a_sigterm_while_handling_a_failure_cuts_the_long_waits_short(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sender failed, the watcher asks the daemon to stop (up to 120 s): compose's SIGTERM must end that
+    wait, not be taken for one more failure."""
+    monkeypatch.setattr(run, "STOP_TIMEOUT", 30)
+
+    def sender_failed(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        raise RuntimeError("a sender failed: host1-s2: failed: [Errno 104] Connection reset by peer")
+
+    def stopped_by_compose(obs: Observed, timeout: float = run.STOP_TIMEOUT) -> None:
+        if timeout == 30:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        obs.errors.append(f"stop waited {timeout} s")
+
+    monkeypatch.setattr(run, "run", sender_failed)
+    monkeypatch.setattr(run, "stop_daemon", stopped_by_compose)
+    began = time.monotonic()
+    assert run.main() == contract.EXIT_CODES["error"]
+    assert time.monotonic() - began < 3
+    assert one_result(volumes)["errors"] == [
+        "a sender failed: host1-s2: failed: [Errno 104] Connection reset by peer",
+        fault.STOPPED,
+        "stop waited 0.1 s",
+        "the daemon's supervisor wrote no exit code: the daemon's container ended (killed or stopped) with it",
+        "no ledger from 1 of 2 senders (host1-s2): they had not finished when their generator stopped",
+    ]
+
+
+def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Results larger than limit bytes do not fit: a partial file stays behind, as on a real full disk."""
+    real, tried = control.write_atomic, []
+
+    def write_atomic(path: Path, text: str) -> None:
+        if path.parent == run.RESULTS:
+            tried.append(path)
+            if len(text) > limit:
+                (path.parent / f".{path.name}.tmp1").write_text(text[:limit])
+                raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(control, "write_atomic", write_atomic)
+    return tried
+
+
+def test_a_full_disk_leaves_a_reduced_result(volumes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def with_samples(cfg: Settings, obs: Observed) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        obs.samples = [[float(i), 0.0, 0.0, 0.0, 0.0] for i in range(2000)]
+        obs.progress = [[float(i), 0.0] for i in range(2000)]
+        run.conclude(cfg, obs, ledger_wait=0)
+
+    monkeypatch.setattr(run, "run", with_samples)
+    tried = full_disk(20_000, monkeypatch)
+    assert run.main() == contract.EXIT_CODES["error"]
+    assert len(tried) == 2
+    result = one_result(volumes)
+    assert [path.name for path in volumes.iterdir()] == [tried[0].name]  # no partial file left
+    assert result["verdict"] == "error"
+    assert result["errors"] == [
+        "the full result could not be written ([Errno 28] No space left on device): this one leaves out "
+        "the time series (samples, progress)"
+    ]
+    assert (result["samples"]["rows"], result["progress"]) == ([], [])
+    assert result["messages"]["received"] == 61
+
+
+def test_no_room_at_all_prints_the_result(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(run, "run", started_with_one_ledger)
+    full_disk(0, monkeypatch)
+    assert run.main() == contract.EXIT_CODES["error"]
+    assert list(volumes.iterdir()) == []
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert len(printed) == 1
+    assert json.loads(printed[0])["verdict"] == "error"
+
+
+def test_sec_that_ignores_sigterm_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(done, "SEC_STOP_S", 0.2)
+    stubborn = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 30"])
+    time.sleep(0.1)  # let sh set its trap
+    began = time.monotonic()
+    done.stop_sec(stubborn)
+    assert stubborn.returncode == -signal.SIGKILL
+    assert time.monotonic() - began < 2
+
+
+def test_the_oom_killed_daemon_is_named_with_its_memory_limit(control_dir: Path) -> None:
+    """The supervisor's end snapshot counts one OOM kill: the cause goes first, before what the senders saw."""
+    shutil.copytree(SAMPLES / "cgroup_v1" / "oom", control.CONTROL.snapshot("end"))
+    control.write_atomic(control.CONTROL.daemon.exit, "137\n")
+    obs = observed(settings())
+    obs.start = read_snapshot(SAMPLES / "cgroup_v1" / "start")
+    obs.errors.append("a sender failed: host1-s1: failed: [Errno 104] Connection reset by peer")
+    os.environ["CENTRAL_MEM"] = "12m"
+    try:
+        run.stop_daemon(obs, timeout=1)
+    finally:
+        del os.environ["CENTRAL_MEM"]
+    assert obs.daemon_exit == 137
+    assert obs.errors == [
+        "the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB "
+        "(memory.max_usage_in_bytes); the kernel's OOM killer killed 1 process(es) in its cgroup",
+        "a sender failed: host1-s1: failed: [Errno 104] Connection reset by peer",
+    ]
+
+
+def test_no_oom_kill_no_memory_reason(control_dir: Path) -> None:
+    obs = observed(settings())
+    obs.start = read_snapshot(SAMPLES / "cgroup_v2" / "oom")
+    obs.end = read_snapshot(SAMPLES / "cgroup_v2" / "oom")  # the same count: no kill during the run
+    assert fault.memory_kill(obs, "12m") is None
+    obs.start = None
+    assert fault.memory_kill(obs, "") == (
+        "the daemon was killed for memory: limit 12 MiB, peak 12 MiB (memory.peak); "
+        "the kernel's OOM killer killed 1 process(es) in its cgroup"
+    )

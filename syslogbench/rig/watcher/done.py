@@ -15,6 +15,7 @@ from syslogbench.rig.watcher.concern import Concern
 from syslogbench.rig.watcher.files import DoneTail
 
 SEC_FIRED = Path("/tmp/sec-fired")
+SEC_STOP_S = 5.0  # SEC exits at once on SIGTERM; one that does not is killed, so the run still ends
 SEC_GRACE_S = 2.0  # SEC polls done.log every 0.05 s; 2 s without firing after the last DONE means never
 # The end triggers of this concern: the run then ran to the DONEs (the relay tail follows only these).
 TRIGGERS = ("sec", "all-done-without-sec")
@@ -50,6 +51,15 @@ def start_sec(cfg: Settings) -> subprocess.Popen:
         "--log=/tmp/sec.log",
     ]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+def stop_sec(sec: subprocess.Popen) -> None:
+    sec.terminate()
+    try:
+        sec.wait(timeout=SEC_STOP_S)
+    except subprocess.TimeoutExpired:
+        sec.kill()
+        sec.wait(timeout=SEC_STOP_S)
 
 
 class DoneEnd(Concern):

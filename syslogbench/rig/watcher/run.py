@@ -7,6 +7,7 @@ Stdlib (and Debian's python3-yaml) only: runs in the watcher container with Debi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -21,8 +22,8 @@ from syslogbench.rig import control, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
-from syslogbench.rig.watcher import concerns, relay
-from syslogbench.rig.watcher.done import TRIGGERS, start_sec
+from syslogbench.rig.watcher import concerns, fault, relay
+from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
 from syslogbench.rig.watcher.files import failed_senders, read_ledgers
 from syslogbench.rig.watcher.progress import say
 
@@ -30,6 +31,13 @@ RESULTS = Path(os.environ.get("RESULTS_DIR", str(contract.RESULTS_DIR_IN_WATCHER
 HEALTH_FILE = Path("/tmp/watcher-ready")
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 STOP_TIMEOUT = 120.0
+# After a SIGTERM the watcher has compose.yaml's stop_grace_period (120 s) in all: these waits stay well inside
+# it, leaving the rest to reconcile what arrived and write the result.
+STOPPING_STOP_TIMEOUT = 5.0
+STOPPING_LEDGER_WAIT = 1.0
+# After any other failure the senders still running see the daemon stop and report within seconds; a sender
+# whose generator vanished never will.
+FAILED_LEDGER_WAIT = 10.0
 POLL_S = 0.02
 TAIL_POLL_S = 0.05
 
@@ -160,11 +168,11 @@ def poll(concern: concerns.Concern, now: float) -> bool:
     return concern.ended
 
 
-def stop_daemon(obs: Observed) -> None:
+def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
     control.write_atomic(control.CONTROL.stop, "")
     exit_file = control.CONTROL.daemon.exit
     try:
-        control.wait_for(exit_file, STOP_TIMEOUT, "the daemon to stop", poll=0.05)
+        control.wait_for(exit_file, timeout, "the daemon to stop", poll=0.05)
     except control.WaitTimeout as error:
         obs.errors.append(str(error))
         return
@@ -173,6 +181,9 @@ def stop_daemon(obs: Observed) -> None:
         obs.end = read_snapshot(control.CONTROL.snapshot("end"))
     except ValueError as error:
         obs.errors.append(f"no cgroup figures from the daemon: {error}")
+        return
+    if reason := fault.memory_kill(obs, os.environ.get("CENTRAL_MEM", "")):
+        obs.errors.insert(0, reason)  # the cause, before what the senders saw of it
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
@@ -199,8 +210,8 @@ def read_generator_cpu() -> float | None:
     return round(total, 3) if reports else None
 
 
-def conclude(cfg: settings.Settings, obs: Observed) -> None:
-    wait_for_ledgers(cfg)
+def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
+    wait_for_ledgers(cfg, ledger_wait)
     obs.generator_cpu_s = read_generator_cpu()
     senders = expected_senders(cfg)
     ledgers = read_ledgers()
@@ -271,18 +282,48 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
         say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
         watch(cfg, obs, t0)
     finally:
-        sec.terminate()
-        sec.wait(timeout=10)
+        stop_sec(sec)
     stop_daemon(obs)
     relay.after_stop(obs)
     conclude(cfg, obs)
 
 
 def write_result(obs: Observed) -> dict:
+    """The result file; on a full disk a reduced one (no time series, on one line) that says so; and where
+    even that cannot be written, the result on the watcher's output, for `syslogbench run` to record."""
     result = build(obs)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    control.write_json(RESULTS / f"{result['run_id']}.json", result)
+    try:
+        save(result, indent=2)
+        return result
+    except OSError as error:
+        result = reduced(result, error)
+    try:
+        save(result, indent=None)
+    except OSError as error:
+        say(f"error: cannot write the result ({error}); here it is on one line:")
+        print(json.dumps(result, sort_keys=True), flush=True)
     return result
+
+
+def save(result: dict, indent: int | None) -> None:
+    path = RESULTS / f"{result['run_id']}.json"
+    try:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        control.write_atomic(path, json.dumps(result, indent=indent, sort_keys=True) + "\n")
+    except OSError:
+        for partial in RESULTS.glob(f".{path.name}.tmp*"):  # what write_atomic left behind
+            partial.unlink(missing_ok=True)
+        raise
+
+
+def reduced(result: dict, error: OSError) -> dict:
+    """The result without its time series (the bulk of a long run's file): verdict error, saying why."""
+    errors = [
+        *result["errors"],
+        f"the full result could not be written ({error}): this one leaves out the time series (samples, progress)",
+    ]
+    samples = {**result["samples"], "rows": []}
+    return {**result, "verdict": "error", "errors": errors, "samples": samples, "progress": []}
 
 
 def report(result: dict) -> None:
@@ -342,6 +383,74 @@ def reset() -> None:
     (control.LOGS / "done.log").touch()
 
 
+def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
+    """Reset the volumes and tell the others the run (run.json); returns a TLS problem, if any."""
+    reset()
+    tls_problem = prepare_tls(cfg)
+    # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
+    control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
+    control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
+    HEALTH_FILE.touch()
+    obs.started = obs.finished = datetime.now(UTC)
+    return tls_problem
+
+
+def attempt(cfg: settings.Settings, obs: Observed) -> None:
+    """The run; whatever ends it early becomes an error in obs, with what arrived reconciled."""
+    try:
+        tls_problem = prepare(cfg, obs)
+        obs.scenario = scenarios.load(cfg.scenario)
+        if tls_problem:
+            raise RuntimeError(tls_problem)
+        run(cfg, obs)
+    except Unsupported as reason:
+        obs.unsupported = str(reason)
+        obs.errors.append(f"n/a: {reason}")
+        obs.daemon = daemon_info()
+    except fault.Terminated as stopped:
+        obs.errors.append(str(stopped))
+        salvage(cfg, obs, stopping=True)
+    except (control.WaitTimeout, RuntimeError, OSError, ValueError, scenarios.ScenarioError) as error:
+        obs.errors.append(str(error))
+        salvage(cfg, obs, stopping=False)
+    except Exception as error:  # noqa: BLE001 - a defect in the watcher is still a run that needs a result
+        obs.errors.append(f"the watcher failed: {type(error).__name__}: {error}")
+        salvage(cfg, obs, stopping=False)
+
+
+def salvage(cfg: settings.Settings, obs: Observed, stopping: bool) -> None:
+    """After a failure: the daemon's facts, its stop and end snapshot where its supervisor still answers,
+    what is known of the others, and the reconciliation of what arrived once the start was given. Every
+    wait is short when stopping (SIGTERM: compose's grace is running)."""
+    steps = [
+        lambda: setattr(obs, "daemon", daemon_info()),
+        lambda: stop_if_started(obs, STOPPING_STOP_TIMEOUT if stopping else STOP_TIMEOUT),
+        lambda: note_the_missing(cfg, obs),
+        lambda: reconcile_what_arrived(cfg, obs, STOPPING_LEDGER_WAIT if stopping else FAILED_LEDGER_WAIT),
+    ]
+    for step in steps:
+        try:
+            step()
+        except Exception as error:  # noqa: BLE001 - one failing step must not cost the others, nor the result
+            obs.errors.append(f"the watcher failed while ending the run: {type(error).__name__}: {error}")
+
+
+def stop_if_started(obs: Observed, timeout: float) -> None:
+    if obs.daemon_exit is None and control.CONTROL.daemon.ready.exists():
+        stop_daemon(obs, timeout)
+
+
+def note_the_missing(cfg: settings.Settings, obs: Observed) -> None:
+    for text in (fault.daemon_gone(obs), fault.missing_senders(expected_senders(cfg))):
+        if text and text not in obs.errors:  # salvage may run twice: a SIGTERM during the first
+            obs.errors.append(text)
+
+
+def reconcile_what_arrived(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
+    if obs.counts is None and control.CONTROL.start.exists():
+        conclude(cfg, obs, ledger_wait)
+
+
 def main() -> int:
     try:
         cfg = settings.from_env(os.environ)
@@ -349,12 +458,6 @@ def main() -> int:
         say(str(error))
         control.write_atomic(control.CONTROL.finish, "")
         return contract.EXIT_CODES["error"]
-    reset()
-    tls_problem = prepare_tls(cfg)
-    # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
-    control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
-    control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
-    HEALTH_FILE.touch()
     started = datetime.now(UTC)
     obs = Observed(
         cfg=cfg,
@@ -364,24 +467,20 @@ def main() -> int:
         finished=started,
     )
     obs.matrix = matrix_cell()
+    fault.arm()
     try:
-        obs.scenario = scenarios.load(cfg.scenario)
-        if tls_problem:
-            raise RuntimeError(tls_problem)
-        run(cfg, obs)
-    except Unsupported as reason:
-        obs.unsupported = str(reason)
-        obs.errors.append(f"n/a: {reason}")
-        obs.daemon = daemon_info()
-    except (control.WaitTimeout, RuntimeError, OSError, ValueError, scenarios.ScenarioError) as error:
-        obs.errors.append(str(error))
-        obs.daemon = daemon_info()
-        if obs.daemon_exit is None and control.CONTROL.daemon.ready.exists():
-            stop_daemon(obs)
+        attempt(cfg, obs)
+    except fault.Terminated as stopped:  # the SIGTERM came while an earlier failure was being handled
+        obs.errors.append(str(stopped))
+        salvage(cfg, obs, stopping=True)
+    fault.disarm()
     # The key is throwaway, but it need not outlive the run in the volume either.
     shutil.rmtree(control.CONTROL.tls, ignore_errors=True)
     obs.finished = datetime.now(UTC)
     result = write_result(obs)
     report(result)
-    control.write_atomic(control.CONTROL.finish, "")
+    try:
+        control.write_atomic(control.CONTROL.finish, "")
+    except OSError as error:  # the others then end at their own time limits
+        say(f"error: cannot write finish: {error}")
     return contract.EXIT_CODES[result["verdict"]]
