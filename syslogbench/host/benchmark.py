@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import images, profiles
+from syslogbench.host import images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -193,29 +195,45 @@ def run(
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
     if profile.registry_image and (build or not images.image_exists(profile.image)):
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
-    env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
+    env.update(extra_env or {})
+    with lock.project(project):  # a second run on this project is refused here, before anything is built
+        return measure(profile, cfg, env, results_dir, Compose(profile.profile, project), build, show)
+
+
+def measure(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    env: dict[str, str],
+    results_dir: Path,
+    runner: Compose,
+    build: bool,
+    show: Callable[[Path], None],
+) -> int:
+    """Build, compose up, and show the result this run wrote (the project's lock is held)."""
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
     if build:  # cached builds take seconds, and a stale image would measure old code
         setup([profile.profile])
-    before = set(results_dir.glob("*.json"))
     log(
         f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
     )
-    runner = Compose(profile.profile, project)
+    # The watcher writes into a directory of this run's own, so a run started at the same time from another
+    # project (or checkout) into the same results directory is never taken for this one.
+    staging = Path(tempfile.mkdtemp(prefix=f".run-{runner.project}-", dir=results_dir))
+    env["RESULTS_DIR"] = str(staging.resolve())
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
     finally:
         runner.down(env)
+    new = collect(staging, results_dir)
     if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
     if up.timed_out:
         # The watcher ends a run at RUN_TIMEOUT with a "timeout" result of its own; compose still running
         # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".
         log("compose did not finish in time: every container was stopped")
-    new = sorted(set(results_dir.glob("*.json")) - before)
     if not new:
         log("no result was written: see the watcher's output above")
         return EXIT_CODES["error"]
@@ -228,6 +246,17 @@ def run(
         return EXIT_CODES["error"]
     # The watcher's exit code, which compose passes on: one of contract.EXIT_CODES.
     return EXIT_CODES["error"] if up.code is None else up.code
+
+
+def collect(staging: Path, results_dir: Path) -> list[Path]:
+    """Move the run's result(s) from its own directory into results_dir; the moved paths, by name."""
+    moved = []
+    for path in sorted(staging.glob("*.json")):
+        target = results_dir / path.name
+        path.replace(target)
+        moved.append(target)
+    shutil.rmtree(staging, ignore_errors=True)  # and a temporary file a killed watcher may have left
+    return moved
 
 
 def not_applicable(

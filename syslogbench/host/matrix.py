@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, profiles
+from syslogbench.host import benchmark, lock, profiles
+from syslogbench.host.compose import project_name
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -72,6 +73,18 @@ def run_matrix(
     benchmark.log(
         f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)"
     )
+    with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
+        return run_cells(canonical, todo, overrides, results_dir, mid, show)
+
+
+def run_cells(
+    canonical: list[str],
+    todo: list[tuple[int, str]],
+    overrides: dict[str, str],
+    results_dir: Path,
+    mid: str,
+    show: Callable[[Path], None],
+) -> int:
     benchmark.setup(canonical)
     started, codes = time.monotonic(), []
     try:
