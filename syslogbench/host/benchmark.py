@@ -225,9 +225,9 @@ def measure(
     env["RESULTS_DIR"] = str(staging.resolve())
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
-    finally:
+    finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
         runner.down(env)
-    new = collect(staging, results_dir)
+        new = collect(staging, results_dir)
     if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
     if up.timed_out:
