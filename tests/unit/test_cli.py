@@ -430,46 +430,31 @@ def test_run_shows_only_the_result_its_own_run_wrote(
     ]
 
 
-def test_a_second_run_on_a_busy_project_is_refused_with_one_line(
+@pytest.mark.parametrize("command", [["run", "--profile", "baseline"], ["matrix", "--profiles", "baseline"]])
+def test_a_second_run_or_matrix_on_a_busy_project_is_refused_with_one_line(
     monkeypatch: pytest.MonkeyPatch,
     fake_compose: list[str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    command: list[str],
 ) -> None:
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
+    monkeypatch.setattr(benchmark, "setup", lambda names: pytest.fail("built while the project is busy"))
     monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
     holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
     try:
-        code = cli.main(["run", "--profile", "baseline", "--results", str(tmp_path / "results")])
+        code = cli.main([*command, "--results", str(tmp_path / "results")])
     finally:
         holder.kill()
         holder.wait()
     assert code == EXIT_CODES["bad-input"]
     assert fake_compose == []  # nothing started, so nothing to stop
-    out = capsys.readouterr().out
-    assert out == (
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == {"run": 1, "matrix": 2}[command[0]], lines  # a matrix first says what it would do
+    assert lines[-1] == (
         f"syslogbench: error: compose project 'busy' is busy with another run (pid {holder.pid}): wait for it, "
         "or run in parallel with another project and image tag, e.g. SYSLOGBENCH_PROJECT=busy-2 "
-        "IMAGE_TAG=busy-2\n"
-    )
-
-
-def test_a_matrix_on_a_busy_project_is_refused(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
-    monkeypatch.setattr(benchmark, "setup", lambda names: pytest.fail("built while the project is busy"))
-    holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
-    try:
-        code = cli.main(["matrix", "--profiles", "baseline", "--results", str(tmp_path / "results")])
-    finally:
-        holder.kill()
-        holder.wait()
-    assert code == EXIT_CODES["bad-input"]
-    assert (
-        capsys.readouterr()
-        .out.splitlines()[-1]
-        .startswith("syslogbench: error: compose project 'busy' is busy")
+        "IMAGE_TAG=busy-2"
     )
 
 
