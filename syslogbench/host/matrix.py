@@ -68,23 +68,24 @@ def run_matrix(
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     mid = matrix_id(canonical, overrides)
+    with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
+        return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show)
+
+
+def run_cells(
+    canonical: list[str],
+    replicates: int,
+    overrides: dict[str, str],
+    results_dir: Path,
+    mid: str,
+    fresh: bool,
+    show: Callable[[Path], None],
+) -> int:
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
     benchmark.log(
         f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)"
     )
-    with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
-        return run_cells(canonical, todo, overrides, results_dir, mid, show)
-
-
-def run_cells(
-    canonical: list[str],
-    todo: list[tuple[int, str]],
-    overrides: dict[str, str],
-    results_dir: Path,
-    mid: str,
-    show: Callable[[Path], None],
-) -> int:
     benchmark.setup(canonical)
     started, codes = time.monotonic(), []
     try:
