@@ -4,7 +4,7 @@ PY := .venv/bin/python
 VENV := .venv/.installed
 # daemons/Dockerfile builds every Debian daemon version; the registry-based ones keep their own.
 DOCKERFILES := daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile
-SHELL_SCRIPTS := daemons/_common/supervise.sh .ci/run
+SHELL_SCRIPTS := daemons/_common/supervise.sh watcher/entrypoint.sh .ci/run
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
 .PHONY: run test setup lint unit integration report render

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import capacity, images, profiles
+from syslogbench.host import capacity, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -204,25 +206,45 @@ def run(
     if profile.registry_image and (build or not images.image_exists(profile.image)):
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
     capacity.check(cfg, scenario, profile, log)  # a load that cannot fit: refused before any container
-    env.update(extra_env or {}, RESULTS_DIR=str(results_dir.resolve()))
+    env.update(extra_env or {})
+    with lock.project(project):  # a second run on this project is refused here, before anything is built
+        return measure(
+            profile, cfg, scenario, env, results_dir, Compose(profile.profile, project), build, show
+        )
+
+
+def measure(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    env: dict[str, str],
+    results_dir: Path,
+    runner: Compose,
+    build: bool,
+    show: Callable[[Path], None],
+) -> int:
+    """Build, compose up, and show the result this run wrote (the project's lock is held)."""
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in host_notices(cfg):
         log(f"notice: {notice}")
     if build:  # cached builds take seconds, and a stale image would measure old code
         setup([profile.profile])
-    before = set(results_dir.glob("*.json"))
     log(
         f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
     )
-    runner = Compose(profile.profile, project)
+    # The watcher writes into a directory of this run's own, so a run started at the same time from another
+    # project (or checkout) into the same results directory is never taken for this one.
+    staging = Path(tempfile.mkdtemp(prefix=f".run-{runner.project}-", dir=results_dir))
+    env["RESULTS_DIR"] = str(staging.resolve())
     began = datetime.now(UTC)
     containers: list[ContainerState] = []
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
         containers = runner.states(env)  # how each ended, before down removes them
-    finally:
+    finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
         runner.down(env)
+        new = collect(staging, results_dir)
     if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
     reasons = container_reasons(containers)
@@ -231,7 +253,6 @@ def run(
         # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".
         log("compose did not finish in time: every container was stopped")
         reasons.insert(0, f"compose did not finish within {cfg.run_timeout + STARTUP_ALLOWANCE_S} s")
-    new = sorted(set(results_dir.glob("*.json")) - before)
     if not new:
         path = written_from_outside(profile, cfg, scenario, containers, reasons, began, results_dir)
         log(f"the watcher wrote no result: this one, written from outside, says why: {path}")
@@ -304,6 +325,17 @@ def daemon_of(profile: profiles.Profile) -> result.Daemon:
     """The daemon as its profile describes it (the watcher reads the same from the running image)."""
     return result.Daemon(profile=profile.profile, name=profile.daemon, version=profile.version,
                          package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
+
+
+def collect(staging: Path, results_dir: Path) -> list[Path]:
+    """Move the run's result(s) from its own directory into results_dir; the moved paths, by name."""
+    moved = []
+    for path in sorted(staging.glob("*.json")):
+        target = results_dir / path.name
+        path.replace(target)
+        moved.append(target)
+    shutil.rmtree(staging, ignore_errors=True)  # and a temporary file a killed watcher may have left
+    return moved
 
 
 def not_applicable(

@@ -8,6 +8,7 @@ daemon can take. Both senders run under the REMOTE_CPUS / REMOTE_MEM limits of o
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -69,8 +70,9 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         contract.write_json(ctl / "run.json", {"calibration": True})
         env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         name = f"sbcal-gen-{uuid.uuid4().hex[:6]}"
+        # As this user: the control directory is this user's temporary one (the image's own user is not).
         docker("run", "-d", "--name", name, "--network", network, *limits(cfg), *env_args,
-               "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE)  # fmt: skip
+               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE)  # fmt: skip
         try:
             wait_files(ctl / "ready", "host*", connections, name)
             (ctl / "start").write_text(f"{time.time()}\n")

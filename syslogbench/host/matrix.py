@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, profiles
+from syslogbench.host import benchmark, lock, profiles
+from syslogbench.host.compose import project_name
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -67,6 +68,19 @@ def run_matrix(
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     mid = matrix_id(canonical, overrides)
+    with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
+        return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show)
+
+
+def run_cells(
+    canonical: list[str],
+    replicates: int,
+    overrides: dict[str, str],
+    results_dir: Path,
+    mid: str,
+    fresh: bool,
+    show: Callable[[Path], None],
+) -> int:
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
     benchmark.log(

@@ -16,6 +16,9 @@ class SetupError(RuntimeError):
 
 MIN_COMPOSE = (2, 20)
 APT_SOURCES = (Path("/etc/apt/sources.list.d/debian.sources"), Path("/etc/apt/sources.list"))
+# Debian's archive keys, from the debian-archive-keyring package every Debian has: bookworm's holds trixie's.
+DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+COMPOSE_SUITE = "trixie"  # its docker-compose is v2 (2.26) and needs only libc6 >= 2.34
 
 
 def compose_version() -> tuple[int, int] | None:
@@ -42,28 +45,56 @@ def machine_mirror() -> str | None:
     return None
 
 
+def sources_line(mirror: str, suite: str = COMPOSE_SUITE, keyring: Path = DEBIAN_KEYRING) -> str:
+    """One apt source whose Release file apt checks against the Debian archive keyring; no source is trusted unsigned."""
+    return f"deb [signed-by={keyring}] {mirror} {suite} main\n"
+
+
+def download_compose(mirror: str, directory: Path, keyring: Path = DEBIAN_KEYRING) -> Path:
+    """Debian trixie's docker-compose .deb, downloaded into directory with its own apt lists and cache.
+
+    apt verifies the suite's Release signature with the keyring and every file against the Release's hashes,
+    so the package is the archive's own. The machine's apt sources and lists are not touched.
+    """
+    if not keyring.exists():
+        raise SetupError(
+            f"{keyring} is missing: install Debian's archive keys (`apt-get install debian-archive-keyring`) "
+            "and retry, so the docker-compose package can be verified"
+        )
+    for sub in ("lists/partial", "cache/archives/partial"):
+        (directory / sub).mkdir(parents=True, exist_ok=True)
+    (directory / "sources.list").write_text(sources_line(mirror, keyring=keyring))
+    options = [
+        f"-oDir::Etc::sourcelist={directory / 'sources.list'}",
+        "-oDir::Etc::sourceparts=/dev/null",
+        f"-oDir::State::Lists={directory / 'lists'}",
+        f"-oDir::Cache={directory / 'cache'}",
+    ]
+    update = subprocess.run(["apt-get", *options, "update"], capture_output=True, text=True)
+    # apt-get update exits 0 on a bad signature (it only warns and ignores the suite); then nothing is listed.
+    if update.returncode != 0 or not any((directory / "lists").glob(f"*_dists_{COMPOSE_SUITE}_*Release")):
+        raise SetupError(
+            f"apt could not read or verify Debian {COMPOSE_SUITE} from {mirror}: {last_line(update.stderr)}"
+        )
+    subprocess.run(
+        ["apt-get", *options, "download", "docker-compose"], check=True, cwd=directory, capture_output=True
+    )
+    return sorted(directory.glob("docker-compose_*.deb"))[-1]
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
+
+
 def install_trixie_compose() -> None:
     """Debian trixie's docker-compose (v2) on an older Debian, without touching the machine's apt sources."""
     mirror = machine_mirror()
     if mirror is None:
         raise SetupError("cannot find this machine's Debian mirror in its apt sources")
     with tempfile.TemporaryDirectory(prefix="syslogbench-apt-") as tmp:
-        base = Path(tmp)
-        for sub in ("lists/partial", "cache/archives/partial"):
-            (base / sub).mkdir(parents=True)
-        (base / "sources.list").write_text(f"deb [trusted=yes] {mirror} trixie main\n")
-        options = [
-            f"-oDir::Etc::sourcelist={base / 'sources.list'}",
-            "-oDir::Etc::sourceparts=/dev/null",
-            f"-oDir::State::Lists={base / 'lists'}",
-            f"-oDir::Cache={base / 'cache'}",
-        ]
-        subprocess.run(["apt-get", *options, "update"], check=True, capture_output=True)
-        subprocess.run(
-            ["apt-get", *options, "download", "docker-compose"], check=True, cwd=base, capture_output=True
-        )
-        debs = sorted(base.glob("docker-compose_*.deb"))
-        subprocess.run(["dpkg", "-i", str(debs[-1])], check=True, capture_output=True)
+        deb = download_compose(mirror, Path(tmp))
+        subprocess.run(["dpkg", "-i", str(deb)], check=True, capture_output=True)
 
 
 def ensure_compose(log=print) -> None:

@@ -9,6 +9,7 @@ place that knows what an older document lacked. Stdlib only: the watcher imports
 
 from __future__ import annotations
 
+import secrets
 import sys
 import types
 import typing
@@ -570,8 +571,16 @@ def utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def run_id(started: datetime, profile: str) -> str:
-    return f"{started.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}-{profile}"
+def run_id(started: datetime, profile: str, suffix: str | None = None) -> str:
+    """e.g. 20261124T054846.123Z-rsyslog-8.2504-3f9a: sorts by time, readable, unique below the second.
+
+    Milliseconds and a random suffix, because two runs on one machine (two compose projects writing into one
+    results directory) can start in the same second; the ids of one second were 20261124T054846Z-<profile>,
+    and such old results still load (the id is a name, never parsed).
+    """
+    stamp = started.astimezone(UTC)
+    tail = secrets.token_hex(2) if suffix is None else suffix
+    return f"{stamp.strftime('%Y%m%dT%H%M%S')}.{stamp.microsecond // 1000:03d}Z-{profile}-{tail}"
 
 
 def nothing_received(cfg: Settings) -> Messages:

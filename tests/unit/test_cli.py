@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, capacity, cli, compose, images, profiles
+from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import scenarios, settings
 
@@ -49,6 +51,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
     monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
     monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * GIB))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
     for key in [*SMALL, "GENERATORS"]:
         monkeypatch.delenv(key, raising=False)
 
@@ -355,8 +358,9 @@ def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | No
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
         assert env["GENERATORS"] == env["HOSTS"] == "2"
         assert timeout_s == 900 + benchmark.STARTUP_ALLOWANCE_S
-        if result is not None:
-            (results / "r.json").write_text(json.dumps(result))
+        if result is not None:  # the watcher writes into the run's own directory, under results/
+            assert Path(env["RESULTS_DIR"]).parent == results
+            (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(result))
         return up
 
     monkeypatch.setattr(benchmark.Compose, "up", fake_up)
@@ -451,3 +455,79 @@ def test_a_bad_scenario_file_is_one_line(
     assert capsys.readouterr().out == (
         f"syslogbench: error: {directory}/latin1.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8\n"
     )
+
+
+def test_run_shows_only_the_result_its_own_run_wrote(
+    monkeypatch: pytest.MonkeyPatch, fake_compose: list[str], tmp_path: Path
+) -> None:
+    # Another project's run, started in the same second into the same results directory, finishes first.
+    results = tmp_path / "results"
+    shown: list[str] = []
+
+    def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
+        other = {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "the other run"}
+        (results / "20261124T054846.001Z-rsyslog-8.2504-aaaa.json").write_text(json.dumps(other))
+        mine = {"daemon": {"profile": "baseline"}, "summary": "this run"}
+        (Path(env["RESULTS_DIR"]) / "20261124T054846.002Z-baseline-bbbb.json").write_text(json.dumps(mine))
+        return compose.Up(0)
+
+    monkeypatch.setattr(benchmark.Compose, "up", fake_up)
+    show = lambda path: shown.append(json.loads(path.read_text())["summary"])  # noqa: E731
+    assert cli.main(["run", "--profile", "baseline", "--results", str(results)], show=show) == 0
+    assert shown == ["this run"]
+    names = sorted(path.name for path in results.iterdir())
+    assert names == [
+        "20261124T054846.001Z-rsyslog-8.2504-aaaa.json",
+        "20261124T054846.002Z-baseline-bbbb.json",
+    ]
+
+
+@pytest.mark.parametrize("command", [["run", "--profile", "baseline"], ["matrix", "--profiles", "baseline"]])
+def test_a_second_run_or_matrix_on_a_busy_project_is_refused_with_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    fake_compose: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+) -> None:
+    monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
+    monkeypatch.setattr(benchmark, "setup", lambda names: pytest.fail("built while the project is busy"))
+    monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
+    holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
+    try:
+        code = cli.main([*command, "--results", str(tmp_path / "results")])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == EXIT_CODES["bad-input"]
+    assert fake_compose == []  # nothing started, so nothing to stop
+    assert capsys.readouterr().out == (
+        f"syslogbench: error: compose project 'busy' is busy with another run (pid {holder.pid}): wait for it, "
+        "or run in parallel with another project and image tag, e.g. SYSLOGBENCH_PROJECT=busy-2 "
+        "IMAGE_TAG=busy-2\n"
+    )
+
+
+def test_a_matrix_runs_each_cell_under_its_own_lock(
+    monkeypatch: pytest.MonkeyPatch, fake_compose: list[str], tmp_path: Path
+) -> None:
+    # The matrix holds the project's lock, and each run takes it again in the same process: no refusal.
+    results = tmp_path / "results"
+    ends_with(monkeypatch, compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, results)
+    args = ["matrix", "--profiles", "baseline", "--replicates", "2", "--results", str(results), "HOSTS=2"]
+    assert cli.main(args, show=lambda path: None) == 0
+    assert fake_compose == ["down", "down"]
+    assert lock.HELD == {}
+
+
+def hold_in_another_process(path: Path) -> subprocess.Popen[str]:
+    """A process that holds the flock on path (and wrote its pid there), until killed."""
+    code = (
+        "import fcntl,os,sys;fd=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT);fcntl.flock(fd,fcntl.LOCK_EX);"
+        "os.write(fd,f'{os.getpid()}\\n'.encode());print('held',flush=True);sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder

@@ -116,7 +116,8 @@ def run_ending(
 
     def up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
         if written is not None:
-            (results / f"{written['run_id']}.json").write_text(json.dumps(written))
+            # the watcher writes into the run's own directory; the run then moves it into results/
+            (Path(env["RESULTS_DIR"]) / f"{written['run_id']}.json").write_text(json.dumps(written))
         return compose.Up(137 if written is None else 0)
 
     monkeypatch.setattr(benchmark.Compose, "up", up)

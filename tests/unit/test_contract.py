@@ -108,8 +108,10 @@ def test_the_python_images_copy_only_what_runs_in_them() -> None:
         "syslogbench/rig/",
         "scenarios/",
     ]
+    # Besides the package, the watcher has its entry point (it hands the volumes to the generators' group).
+    extra = {"watcher": ["watcher/entrypoint.sh"], "generators": []}
     for image in ("watcher", "generators"):
-        assert copied(ROOT / image / "Dockerfile") == wanted, image
+        assert copied(ROOT / image / "Dockerfile") == [*wanted, *extra[image]], image
 
 
 def test_the_images_commands_are_modules_that_exist() -> None:

@@ -341,7 +341,7 @@ def test_build_pass_validates_and_holds_the_figures() -> None:
     document = result.build(observed())
     assert schema_errors(document) == []
     assert document["verdict"] == "pass"
-    assert document["run_id"] == "20261122T100000Z-rsyslog8"
+    assert re.fullmatch(r"20261122T100000\.000Z-rsyslog8-[0-9a-f]{4}", document["run_id"]), document["run_id"]
     assert document["started_utc"] == "2026-11-22T10:00:00Z"
     assert document["finished_utc"] == "2026-11-22T10:01:30Z"
     assert document["elapsed_s"] == 68.24
@@ -425,7 +425,7 @@ def test_build_error_with_nothing_measured_validates() -> None:
     document = result.build(obs)
     assert schema_errors(document) == []
     assert document["verdict"] == "error"
-    assert document["run_id"] == "20261122T100000Z-unknown"
+    assert re.fullmatch(r"20261122T100000\.000Z-unknown-[0-9a-f]{4}", document["run_id"]), document["run_id"]
     assert document["end"] == {"trigger": "not-started", "sec_fired_s": None, "done_spread_s": None}
     assert document["daemon"]["stopped"] is False
     assert document["daemon"]["exit_code"] is None
@@ -452,15 +452,38 @@ def test_build_error_with_nothing_measured_validates() -> None:
 # --- run id -------------------------------------------------------------------------------------------------
 
 
-def test_run_id_is_utc_compact_time_and_profile() -> None:
-    assert result.run_id(STARTED, "rsyslog8") == "20261122T100000Z-rsyslog8"
+def test_run_id_is_utc_compact_time_milliseconds_profile_and_suffix() -> None:
+    started = STARTED.replace(microsecond=7_999)
+    assert result.run_id(started, "rsyslog8", "3f9a") == "20261122T100000.007Z-rsyslog8-3f9a"
 
 
 def test_run_id_converts_to_utc() -> None:
     started = datetime(2026, 11, 22, 11, 30, 5, tzinfo=timezone(timedelta(hours=1, minutes=30)))
     run = result.run_id(started, "syslog-ng-4.8")
-    assert run == "20261122T100005Z-syslog-ng-4.8"
-    assert re.fullmatch(r"[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9._-]+", run)
+    assert run.startswith("20261122T100005.000Z-syslog-ng-4.8-"), run
+    assert re.fullmatch(r"[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[A-Za-z0-9._-]+-[0-9a-f]{4}", run), run
+
+
+def test_run_ids_of_one_millisecond_differ() -> None:
+    # Two projects starting a run in the same millisecond: 200 draws of 65,536 suffixes, a repeat is 26%
+    # likely; 20 draws, 0.3%. The check is that the suffix is drawn, not fixed.
+    ids = {result.run_id(STARTED, "rsyslog8") for _ in range(20)}
+    assert len(ids) >= 19, sorted(ids)
+
+
+def test_run_ids_sort_by_time_and_old_ids_sort_among_them() -> None:
+    old = "20261122T100000Z-rsyslog8"  # one-second ids of earlier results
+    earlier = result.run_id(STARTED.replace(microsecond=999_000), "zz", "ffff")
+    later = result.run_id(STARTED + timedelta(seconds=1), "aa", "0000")
+    assert sorted([later, old, earlier]) == [earlier, old, later]
+
+
+def test_results_with_old_run_ids_still_load() -> None:
+    # A stored result of the one-second format reads as before: the id is kept, not parsed.
+    stored = sorted((Path(__file__).parents[2] / "results").glob("2026*Z-*.json"))
+    assert stored, "no stored result of the old id format in results/"
+    loaded = model.read(stored[0])
+    assert loaded.run_id == stored[0].stem
 
 
 # --- UDP: loss is the figure; fixed rates -----------------------------------------------------------------------
@@ -581,7 +604,10 @@ def test_not_applicable_from_the_model_is_what_the_watcher_would_write() -> None
     obs = Observed(cfg=settings(), host=host(), daemon=daemon(), started=STARTED, finished=STARTED,
                    scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
     direct = model.not_applicable(settings(), scenario, daemon(), host(), reason, STARTED).to_dict()
-    assert direct == result.build(obs)
+    built = result.build(obs)
+    # The ids differ in their random suffix alone; the rest is the same document.
+    assert direct["run_id"][:-4] == built["run_id"][:-4]
+    assert direct == {**built, "run_id": direct["run_id"]}
     assert schema_errors(direct) == []
     assert (
         direct["verdict"] == "n/a" and direct["udp"]["sent"] == 0 and direct["rate"]["target_total"] == 20_000
