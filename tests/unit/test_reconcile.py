@@ -140,6 +140,7 @@ def test_as_senders(tmp_path: Path) -> None:
         "expected": 61,
         "filtered": 0,
         "unexpected": 0,
+        "truncated": 0,
     }
 
 
