@@ -1,6 +1,6 @@
 """How fast the reconciler reads a run's output: lines per second over 1,000,000 generated lines.
 
-    .venv/bin/python tests/perf/reconcile_speed.py [DIR]
+    PYTHONPATH=. .venv/bin/python tests/perf/reconcile_speed.py [DIR]
 
 Writes 5 hosts x 4 senders x 50,000 lines (the DONEs included) as split files, shaped like rsyslog's
 (RSYSLOG_FileFormat: its timestamp, the host and tag, then the message), into DIR (a temporary directory by
