@@ -121,17 +121,19 @@ class Reconciliation:
 
 
 class Tails(dict):
-    """tail -> the length of q with which it ends one of this sender's ordinary messages whole (0: none).
+    """tail -> the length of q with which it ends an ordinary message whole (0: none), for the senders whose
+    host and sender numbers have the lengths given.
 
-    The padding follows from the lengths of the header's and the body's fields alone (messages.padding), so a
-    sender's whole lines end in a few hundred tails at most, however many lines there are; each tail is worked
-    out once. A tail can be whole with several lengths of q only where the message is too short for more
-    than one 'x' of padding; it then maps to 0 here, and `lengths` has them all.
+    The padding follows from the lengths of the header's and the body's fields alone (messages.padding), so
+    whole lines end in a few hundred tails at most, however many lines and senders there are; each tail is
+    worked out once. A tail can be whole with several lengths of q only where the message is too short for
+    more than one 'x' of padding; it then maps to 0 here, and `lengths` has them all.
     """
 
-    def __init__(self, sender: SenderId, expect: Expectation, widest: int) -> None:
+    def __init__(self, digits: tuple[int, int], expect: Expectation, widest: int) -> None:
         super().__init__()
-        self.host, self.sender = str(sender.host), str(sender.sender)
+        # Numbers of those lengths stand for every sender of them.
+        self.host, self.sender = "1" * digits[0], "1" * digits[1]
         self.expect, self.widest = expect, widest
         self.known: dict[bytes, frozenset[int]] = {}
 
@@ -173,6 +175,10 @@ def is_done_tail(tail: bytes) -> bool:
     return match is not None and match.group(3) == DONE
 
 
+def digits_of(sender: SenderId) -> tuple[int, int]:
+    return len(str(sender.host)), len(str(sender.sender))
+
+
 def who(sender: SenderId) -> bytes:
     """A sender as LINE_RE's first group shows it."""
     return b"%d s=%d" % (sender.host, sender.sender)
@@ -186,7 +192,8 @@ class Tally:
         expect = expect or Expectation()
         self.per_sender = per_sender
         widest = messages.seq_width(per_sender)
-        self.seen = {who(s): (bytearray(per_sender + 1), Tails(s, expect, widest)) for s in senders}
+        shared = {digits: Tails(digits, expect, widest) for digits in set(map(digits_of, senders))}
+        self.seen = {who(s): (bytearray(per_sender + 1), shared[digits_of(s)]) for s in senders}
         self.cut = dict.fromkeys(self.seen, 0)
         self.unknown = 0
 

@@ -533,3 +533,19 @@ def test_whole_lines_of_every_form_arrive_whole(tmp_path: Path, fmt: str, payloa
     result = reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, other)
     assert per_sender(result, "truncated") == [COUNT] * 3
     assert per_sender(result, "received") == [1, 1, 1]  # the DONEs
+
+
+def test_senders_with_longer_numbers_share_no_padding_with_shorter_ones(tmp_path: Path) -> None:
+    """Host 12's and sender 10's messages have less padding than host 1's: each is judged by its own."""
+    senders = [SenderId(1, 1), SenderId(12, 3), SenderId(2, 10)]
+    entries, done = output(senders)
+    entries = replace_line(entries, 12, 3, 7, cut(find(entries, 12, 3, 7)[2], 50))
+    ledgers = {s.name: ledger(s) for s in senders}
+    result = reconcile.reconcile(write(tmp_path / "logs", entries, done), ledgers, senders, PER_SENDER)
+    assert per_sender(result, "received") == [61, 60, 61]
+    assert per_sender(result, "truncated") == [0, 1, 0]
+    # A line of host 1 padded as host 12's would be is not whole either.
+    short = find(entries, 1, 1, 3)[2]
+    entries = replace_line(entries, 1, 1, 3, short[:-3] + b"\n")  # two x fewer: one per extra digit
+    result = reconcile.reconcile(write(tmp_path / "logs", entries, done), ledgers, senders, PER_SENDER)
+    assert per_sender(result, "truncated") == [1, 1, 0]
