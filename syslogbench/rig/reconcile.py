@@ -30,9 +30,10 @@ LINE_RE = re.compile(rb"syslogbench h=(\d+ s=\d+) q=(\d+) ([^\n]*)")
 TAIL_RE = re.compile(rb"f=(\d+) v=(\d+) (x+|DONE)")
 FIELDS_RE = re.compile(rb"f=\d+ v=\d+ ")
 DONE = b"DONE"
-# Tails remembered per sender, mangled ones included, so that a run whose every line is cut the same way
-# works each one out once; at most 192 facility/severity pairs x a few lengths of q are whole.
-TAILS_KEPT = 65_536
+# Tails remembered per table, mangled ones included, so that a run whose every line is cut the same way works
+# each one out once; the bound keeps memory small whatever arrives. Whole tails are 192 facility/severity
+# pairs x a few lengths of q.
+TAILS_KEPT = 16_384
 DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
 DONE_LOG = "done.log"
 
@@ -145,7 +146,7 @@ class Tails(dict):
         return digits
 
     def lengths(self, tail: bytes) -> frozenset[int]:
-        """Every length of q with which tail ends an ordinary message of this sender whole."""
+        """Every length of q with which tail ends an ordinary message of these senders whole."""
         lengths = self.known.get(tail)
         if lengths is None:
             lengths = self.work_out(tail)

@@ -549,3 +549,16 @@ def test_senders_with_longer_numbers_share_no_padding_with_shorter_ones(tmp_path
     entries = replace_line(entries, 1, 1, 3, short[:-3] + b"\n")  # two x fewer: one per extra digit
     result = reconcile.reconcile(write(tmp_path / "logs", entries, done), ledgers, senders, PER_SENDER)
     assert per_sender(result, "truncated") == [1, 1, 0]
+
+
+def test_two_messages_run_together_on_one_line(tmp_path: Path) -> None:
+    """A framing error that joins two messages: the first line's rest is not its padding (truncated), and the
+    second message has no line of its own (lost)."""
+    entries, done = output()
+    first, second = find(entries, 2, 1, 20)[2], find(entries, 2, 1, 21)[2]
+    joined = first[:-1] + second[second.index(b"syslogbench") :]
+    entries = replace_line(without(entries, {(2, 1, 21)}), 2, 1, 20, joined)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 0, 1]
+    assert per_sender(result, "lost") == [0, 0, 2]
+    assert per_sender(result, "received") == [61, 61, 59]
