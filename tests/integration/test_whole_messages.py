@@ -17,12 +17,17 @@ CONFIGS = ROOT / "tests" / "integration" / "configs"
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
 SENDERS = int(SMALL["HOSTS"]) * int(SMALL["SENDERS_PER_HOST"])
 COUNT = int(SMALL["MESSAGES_PER_SENDER"])
-LIMIT = 256  # the config's $MaxMessageSize; size400 sends 400-byte messages, and DONEs of under 100
+LIMIT = 256  # the configs' $MaxMessageSize and log-msg-size(); size400 sends 400-byte messages, DONEs of under 100
 KEY_RE = re.compile(rb"syslogbench h=\d+ s=\d+ q=\d+ ")
 
 
-def test_messages_cut_by_a_size_limit_are_truncated_and_loss(bench) -> None:
-    run = bench("rsyslog-8.2504", {"SCENARIO": "size400"}, config=CONFIGS / "rsyslog-truncating.conf")
+@pytest.mark.parametrize(
+    ("profile", "config"),
+    [("rsyslog-8.2504", "rsyslog-truncating.conf"), ("syslog-ng-4.8", "syslog-ng-truncating.conf")],
+    ids=["rsyslog", "syslog-ng"],
+)
+def test_messages_cut_by_a_size_limit_are_truncated_and_loss(bench, profile: str, config: str) -> None:
+    run = bench(profile, {"SCENARIO": "size400"}, config=CONFIGS / config)
     result = run.result
     jsonschema.validate(result, SCHEMA)
     assert result["verdict"] == "loss", result["errors"]
@@ -40,7 +45,7 @@ def test_messages_cut_by_a_size_limit_are_truncated_and_loss(bench) -> None:
     lines = [
         line
         for name, data in run.logs.items()
-        if name.startswith("test.rsyslog.facility.")
+        if name.startswith("test.") and ".facility." in name
         for line in data.splitlines()
         if KEY_RE.search(line)
     ]
