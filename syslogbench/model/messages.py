@@ -95,6 +95,26 @@ def text_body(fields: tuple[str, ...], rest: str) -> str:
 PAYLOADS = {"text": text_body, "json": json_body, "kv": kv_body}
 
 
+def pad_length(head: str, body: str, size: int) -> int:
+    """The 'x's that make an ordinary message `size` bytes with its newline (at least one)."""
+    return max(1, size - len(head) - len(body) - 1)
+
+
+# Every timestamp of a format has the same length, so any one stands for all in a message's length.
+SAMPLE_STAMP = {"rfc3164": bsd_timestamp(0), "rfc5424": iso_timestamp(0)}
+
+
+def padding(
+    fields: tuple[str, ...], size: int = MESSAGE_BYTES, fmt: str = "rfc3164", payload: str = "text"
+) -> bytes:
+    """The padding render_line gave the ordinary message with these fields (h, s, q, f, v as a line shows
+    them): what a line that arrived whole carries after " v=V ". It follows from the fields' lengths alone.
+    """
+    h, s, _, f, v = fields
+    head = header(fmt, int(f) * SEVERITIES + int(v), SAMPLE_STAMP[fmt], SenderId(int(h), int(s)))
+    return b"x" * pad_length(head, PAYLOADS[payload](fields, ""), size)
+
+
 def render_line(
     sender: SenderId,
     seq: int,
@@ -112,8 +132,7 @@ def render_line(
     fields = body_fields(sender, seq, pri, width)
     if done:
         return frame(fmt, head + body(fields, DONE_WORD))
-    pad = max(1, size - len(head) - len(body(fields, "")) - 1)
-    return frame(fmt, head + body(fields, "x" * pad))
+    return frame(fmt, head + body(fields, "x" * pad_length(head, body(fields, ""), size)))
 
 
 def seq_width(count: int) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from syslogbench.model.messages import SEVERITIES, SenderId, pri_stream
+from syslogbench.model.messages import MESSAGE_BYTES, SEVERITIES, SenderId, pri_stream
 from syslogbench.model.scenarios import Scenario
 
 # The regexp row: messages with an even sequence number, and every DONE. Valid as a POSIX ERE (rsyslog's
@@ -98,12 +98,19 @@ class Expectation:
     preprocess: str = "none"
     receive: str = "parsed"
     seed: int = 2014
+    # What the senders rendered, so the reconciler knows the padding of a message that arrived whole.
+    format: str = "rfc3164"
+    message_bytes: int = MESSAGE_BYTES
 
     @classmethod
     def of(cls, scenario: Scenario | None, seed: int) -> Expectation:
         if scenario is None:
             return cls(seed=seed)
-        return cls(scenario.preprocess, scenario.receive, seed)
+        return cls(scenario.preprocess, scenario.receive, seed, scenario.format, scenario.message_bytes)
+
+    @property
+    def payload(self) -> str:
+        return payload(self.preprocess)
 
     def mask(self, sender: SenderId, per_sender: int) -> bytearray | None:
         return expected_mask(self.preprocess, self.seed, sender, per_sender)

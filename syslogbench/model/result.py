@@ -321,6 +321,8 @@ class Messages:
     filtered: int | None = optional()
     unexpected: int | None = optional()
     unprocessed: int | None = optional()
+    # Lines with a sender's key that did not arrive whole (cut or mangled); older results lack it.
+    truncated: int | None = optional()
 
 
 @dataclass
@@ -349,6 +351,7 @@ class Sender:
     expected: int | None = optional()
     filtered: int | None = optional()
     unexpected: int | None = optional()
+    truncated: int | None = optional()  # older results lack it too
 
 
 @dataclass

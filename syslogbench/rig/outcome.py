@@ -102,6 +102,7 @@ def message_figures(obs: Observed) -> model.Messages:
         filtered=counts.total("filtered"),
         unexpected=counts.total("unexpected"),
         unprocessed=counts.unprocessed,
+        truncated=counts.total("truncated"),
     )
 
 

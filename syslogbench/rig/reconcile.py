@@ -1,7 +1,10 @@
 """Reconcile the daemon's output files against the senders' ledgers, by sequence number.
 
 Counts come from the senders' side: a message is lost when its sender's ledger says it was sent and no
-output line carries its sequence number. Stdlib only: runs in the watcher container.
+output line carries it whole. A line is the message only if everything after its fields is what the sender
+sent there: the padding to the scenario's message size, or DONE. A line with a sender's key and anything
+else there (cut by a size limit, mangled by a framing error) is counted as truncated, not as received.
+Stdlib only: runs in the watcher container.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 from syslogbench.model.preprocess import Expectation
 
@@ -17,7 +21,19 @@ SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\
 # One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
 PLAIN_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.all\.log$")
 OUTPUT_RE = re.compile(f"{SPLIT_RE.pattern}|{PLAIN_RE.pattern}")
-KEY_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) ")
+# A message line: its sender ("H s=S", one group, so that one bytes object is the key per line), its
+# sequence number, and its tail, the rest of the line ("f=F v=V " and the padding, or DONE), which must be
+# what the sender sent. Every output form of every scenario ends the line there: the daemons write the
+# message text last, and the JSON and key=value rows rebuild the line as "syslogbench h= s= q= f= v= <x>"
+# from the parsed fields.
+LINE_RE = re.compile(rb"syslogbench h=(\d+ s=\d+) q=(\d+) ([^\n]*)")
+TAIL_RE = re.compile(rb"f=(\d+) v=(\d+) (x+|DONE)")
+FIELDS_RE = re.compile(rb"f=\d+ v=\d+ ")
+DONE = b"DONE"
+# Tails remembered per table, mangled ones included, so that a run whose every line is cut the same way works
+# each one out once; the bound keeps memory small whatever arrives. Whole tails are 192 facility/severity
+# pairs x a few lengths of q.
+TAILS_KEPT = 16_384
 DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
 DONE_LOG = "done.log"
 
@@ -43,6 +59,9 @@ class SenderCount:
     expected: int = 0
     filtered: int = 0
     unexpected: int = 0
+    # Lines with this sender's key that did not arrive whole. Such a message is not received: unless a whole
+    # copy arrived too, it is also lost.
+    truncated: int = 0
 
 
 @dataclass
@@ -72,6 +91,7 @@ class Reconciliation:
             self.unknown,
             self.done_log_extra,
             self.total("unexpected"),
+            self.total("truncated"),
             self.unprocessed,
         )
         every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
@@ -83,7 +103,13 @@ class Reconciliation:
 
         Every DONE that arrived is in done.log exactly once; a DONE that was lost is simply absent.
         """
-        counts = (self.total("duplicated"), self.misfiled, self.unknown, self.done_log_extra)
+        counts = (
+            self.total("duplicated"),
+            self.total("truncated"),
+            self.misfiled,
+            self.unknown,
+            self.done_log_extra,
+        )
         done_seen = sum(1 for s in self.senders if s.done_seen)
         return not any(counts) and self.done_log_lines == done_seen
 
@@ -95,49 +121,133 @@ class Reconciliation:
         ]
 
 
-class Tally:
-    """Occurrences of every sequence number of every expected sender (0..255, saturating)."""
+class Tails(dict):
+    """tail -> the length of q with which it ends an ordinary message whole (0: none), for the senders whose
+    host and sender numbers have the lengths given.
 
-    def __init__(self, senders: list[SenderId], per_sender: int) -> None:
+    The padding follows from the lengths of the header's and the body's fields alone (messages.padding), so
+    whole lines end in a few hundred tails at most, however many lines and senders there are; each tail is
+    worked out once. A tail can be whole with several lengths of q only where the message is too short for
+    more than one 'x' of padding; it then maps to 0 here, and `lengths` has them all.
+    """
+
+    def __init__(self, digits: tuple[int, int], expect: Expectation, widest: int) -> None:
+        super().__init__()
+        # Numbers of those lengths stand for every sender of them.
+        self.host, self.sender = "1" * digits[0], "1" * digits[1]
+        self.expect, self.widest = expect, widest
+        self.known: dict[bytes, frozenset[int]] = {}
+
+    def __missing__(self, tail: bytes) -> int:
+        lengths = self.lengths(tail)
+        digits = next(iter(lengths)) if len(lengths) == 1 else 0
+        if len(self) < TAILS_KEPT:
+            self[tail] = digits
+        return digits
+
+    def lengths(self, tail: bytes) -> frozenset[int]:
+        """Every length of q with which tail ends an ordinary message of these senders whole."""
+        lengths = self.known.get(tail)
+        if lengths is None:
+            lengths = self.work_out(tail)
+            if len(self.known) < TAILS_KEPT:
+                self.known[tail] = lengths
+        return lengths
+
+    def work_out(self, tail: bytes) -> frozenset[int]:
+        match = TAIL_RE.fullmatch(tail)
+        if match is None or match.group(3) == DONE:
+            return frozenset()
+        facility, severity, padding = match.groups()
+        return frozenset(
+            digits
+            for digits in range(1, self.widest + 1)
+            # "1" * digits reads as a number of that length in every payload form (JSON's included).
+            if padding == self.padding("1" * digits, facility.decode(), severity.decode())
+        )
+
+    def padding(self, seq: str, facility: str, severity: str) -> bytes:
+        fields = (self.host, self.sender, seq, facility, severity)
+        return messages.padding(fields, self.expect.message_bytes, self.expect.format, self.expect.payload)
+
+
+def is_done_tail(tail: bytes) -> bool:
+    match = TAIL_RE.fullmatch(tail)
+    return match is not None and match.group(3) == DONE
+
+
+def digits_of(sender: SenderId) -> tuple[int, int]:
+    return len(str(sender.host)), len(str(sender.sender))
+
+
+def who(sender: SenderId) -> bytes:
+    """A sender as LINE_RE's first group shows it."""
+    return b"%d s=%d" % (sender.host, sender.sender)
+
+
+class Tally:
+    """Occurrences of every sequence number of every expected sender in whole lines (0..255, saturating),
+    and each sender's lines that arrived cut or mangled."""
+
+    def __init__(self, senders: list[SenderId], per_sender: int, expect: Expectation | None = None) -> None:
+        expect = expect or Expectation()
         self.per_sender = per_sender
-        self.seen = {
-            (str(s.host).encode(), str(s.sender).encode()): bytearray(per_sender + 1) for s in senders
-        }
+        widest = messages.seq_width(per_sender)
+        shared = {digits: Tails(digits, expect, widest) for digits in set(map(digits_of, senders))}
+        self.seen = {who(s): (bytearray(per_sender + 1), shared[digits_of(s)]) for s in senders}
+        self.cut = dict.fromkeys(self.seen, 0)
         self.unknown = 0
 
-    def add(self, host: bytes, sender: bytes, seq: int) -> None:
-        counts = self.seen.get((host, sender))
-        if counts is None or not 1 <= seq <= self.per_sender:
-            self.unknown += 1
-            return
-        if counts[seq] < 255:
-            counts[seq] += 1
+    def add(self, data: bytes) -> tuple[int, int]:
+        """Count every message line of data; (lines, those that still show their facility and severity)."""
+        found = LINE_RE.findall(data)
+        seen, last = self.seen, self.per_sender
+        shown = len(found)
+        # One pass over millions of lines, kept to a few operations per line: the common case (an ordinary
+        # message, whole) is one dict lookup more than counting the key alone.
+        for sender, seq, tail in found:
+            mine = seen.get(sender)
+            number = int(seq)
+            if mine is None or not 1 <= number <= last:
+                self.unknown += 1
+                shown -= FIELDS_RE.match(tail) is None
+                continue
+            counts, tails = mine
+            if tails[tail] == len(seq) and number < last or self.whole(tails, tail, seq, number):
+                if counts[number] < 255:
+                    counts[number] += 1
+            else:
+                self.cut[sender] += 1
+                shown -= FIELDS_RE.match(tail) is None
+        return len(found), shown
+
+    def whole(self, tails: Tails, tail: bytes, seq: bytes, number: int) -> bool:
+        """The rarer whole lines: the DONE, and a tail whole with several lengths of q."""
+        if number == self.per_sender:
+            return is_done_tail(tail)
+        return len(seq) in tails.lengths(tail)
 
     def counts(self, sender: SenderId) -> bytearray:
-        return self.seen[(str(sender.host).encode(), str(sender.sender).encode())]
+        return self.seen[who(sender)][0]
 
-
-def tally_lines(data: bytes, tally: Tally) -> int:
-    """Count every message line of an output file into the tally; return how many there were."""
-    keys = KEY_RE.findall(data)
-    for host, sender, seq in keys:
-        tally.add(host, sender, int(seq))
-    return len(keys)
+    def truncated(self, sender: SenderId) -> int:
+        return self.cut[who(sender)]
 
 
 def read_split_file(path: Path, facility: int, severity: int, tally: Tally) -> int:
     """Count every line into the tally; return how many lines sit in the wrong facility/severity file."""
     data = path.read_bytes()
-    lines = tally_lines(data, tally)
-    # Every correctly filed line carries exactly one " f=F v=V " token (DONE lines end in " DONE").
+    _, shown = tally.add(data)
+    # Every correctly filed line carries exactly one " f=F v=V " token (DONE lines end in " DONE"). A line
+    # cut before it cannot say where it belongs: it is truncated, not misfiled.
     filed = data.count(b" f=%d v=%d " % (facility, severity))
-    return lines - filed
+    return shown - filed
 
 
 def read_plain_file(path: Path, tally: Tally, proof: re.Pattern[bytes] | None = None) -> int:
     """Count every line into the tally; return how many message lines lack the proof (0 without one)."""
     data = path.read_bytes()
-    lines = tally_lines(data, tally)
+    lines, _ = tally.add(data)
     return 0 if proof is None else lines - len(proof.findall(data))
 
 
@@ -168,7 +278,12 @@ def arrivals(counts: bytearray, mask: bytearray | None) -> tuple[int, int, int]:
 
 
 def sender_count(
-    sender: SenderId, ledger: dict | None, counts: bytearray, done: set, mask: bytearray | None = None
+    sender: SenderId,
+    ledger: dict | None,
+    counts: bytearray,
+    done: set,
+    mask: bytearray | None = None,
+    truncated: int = 0,
 ) -> SenderCount:
     if ledger is None:
         result = SenderCount(id=sender.name, status="no ledger: the sender never reported", sent=0)
@@ -190,6 +305,7 @@ def sender_count(
     result.duplicated = sum(counts) - result.received - result.unexpected
     # A sender that failed may still have delivered part: judge it against everything it should have sent.
     result.lost = result.expected - result.received
+    result.truncated = truncated
     result.done_seen = (sender.host, sender.sender) in done
     return result
 
@@ -206,7 +322,7 @@ def reconcile(
     expect: what the scenario lets through and what its lines must show (default: everything, nothing).
     """
     expect = expect or Expectation()
-    tally = Tally(senders, per_sender)
+    tally = Tally(senders, per_sender, expect)
     misfiled = split_files = output_bytes = unprocessed = 0
     for path in sorted(log_dir.iterdir()) if log_dir.exists() else []:
         match = SPLIT_RE.match(path.name)
@@ -219,7 +335,9 @@ def reconcile(
             unprocessed += read_plain_file(path, tally, expect.proof())
     done, done_lines, done_extra = read_done_log(log_dir / DONE_LOG)
     counts = [
-        sender_count(s, ledgers.get(s.name), tally.counts(s), done, expect.mask(s, per_sender))
+        sender_count(
+            s, ledgers.get(s.name), tally.counts(s), done, expect.mask(s, per_sender), tally.truncated(s)
+        )
         for s in senders
     ]
     return Reconciliation(

@@ -156,3 +156,23 @@ def test_rfc5424_messages_are_octet_counted() -> None:
         )
     assert [len(f.partition(b" ")[2]) for f in frames[:3]] == [99, 99, 99]
     assert frames[-1].endswith(b" DONE")
+
+
+@pytest.mark.parametrize("fmt", ["rfc3164", "rfc5424"])
+@pytest.mark.parametrize("payload", ["text", "json", "kv"])
+@pytest.mark.parametrize("size", [80, 100, 400])
+def test_padding_is_what_render_line_padded_with(fmt: str, payload: str, size: int) -> None:
+    """The reconciler's padding, from the fields alone, is each rendered message's padding at any moment."""
+    for host, sender in ((1, 1), (12, 3)):
+        for now in (NOW, NOW + 86_400 * 40 + 0.5):  # another month, a two-digit day, another fraction
+            rendered = list(messages.render_lines(7, SenderId(host, sender), 30, now, size, fmt, payload))
+            for line in rendered[:-1]:
+                text = line.decode()
+                pad = re.search(r"x+(?=\"\}|$|\n)", text)
+                assert pad is not None, text
+                pri = int(text[text.index("<") + 1 : text.index(">")])
+                q = re.search(r'"?q"?[=:](\d+)', text)
+                assert q is not None
+                facility, severity = divmod(pri, messages.SEVERITIES)
+                fields = (str(host), str(sender), q.group(1), str(facility), str(severity))
+                assert messages.padding(fields, size, fmt, payload) == pad.group().encode(), text

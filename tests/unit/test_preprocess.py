@@ -153,7 +153,10 @@ def test_no_proof_without_a_row_that_shows_in_the_line() -> None:
 
 
 def test_expectation_of_a_scenario() -> None:
-    assert Expectation.of(scenarios.load("pre-facility"), 7) == Expectation("facility-filter", "parsed", 7)
+    # The format and message size too: the padding of a whole line follows from them.
+    pre_facility = Expectation("facility-filter", "parsed", 7, "rfc3164", 400)
+    assert Expectation.of(scenarios.load("pre-facility"), 7) == pre_facility
+    assert Expectation.of(scenarios.load("rfc5424"), 7) == Expectation(seed=7, format="rfc5424")
     assert Expectation.of(scenarios.load("raw"), 7) == Expectation("none", "raw", 7)
     assert Expectation.of(None, 7) == Expectation(seed=7)
 

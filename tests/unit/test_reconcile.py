@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import calendar
+import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,7 @@ def test_as_senders(tmp_path: Path) -> None:
         "expected": 61,
         "filtered": 0,
         "unexpected": 0,
+        "truncated": 0,
     }
 
 
@@ -350,3 +353,212 @@ def test_ledger_rates_reach_the_sender_counts(tmp_path: Path) -> None:
     result = run(write(tmp_path / "logs", entries, done), ledgers)
     assert per_sender(result, "rate_target") == [2500] * 3
     assert per_sender(result, "rate_achieved") == [2490.5] * 3
+
+
+# --- whole lines only: cut, padded wrong, mangled --------------------------------------------------------------
+
+
+def replace_line(entries: list[Entry], host: int, sender: int, seq: int, line: bytes) -> list[Entry]:
+    """entries with the line of (host, sender, seq) written as `line`, in the same file."""
+    facility, severity, _ = find(entries, host, sender, seq)
+    return [(facility, severity, line) if fields(e[2])[:3] == (host, sender, seq) else e for e in entries]
+
+
+def cut(line: bytes, keep: int) -> bytes:
+    """The line cut to `keep` bytes of its message (from "syslogbench"), as a daemon with a size limit ends it."""
+    return line[: line.index(b"syslogbench") + keep] + b"\n"
+
+
+def test_a_line_cut_in_its_padding_is_truncated_not_received(tmp_path: Path) -> None:
+    entries, done = output()
+    line = find(entries, 1, 2, 5)[2]
+    entries = replace_line(entries, 1, 2, 5, cut(line, 45))  # the fields are 39 bytes
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 1, 0]
+    assert per_sender(result, "received") == [61, 60, 61]
+    assert per_sender(result, "lost") == [0, 1, 0]
+    assert (result.misfiled, result.unknown, result.total("duplicated")) == (0, 0, 0)
+    assert result.clean is False and result.clean_but_for_loss is False
+
+
+def test_a_line_cut_before_its_facility_is_truncated_not_misfiled(tmp_path: Path) -> None:
+    entries, done = output()
+    line = find(entries, 2, 1, 9)[2]
+    entries = replace_line(entries, 2, 1, 9, cut(line, len(b"syslogbench h=2 s=1 q=0000009 ")))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 0, 1]
+    assert per_sender(result, "lost") == [0, 0, 1]
+    assert result.misfiled == 0
+
+
+@pytest.mark.parametrize("extra", [1, -1, 8])
+def test_a_line_padded_wrong_is_truncated(tmp_path: Path, extra: int) -> None:
+    entries, done = output()
+    line = find(entries, 1, 1, 30)[2]
+    padded = line[:-1] + b"x" * extra + b"\n" if extra > 0 else line[: extra - 1] + b"\n"
+    assert len(padded) - len(line) == extra
+    entries = replace_line(entries, 1, 1, 30, padded)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [1, 0, 0]
+    assert per_sender(result, "received") == [60, 61, 61]
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda line: line[:-5] + b"y" + line[-4:],  # one padding byte changed
+        lambda line: line[:-1] + b" \n",  # a space added at the end
+        lambda line: line.replace(b" f=", b" F="),  # the facility's name
+        lambda line: line[:-1] + b"\r\n",  # a carriage return kept from the wire
+    ],
+    ids=["padding-byte", "trailing-space", "facility-name", "carriage-return"],
+)
+def test_a_mangled_line_is_truncated(tmp_path: Path, mangle: Callable[[bytes], bytes]) -> None:
+    entries, done = output()
+    entries = replace_line(entries, 2, 1, 44, mangle(find(entries, 2, 1, 44)[2]))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 0, 1]
+    assert per_sender(result, "received") == [61, 61, 60]
+    assert result.clean is False
+
+
+def test_a_mangled_done_is_truncated(tmp_path: Path) -> None:
+    entries, done = output()
+    line = find(entries, 1, 2, PER_SENDER)[2]
+    entries = replace_line(entries, 1, 2, PER_SENDER, line.replace(b" DONE\n", b" DON\n"))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 1, 0]
+    assert per_sender(result, "lost") == [0, 1, 0]
+
+
+def test_padding_on_the_dones_sequence_number_is_not_whole(tmp_path: Path) -> None:
+    """Only DONE ends the last sequence number's line: padding there is not what the sender sent."""
+    entries, done = output()
+    padded = messages.render_line(SenderId(1, 1), PER_SENDER, 42, "Nov 22 10:00:00", 7)
+    entries = replace_line(entries, 1, 1, PER_SENDER, daemon_line(padded))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [1, 0, 0]
+    assert per_sender(result, "lost") == [1, 0, 0]
+
+
+def test_a_cut_copy_beside_a_whole_one_is_truncated_and_not_lost(tmp_path: Path) -> None:
+    entries, done = output()
+    facility, severity, line = find(entries, 1, 1, 12)
+    entries.append((facility, severity, cut(line, 60)))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [1, 0, 0]
+    assert per_sender(result, "received") == [61, 61, 61]
+    assert per_sender(result, "lost") == [0, 0, 0]
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+    assert result.clean is False and result.clean_but_for_loss is False
+
+
+def test_every_message_cut_by_a_size_limit(tmp_path: Path) -> None:
+    """A daemon that cuts every message short: each ordinary message truncated; the short DONEs whole."""
+    entries, done = output()
+    limited = [(f, v, line if line.endswith(b" DONE\n") else cut(line, 50)) for f, v, line in entries]
+    result = run(write(tmp_path / "logs", limited, done))
+    assert per_sender(result, "truncated") == [COUNT] * 3
+    assert per_sender(result, "received") == [1, 1, 1]
+    assert per_sender(result, "lost") == [COUNT] * 3
+    assert per_sender(result, "done_seen") == [True] * 3
+    assert (result.misfiled, result.unknown) == (0, 0)
+    assert result.clean is False
+
+
+def test_an_unknown_senders_cut_line_is_unknown_only(tmp_path: Path) -> None:
+    entries, done = output()
+    stranger = daemon_line(messages.render_line(SenderId(9, 1), 1, 42, "Nov 22 10:00:00", 7))
+    entries.append((5, 2, cut(stranger, 40)))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.unknown == 1
+    assert per_sender(result, "truncated") == [0, 0, 0]
+
+
+# --- whole lines in every output form ---------------------------------------------------------------------------
+
+
+def message_of(framed: bytes, fmt: str) -> bytes:
+    """The message text of a framed line, as a daemon's %msg% / $MSG holds it."""
+    if fmt == "rfc5424":
+        return framed.split(b" - - ", 1)[1]
+    return framed.split(b"]: ", 1)[1].removesuffix(b"\n")
+
+
+def rebuilt(message: bytes, payload: str) -> bytes:
+    """What the json and kv rows write: "syslogbench h= s= q= f= v= <x>" from the parsed fields."""
+    if payload == "json":
+        parsed = json.loads(message)
+    elif payload == "kv":
+        parsed = dict(pair.split("=", 1) for pair in message.decode().split(" "))
+    else:
+        return message
+    h, s, q, f, v, x = (parsed[key] for key in "hsqfvx")
+    return f"syslogbench h={h} s={s} q={q} f={f} v={v} {x}".encode()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "payload", "size"),
+    [
+        ("rfc3164", "text", 100),
+        ("rfc3164", "text", 400),
+        ("rfc5424", "text", 100),
+        ("rfc3164", "json", 100),
+        ("rfc3164", "json", 400),
+        ("rfc3164", "kv", 100),
+        ("rfc5424", "json", 100),
+        ("rfc5424", "text", 80),  # too short for more than one x: the padding is the minimum
+    ],
+)
+def test_whole_lines_of_every_form_arrive_whole(tmp_path: Path, fmt: str, payload: str, size: int) -> None:
+    """Each scenario's output form, the JSON row's q without its leading zeros included, reconciles clean; the
+    same lines judged as if they had been sent at another size are all truncated."""
+    preprocess = {"json": "json", "kv": "kv"}.get(payload, "none")
+    written = [
+        b"2026-11-22T10:00:00+00:00 host%d bench[%d]: %s\n"
+        % (s.host, s.sender, rebuilt(message_of(line, fmt), payload))
+        for s in SENDERS
+        for line in messages.render_lines(SEED, s, COUNT, NOW, size, fmt, payload)
+    ]
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    (log_dir / "test.rsyslog.all.log").write_bytes(b"".join(written))
+    (log_dir / "done.log").write_bytes(b"".join(line for line in written if line.endswith(b" DONE\n")))
+    expect = reconcile.Expectation(preprocess, format=fmt, message_bytes=size)
+    result = reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, expect)
+    assert per_sender(result, "received") == [61, 61, 61]
+    assert per_sender(result, "truncated") == [0, 0, 0]
+    assert result.clean is True
+    other = reconcile.Expectation(preprocess, format=fmt, message_bytes=size + 50)
+    result = reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, other)
+    assert per_sender(result, "truncated") == [COUNT] * 3
+    assert per_sender(result, "received") == [1, 1, 1]  # the DONEs
+
+
+def test_senders_with_longer_numbers_share_no_padding_with_shorter_ones(tmp_path: Path) -> None:
+    """Host 12's and sender 10's messages have less padding than host 1's: each is judged by its own."""
+    senders = [SenderId(1, 1), SenderId(12, 3), SenderId(2, 10)]
+    entries, done = output(senders)
+    entries = replace_line(entries, 12, 3, 7, cut(find(entries, 12, 3, 7)[2], 50))
+    ledgers = {s.name: ledger(s) for s in senders}
+    result = reconcile.reconcile(write(tmp_path / "logs", entries, done), ledgers, senders, PER_SENDER)
+    assert per_sender(result, "received") == [61, 60, 61]
+    assert per_sender(result, "truncated") == [0, 1, 0]
+    # A line of host 1 padded as host 12's would be is not whole either.
+    short = find(entries, 1, 1, 3)[2]
+    entries = replace_line(entries, 1, 1, 3, short[:-3] + b"\n")  # two x fewer: one per extra digit
+    result = reconcile.reconcile(write(tmp_path / "logs", entries, done), ledgers, senders, PER_SENDER)
+    assert per_sender(result, "truncated") == [1, 1, 0]
+
+
+def test_two_messages_run_together_on_one_line(tmp_path: Path) -> None:
+    """A framing error that joins two messages: the first line's rest is not its padding (truncated), and the
+    second message has no line of its own (lost)."""
+    entries, done = output()
+    first, second = find(entries, 2, 1, 20)[2], find(entries, 2, 1, 21)[2]
+    joined = first[:-1] + second[second.index(b"syslogbench") :]
+    entries = replace_line(without(entries, {(2, 1, 21)}), 2, 1, 20, joined)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 0, 1]
+    assert per_sender(result, "lost") == [0, 0, 2]
+    assert per_sender(result, "received") == [61, 61, 59]

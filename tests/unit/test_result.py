@@ -362,6 +362,7 @@ def test_build_pass_validates_and_holds_the_figures() -> None:
         "filtered": 0,
         "unexpected": 0,
         "unprocessed": 0,
+        "truncated": 0,
     }
     assert document["memory"] == {
         "peak_bytes": 300 * 2**20,
@@ -390,6 +391,37 @@ def test_build_loss_validates() -> None:
     assert document["verdict"] == "loss"
     assert document["messages"]["lost"] == 5
     assert document["messages"]["received"] == 6_000_015
+
+
+def cut(counts: Reconciliation, lines: int) -> Reconciliation:
+    """The first sender's last `lines` messages arrived cut: truncated, and lost for want of a whole copy."""
+    first = counts.senders[0]
+    first.truncated, first.received, first.lost = lines, first.received - lines, first.lost + lines
+    return counts
+
+
+def test_build_truncated_is_loss_and_counted() -> None:
+    counts = cut(reconciliation(), 7)
+    assert counts.total("lost") == 7 and not counts.clean
+    document = result.build(observed(counts=counts))
+    assert schema_errors(document) == []
+    assert document["verdict"] == "loss"
+    assert document["messages"]["truncated"] == 7
+    assert (document["messages"]["received"], document["messages"]["lost"]) == (6_000_013, 7)
+    assert [s["truncated"] for s in document["senders"]] == [7] + [0] * 19
+
+
+def test_a_cut_copy_beside_a_whole_one_is_still_loss() -> None:
+    """Nothing lost, since a whole copy of each arrived: the cut lines alone make the verdict loss."""
+    counts = reconciliation()
+    counts.senders[3].truncated = 2
+    assert counts.total("lost") == 0
+    assert result.verdict(observed(counts=counts)) == "loss"
+
+
+def test_verdict_udp_with_a_cut_datagram_is_loss() -> None:
+    """Over UDP a lost datagram is the figure, not a failure; a cut one is a failure."""
+    assert result.verdict(udp_observed(counts=cut(reconciliation(), 1))) == "loss"
 
 
 def test_build_timeout_with_counts_validates() -> None:

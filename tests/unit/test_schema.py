@@ -147,6 +147,8 @@ def test_minimal_example_is_valid() -> None:
         ("host.cgroup_version", 3),
         ("limits.central_cpus", {"requested": 8}),
         ("messages.received", KeyError),
+        ("messages.truncated", -1),
+        ("senders.0.truncated", "some"),
         ("colour", "blue"),
     ],
 )
@@ -294,3 +296,15 @@ def test_invalid_udp_blocks_fail(key: str, value: Any) -> None:
     document["udp"] = copy.deepcopy(UDP_BLOCK) | {key: value}
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(document)
+
+
+def test_a_result_without_truncated_loads_and_stays_without() -> None:
+    """Results from before the whole-line check lack the count: they load, and are written back without it."""
+    assert "truncated" not in MINIMAL["messages"] and "truncated" not in MINIMAL["senders"][0]
+    loaded = model.Result.from_dict(MINIMAL)
+    assert loaded.messages.truncated is None and loaded.senders[0].truncated is None
+    document = loaded.to_dict()
+    assert "truncated" not in document["messages"] and "truncated" not in document["senders"][0]
+    with_count = changed("messages.truncated", 3)
+    assert list(VALIDATOR.iter_errors(with_count)) == []
+    assert model.Result.from_dict(with_count).messages.truncated == 3
