@@ -336,7 +336,8 @@ def report(result: dict) -> None:
     say(
         f"{result['daemon']['profile']} ({result['daemon']['version']}): verdict {result['verdict'].upper()}; "
         f"sent {m['sent']:,}, received {m['received']:,} of {m['expected']:,}, "
-        f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}"
+        f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}, "
+        f"truncated {m.get('truncated') or 0:,}"
     )
     rate = result["rate"]
     if rate["target_per_sender"]:
