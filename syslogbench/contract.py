@@ -181,9 +181,14 @@ IMAGE_PREFIX = "syslogbench"
 DEFAULT_IMAGE_TAG = "local"
 
 
+def image_tag() -> str:
+    """IMAGE_TAG lets two checkouts on one machine build and run their own images side by side."""
+    return os.environ.get("IMAGE_TAG") or DEFAULT_IMAGE_TAG
+
+
 def image_name(role: str, tag: str | None = None) -> str:
-    """syslogbench/<profile or role>:<tag>; IMAGE_TAG lets two checkouts keep their own images apart."""
-    return f"{IMAGE_PREFIX}/{role}:{tag or os.environ.get('IMAGE_TAG') or DEFAULT_IMAGE_TAG}"
+    """syslogbench/<profile or role>:<tag>."""
+    return f"{IMAGE_PREFIX}/{role}:{tag or image_tag()}"
 
 
 # -- writing to the control volume --------------------------------------------------------------------------

@@ -34,11 +34,6 @@ def log(text: str) -> None:
     print(f"syslogbench: {text}", flush=True)
 
 
-def compose(profile: str, *args: str, project: str | None = None) -> list[str]:
-    """A compose command line for this profile (set-up builds with it)."""
-    return Compose(profile, project or project_name()).command(*args)
-
-
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
     overrides = {}
     for pair in pairs:
@@ -126,7 +121,9 @@ def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
     for profile in chosen:
         log(f"building images for {profile.profile}")
         fresh_mtime(profile.dockerfile)
-        command = compose(profile.profile, "build", "-q", *HARNESS_SERVICES, profile.profile)
+        command = Compose(profile.profile, project_name()).command(
+            "build", "-q", *HARNESS_SERVICES, profile.profile
+        )
         subprocess.run(command, check=True, cwd=ROOT)
         check_image(profile)
 

@@ -7,7 +7,6 @@ stage its `daemon:` names (how that family starts); a registry-based one builds 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,9 +26,7 @@ REQUIRED = ("profile", "daemon", "version", "package", "base", "config", "settin
 REGISTRY_PREFIX = "registry:"
 
 
-def image_tag() -> str:
-    """IMAGE_TAG lets two checkouts on one machine build and run their own images side by side."""
-    return os.environ.get("IMAGE_TAG") or contract.DEFAULT_IMAGE_TAG
+image_tag = contract.image_tag
 
 
 class ProfileError(ValueError):
