@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render
+from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render, stack
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import scenarios, settings
 
@@ -44,6 +44,11 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
         if name == "run":
             cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
+    cmd = sub.add_parser("stack", help="write a stack file for docker stack deploy (Docker Swarm)")
+    cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
+    cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
+    cmd.add_argument("--registry", help="registry prefix of the images, e.g. registry.lab:5000")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
     cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
     cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
     cmd.add_argument("--replicates", type=int, default=3)
@@ -88,6 +93,18 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
         return EXIT_CODES["error"]
 
 
+def write_stack(args: argparse.Namespace) -> int:
+    profile = profiles.resolve(args.profile)
+    cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+    text = stack.render(profile, cfg, registry=args.registry, docker_version=benchmark.docker_version())
+    if args.out is None:
+        print(text, end="")
+        return 0
+    args.out.write_text(text)
+    log(f"wrote {args.out}: docker stack deploy -c {args.out} NAME (docs/swarm.md)")
+    return 0
+
+
 def dispatch(args: argparse.Namespace, show: Show) -> int:
     if args.command == "run":
         return benchmark.run(args.profile, benchmark.parse_overrides(args.overrides), args.results, show=show)
@@ -95,6 +112,8 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)
         return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+    if args.command == "stack":
+        return write_stack(args)
     if args.command == "calibrate":
         return calibrate.main(args.messages, args.connections, args.results)
     if args.command == "check":
