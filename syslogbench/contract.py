@@ -16,6 +16,17 @@ CENTRAL_HOST = "central"  # the network alias every daemon profile's service ans
 CENTRAL_PORT = 514  # syslog, TCP, UDP and TLS alike
 LASTHOP_HOST = "lasthop"  # the relay target's compose service
 LASTHOP_PORT = 1514
+# The control channel (syslogbench/rig/channel.py): the generators reach the watcher here, over the network.
+WATCHER_HOST = "watcher"
+CONTROL_PORT = 5140
+# Its requests, one JSON line each, in the order of docs/DESIGN.md's channel table (a unit test holds the two
+# equal): each is answered by one line.
+CHANNEL_OPS = ("hello", "ready", "start", "ledger", "generator", "finish")
+# On Swarm no directory of the user's is mounted on the central node: the watcher prints the result on its
+# output as `<prefix> <i>/<n> <base64 of gzip'd JSON>` lines, which `syslogbench run --swarm` reads back with
+# `docker service logs` (short lines: Docker's log drivers cut lines at 16 KiB).
+RESULT_LINE_PREFIX = "syslogbench-result"
+RESULT_LINE_CHARS = 4000
 
 # -- the environment supervise.sh reads (POSIX sh: it cannot import this module) ------------------------------
 # Name -> the default supervise.sh falls back to (None: no default). A unit test reads supervise.sh and checks

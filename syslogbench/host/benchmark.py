@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -74,6 +75,7 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
         **{key: str(value) for key, value in shape.items()},
         "GENERATORS": str(cfg.hosts),
         "DOCKER_VERSION": docker_version(),
+        "NODE_HOSTNAME": socket.gethostname(),
     }
     return cfg, env
 

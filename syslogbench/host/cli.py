@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render, stack
+from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render, stack, swarm
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import scenarios, settings
 
@@ -44,6 +44,12 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
         if name == "run":
             cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
+            cmd.add_argument(
+                "--swarm",
+                action="store_true",
+                help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)",
+            )
+            cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
     cmd = sub.add_parser("stack", help="write a stack file for docker stack deploy (Docker Swarm)")
     cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
     cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
@@ -89,7 +95,10 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     except (
         subprocess.CalledProcessError
     ) as error:  # a build or a Docker command failed: a tool, not the input
+        said = (error.stderr or "").strip().splitlines() if isinstance(error.stderr, str) else []
         log(f"error: {' '.join(map(str, error.cmd))} failed with exit code {error.returncode}")
+        if said:
+            log(f"error: it said: {said[-1]}")
         return EXIT_CODES["error"]
 
 
@@ -106,6 +115,9 @@ def write_stack(args: argparse.Namespace) -> int:
 
 
 def dispatch(args: argparse.Namespace, show: Show) -> int:
+    if args.command == "run" and args.swarm:
+        overrides = benchmark.parse_overrides(args.overrides)
+        return swarm.run(args.profile, overrides, args.results, args.registry, show=show)
     if args.command == "run":
         return benchmark.run(args.profile, benchmark.parse_overrides(args.overrides), args.results, show=show)
     if args.command == "matrix":

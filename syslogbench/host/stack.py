@@ -22,9 +22,12 @@ ROLE_LABEL = "syslogbench.role"
 CENTRAL_ROLE = "central"
 GENERATOR_ROLE = "generator"
 NETWORK = "bench"
+DAEMON_SERVICE = "daemon"  # the daemon under test, whichever profile; it also answers to `central`
 STACK_VERSION = "3.9"  # what Docker 20.10's swarm takes (deploy.resources.limits.pids needs API 1.41)
 # The lifetime of a daemon or last hop whose watcher vanished, as in compose.
 MAX_LIFETIME = contract.SUPERVISOR_ENV["MAX_LIFETIME"]
+# Swarm's template for the node a task runs on: the result's topology names nodes by it.
+NODE_HOSTNAME = "{{.Node.Hostname}}"
 
 
 def placed(role: str) -> dict:
@@ -67,6 +70,7 @@ def watcher_env(cfg: settings.Settings, docker_version: str, tag: str) -> dict[s
         # No bind mount of the user's results/ on a remote node: the result comes back on the watcher's output.
         "RESULT_ON_OUTPUT": "1",
         "SWARM": "1",
+        "NODE_HOSTNAME": NODE_HOSTNAME,
     }
 
 
@@ -122,6 +126,7 @@ def generator(cfg: settings.Settings, registry: str | None, tag: str, generator_
     # ledgers back the same way (docs/DESIGN.md, "The control channel").
     return {
         "image": image("generator", registry, tag),
+        "environment": {"NODE_HOSTNAME": NODE_HOSTNAME},
         "networks": [NETWORK],
         "cap_drop": ["ALL"],
         "deploy": spec,
@@ -145,7 +150,8 @@ def stack(
         "version": STACK_VERSION,
         "services": {
             "watcher": watcher(cfg, registry, tag, docker_version),
-            profile.profile: daemon(profile, cfg, registry, tag, cpus),
+            # Not the profile's name, as in compose: Swarm refuses a dot in a service name (rsyslog-8.2504).
+            DAEMON_SERVICE: daemon(profile, cfg, registry, tag, cpus),
             "generator": generator(cfg, registry, tag, generator_nodes),
             "lasthop": lasthop(cfg, registry, tag),
         },

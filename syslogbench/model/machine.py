@@ -9,9 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from syslogbench.model.result import Host
+from syslogbench.model.result import Host, Node
 
 UNKNOWN_DOCKER = "unknown (run without the syslogbench command)"
+UNKNOWN_HOSTNAME = "unknown"
+# The node's own name: `syslogbench run` sets it on one host; a stack file sets it to Swarm's {{.Node.Hostname}}
+# (a container's own hostname is its id).
+NODE_HOSTNAME_ENV = "NODE_HOSTNAME"
 
 
 def cgroup_version() -> int:
@@ -39,4 +43,18 @@ def host_facts(cgroup: int | None = None, docker_version: str | None = None) -> 
         kernel=os.uname().release,
         docker_version=docker_version or os.environ.get("DOCKER_VERSION") or UNKNOWN_DOCKER,
         cgroup_version=cgroup_version() if cgroup is None else cgroup,
+    )
+
+
+def node(services: list[str], host: Host | None = None) -> Node:
+    """This machine as one node of a run's topology, running services."""
+    facts = host or host_facts()
+    return Node(
+        hostname=os.environ.get(NODE_HOSTNAME_ENV) or UNKNOWN_HOSTNAME,
+        cpu_model=facts.cpu_model,
+        cores=facts.cores,
+        memory_bytes=facts.memory_bytes,
+        kernel=facts.kernel,
+        docker_version=facts.docker_version,
+        services=services,
     )

@@ -244,6 +244,27 @@ class Host:
 
 
 @dataclass
+class Node:
+    """One machine of the run, and the services it ran (docs/swarm.md)."""
+
+    hostname: str
+    cpu_model: str
+    cores: int
+    memory_bytes: int
+    kernel: str
+    docker_version: str
+    services: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Topology:
+    """Where each service ran, and the network the messages crossed from the generators to the daemon."""
+
+    network: str  # "bridge" (one host, compose) or "overlay" (Swarm)
+    nodes: list[Node] = field(default_factory=list)
+
+
+@dataclass
 class Limits:
     central_cpus: Limit
     central_memory_bytes: Limit
@@ -523,6 +544,7 @@ class Result:
     samples: Samples = field(default_factory=Samples)
     matrix: Matrix | None = optional()  # one cell of `python -m syslogbench matrix`
     relay: Relay | None = optional()  # relay scenarios only
+    topology: Topology | None = optional()  # older results lack it
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -58,6 +58,7 @@ class Observed:
     scenario: Scenario | None = None
     unsupported: str | None = None
     relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
+    topology: model.Topology | None = None
 
 
 def limits(obs: Observed) -> model.Limits:
@@ -249,6 +250,7 @@ def result(obs: Observed) -> model.Result:
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
         relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
+        topology=obs.topology,
     )
 
 

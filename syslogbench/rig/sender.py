@@ -21,13 +21,14 @@ import termios
 import time
 from array import array
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import BinaryIO
 
 from syslogbench import contract
-from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model import machine, preprocess, scenarios, settings
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
-from syslogbench.rig import cgroup, control
+from syslogbench.rig import cgroup, channel, control
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
@@ -71,7 +72,8 @@ def drain(sock: socket.socket, timeout: float) -> int:
 
 
 def tls_ca() -> Path:
-    return Path(os.environ.get(TLS_CA_ENV) or control.CONTROL.tls_file("ca.pem"))
+    """The run's CA, which the watcher sends with its hello (main() keeps it in WORK_DIR)."""
+    return Path(os.environ.get(TLS_CA_ENV) or WORK_DIR / "ca.pem")
 
 
 def tls_context(cafile: Path) -> ssl.SSLContext:
@@ -295,8 +297,8 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     udp = scenario.transport == "udp"
     sock = udp_socket(READY_TIMEOUT) if udp else connect(READY_TIMEOUT)
     sock.settimeout(cfg.run_timeout)
-    control.write_atomic(control.CONTROL.ready(sender.name), "")
-    control.wait_for_start(READY_TIMEOUT)
+    channel.link().ready(sender.name)
+    channel.link().wait_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     sent = (send_udp if udp else send_tcp_paced)(sock, path, ends, scenario.rate)
     # The rate is the sender's own: messages over the time to hand the last one to the kernel. The TCP
@@ -369,8 +371,8 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
-    control.write_atomic(control.CONTROL.ready(sender.name), "")
-    control.wait_for_start(READY_TIMEOUT)
+    channel.link().ready(sender.name)
+    channel.link().wait_start(READY_TIMEOUT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     with path.open("rb") as data:
         # No sendfile over TLS: the records are made in user space.
@@ -394,10 +396,6 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     return record
 
 
-def ledger_path(sender: SenderId) -> Path:
-    return control.CONTROL.ledger(sender.name)
-
-
 def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
     try:
         ledger = send_all(sender, cfg)
@@ -409,14 +407,14 @@ def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
             "status": f"failed: {error}",
         }
         print(f"{sender.name}: {error}", file=sys.stderr)
-    control.write_json(ledger_path(sender), ledger)
+    channel.link().ledger(sender.name, ledger)
 
 
 def record_death(sender: SenderId, exitcode: int | None) -> None:
-    """A sender killed (e.g. by the memory limit) writes no ledger; write one for it."""
-    if not ledger_path(sender).exists():
-        status = f"died: exit code {exitcode}" + (" (killed, memory limit?)" if exitcode == -9 else "")
-        control.write_json(ledger_path(sender), {"id": sender.name, "status": status})
+    """A sender killed (e.g. by the memory limit) sends no ledger; send one for it, which the watcher keeps
+    only where the sender's own did not arrive."""
+    status = f"died: exit code {exitcode}" + (" (killed, memory limit?)" if exitcode == -9 else "")
+    channel.link().ledger(sender.name, {"id": sender.name, "status": status}, only_if_absent=True)
 
 
 def _minus(end: float | None, start: float | None) -> float | None:
@@ -424,21 +422,25 @@ def _minus(end: float | None, start: float | None) -> float | None:
 
 
 def main() -> int:
-    cfg = settings.from_env(os.environ)
-    control.wait_for(control.CONTROL.run_json, READY_TIMEOUT, "the watcher's run.json")
+    # The settings and a TLS scenario's CA come from the watcher, with this generator's host number: a
+    # generator needs nothing but the watcher's port (docs/DESIGN.md, "The control channel").
+    hello = channel.link().hello(READY_TIMEOUT)
+    cfg = settings.Settings(**hello["settings"])
+    if ca := channel.ca_file(hello["ca"], WORK_DIR):
+        os.environ.setdefault(TLS_CA_ENV, str(ca))  # a test may name another CA
+    host = int(hello["host"])
     # Compose starts GENERATORS replicas; those beyond the run's hosts are not needed. They idle until the
     # finish signal rather than exit, since any exit under --exit-code-from would end the run.
-    host = control.claim_index(control.CONTROL.hosts, sys.maxsize)
     if host > cfg.hosts:
         print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
-        control.wait_for(control.CONTROL.finish, cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal")
+        channel.link().wait_finish(cfg.run_timeout + 2 * READY_TIMEOUT)
         return 0
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:
         worker.start()
     try:
-        control.wait_for_start(READY_TIMEOUT)
+        channel.link().wait_start(READY_TIMEOUT)
     except control.WaitTimeout:
         for worker in workers:
             worker.join()
@@ -449,12 +451,12 @@ def main() -> int:
         record_death(sender, worker.exitcode)
     user1, system1 = cgroup.own_cpu_seconds()
     # The whole container's CPU while sending (kernel TCP work included), not only the senders' own.
-    control.write_json(
-        control.CONTROL.generator(host),
-        {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)},
-    )
+    report = {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)}
+    # The node this generator ran on, for the result's topology (its services are the watcher's to add).
+    node = {key: value for key, value in asdict(machine.node([])).items() if key != "services"}
+    channel.link().generator(host, {**report, "node": node})
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
-    control.wait_for(control.CONTROL.finish, cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2)
+    channel.link().wait_finish(cfg.run_timeout + READY_TIMEOUT)
     return 0
 
 

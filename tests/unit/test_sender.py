@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import cgroup, control, sender
+from syslogbench.rig import cgroup, channel, control, sender
 
 # --- claim_index ---------------------------------------------------------------------------------------------
 
@@ -181,7 +181,9 @@ def test_drain_gives_up_with_bytes_left_when_the_peer_stops_reading() -> None:
 # --- record_death ----------------------------------------------------------------------------------------------
 
 
-def test_record_death_killed_names_exit_code_and_memory_limit(control_dir: Path) -> None:
+def test_record_death_killed_names_exit_code_and_memory_limit(
+    control_dir: Path, watcher_channel: channel.Server
+) -> None:
     who = SenderId(2, 3)
     sender.record_death(who, -9)
     ledger = json.loads((control_dir / "ledgers" / "host2-s3.json").read_text())
@@ -189,22 +191,20 @@ def test_record_death_killed_names_exit_code_and_memory_limit(control_dir: Path)
     assert "memory limit" in ledger["status"]
 
 
-def test_record_death_other_exit_code(control_dir: Path) -> None:
+def test_record_death_other_exit_code(control_dir: Path, watcher_channel: channel.Server) -> None:
     sender.record_death(SenderId(1, 1), 1)
     ledger = control.read_json(control_dir / "ledgers" / "host1-s1.json")
     assert ledger == {"id": "host1-s1", "status": "died: exit code 1"}
 
 
-def test_record_death_keeps_a_ledger_the_sender_wrote(control_dir: Path) -> None:
+def test_record_death_keeps_a_ledger_the_sender_sent(
+    control_dir: Path, watcher_channel: channel.Server
+) -> None:
     who = SenderId(1, 2)
     written = {"id": "host1-s2", "status": "ok", "messages": 11}
-    control.write_json(sender.ledger_path(who), written)
+    channel.link().ledger(who.name, written)
     sender.record_death(who, 0)
     assert control.read_json(control_dir / "ledgers" / "host1-s2.json") == written
-
-
-def test_ledger_path_is_in_the_control_ledgers(control_dir: Path) -> None:
-    assert sender.ledger_path(SenderId(4, 1)) == control_dir / "ledgers" / "host4-s1.json"
 
 
 # --- own_cpu_seconds ---------------------------------------------------------------------------------------

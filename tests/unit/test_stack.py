@@ -33,8 +33,8 @@ def rendered(**options: object) -> dict:
 
 def test_services_are_the_four_roles_with_the_profile_as_the_daemon() -> None:
     services = rendered(tag="t")["services"]
-    assert list(services) == ["watcher", "rsyslog-8.2504", "generator", "lasthop"]
-    assert services["rsyslog-8.2504"]["image"] == "syslogbench/rsyslog-8.2504:t"
+    assert list(services) == ["watcher", "daemon", "generator", "lasthop"]
+    assert services["daemon"]["image"] == "syslogbench/rsyslog-8.2504:t"
     assert services["generator"]["image"] == services["lasthop"]["image"] == "syslogbench/generator:t"
     assert services["watcher"]["image"] == "syslogbench/watcher:t"
 
@@ -59,7 +59,7 @@ def test_every_task_runs_once_by_dns_round_robin_on_its_role() -> None:
     central = ["node.labels.syslogbench.role == central"]
     assert roles == {
         "watcher": central,
-        "rsyslog-8.2504": central,
+        "daemon": central,
         "lasthop": central,
         "generator": ["node.labels.syslogbench.role == generator"],
     }
@@ -71,7 +71,7 @@ def test_every_task_runs_once_by_dns_round_robin_on_its_role() -> None:
 
 def test_limits_come_from_the_settings() -> None:
     services = rendered()["services"]
-    assert services["rsyslog-8.2504"]["deploy"]["resources"]["limits"] == {
+    assert services["daemon"]["deploy"]["resources"]["limits"] == {
         "cpus": "8",
         "memory": str(2 * 1024**3),
         "pids": 1024,
@@ -84,7 +84,7 @@ def test_limits_come_from_the_settings() -> None:
 
 
 def test_the_daemon_cpu_limit_is_cut_to_the_central_node_cores() -> None:
-    limits = rendered(central_cores=2)["services"]["rsyslog-8.2504"]["deploy"]["resources"]["limits"]
+    limits = rendered(central_cores=2)["services"]["daemon"]["deploy"]["resources"]["limits"]
     assert limits["cpus"] == "2"
 
 

@@ -161,9 +161,9 @@ def test_tls_context_without_the_ca_file_says_who_writes_it(tmp_path: Path) -> N
         sender.tls_context(tmp_path / "ca.pem")
 
 
-def test_tls_ca_is_in_the_control_volume_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tls_ca_is_the_one_from_the_watcher_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(sender.TLS_CA_ENV, raising=False)
-    assert sender.tls_ca() == sender.control.CONTROL.tls / "ca.pem"
+    assert sender.tls_ca() == sender.WORK_DIR / "ca.pem"
     monkeypatch.setenv(sender.TLS_CA_ENV, "/elsewhere/ca.pem")
     assert sender.tls_ca() == Path("/elsewhere/ca.pem")
 

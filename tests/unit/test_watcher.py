@@ -17,7 +17,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import control
+from syslogbench.rig import channel, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
@@ -506,6 +506,7 @@ def volumes(control_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(contract, "QUEUE_DIR", tmp_path / "queue")
     monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(run, "HEALTH_FILE", tmp_path / "watcher-ready")
+    monkeypatch.setattr(channel, "PORT", 0)  # any free port: the control channel is not what is tested here
     monkeypatch.setattr(run, "STOPPING_STOP_TIMEOUT", 0.1)
     monkeypatch.setattr(run, "STOPPING_LEDGER_WAIT", 0.1)
     monkeypatch.setattr(run, "FAILED_LEDGER_WAIT", 0.1)

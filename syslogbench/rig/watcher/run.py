@@ -7,6 +7,8 @@ Stdlib (and Debian's python3-yaml) only: runs in the watcher container with Debi
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
 import shutil
@@ -18,11 +20,11 @@ from syslogbench import contract
 from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import control, tlscerts
+from syslogbench.rig import channel, control, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
-from syslogbench.rig.watcher import concerns, fault, relay
+from syslogbench.rig.watcher import concerns, fault, relay, topology
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
 from syslogbench.rig.watcher.files import failed_senders, read_ledgers
 from syslogbench.rig.watcher.progress import say
@@ -40,6 +42,10 @@ STOPPING_LEDGER_WAIT = 1.0
 FAILED_LEDGER_WAIT = 10.0
 POLL_S = 0.02
 TAIL_POLL_S = 0.05
+
+
+# The generators' side of the control directory, over TCP (rig/channel.py): open from run.json to finish.
+gateway: channel.Server | None = None
 
 
 class Unsupported(RuntimeError):
@@ -292,6 +298,8 @@ def write_result(obs: Observed) -> dict:
     """The result file; on a full disk a reduced one (no time series, on one line) that says so; and where
     even that cannot be written, the result on the watcher's output, for `syslogbench run` to record."""
     result = build(obs)
+    if os.environ.get("RESULT_ON_OUTPUT"):
+        print_result(result)
     try:
         save(result, indent=2)
         return result
@@ -303,6 +311,15 @@ def write_result(obs: Observed) -> dict:
         say(f"error: cannot write the result ({error}); here it is on one line:")
         print(json.dumps(result, sort_keys=True), flush=True)
     return result
+
+
+def print_result(result: dict) -> None:
+    """On Swarm (RESULT_ON_OUTPUT=1): the result on the watcher's output, for `syslogbench run --swarm`."""
+    packed = base64.b64encode(gzip.compress(json.dumps(result, sort_keys=True).encode())).decode()
+    size = contract.RESULT_LINE_CHARS
+    parts = [packed[i : i + size] for i in range(0, len(packed), size)]
+    for index, part in enumerate(parts, 1):
+        print(f"{contract.RESULT_LINE_PREFIX} {index}/{len(parts)} {part}", flush=True)
 
 
 def save(result: dict, indent: int | None) -> None:
@@ -391,9 +408,25 @@ def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
     control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
+    open_gateway()
     HEALTH_FILE.touch()
     obs.started = obs.finished = datetime.now(UTC)
     return tls_problem
+
+
+def open_gateway() -> None:
+    """The generators may connect from now on: the volumes are reset and run.json (and tls/) written."""
+    global gateway
+    gateway = channel.Server(control.CONTROL)
+    gateway.open()
+
+
+def close_gateway() -> None:
+    """After finish: the answers owed (start, finish) go out before the watcher exits."""
+    global gateway
+    if gateway is not None:
+        gateway.close()
+        gateway = None
 
 
 def attempt(cfg: settings.Settings, obs: Observed) -> None:
@@ -478,10 +511,12 @@ def main() -> int:
     # The key is throwaway, but it need not outlive the run in the volume either.
     shutil.rmtree(control.CONTROL.tls, ignore_errors=True)
     obs.finished = datetime.now(UTC)
+    obs.topology = topology.gather(obs.host, obs.daemon.profile)
     result = write_result(obs)
     report(result)
     try:
         control.write_atomic(control.CONTROL.finish, "")
     except OSError as error:  # the others then end at their own time limits
         say(f"error: cannot write finish: {error}")
+    close_gateway()
     return contract.EXIT_CODES[result["verdict"]]

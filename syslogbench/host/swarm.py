@@ -1,0 +1,335 @@
+"""One benchmark run on the Docker Swarm the Docker CLI points at (DOCKER_HOST or a docker context):
+`python -m syslogbench run --swarm`.
+
+The node labels are checked first, then the stack file (host/stack.py) is deployed, the watcher's output is
+followed, and the result, which the watcher prints on its output (no volume of the user's is mounted on a
+remote node), is written to results/. The stack is removed, and the command waits until its network is gone,
+so that the next deploy does not fail with "network not found". docs/swarm.md has the steps on real hosts.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.host import benchmark, images, lock, profiles, stack
+from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
+from syslogbench.host.compose import project_name
+from syslogbench.model import result, scenarios, settings
+
+Show = Callable[[Path], None]
+
+DOCKER_TIMEOUT_S = 60
+NETWORK_GONE_S = 120  # `docker stack rm` returns at once; its network goes once every task has ended
+POLL_S = 1.0
+WATCHER_GRACE_S = 150  # the watcher's stop_grace_period (120 s) and a little more
+# Task states that end a task for good (restart_policy none): a daemon or generator in one of these before
+# the watcher's own end stops the run, as compose's --abort-on-container-exit does on one host.
+ENDED = {"complete", "failed", "rejected", "shutdown", "orphaned"}
+BAD = {"failed", "rejected", "orphaned"}
+
+
+class SwarmError(images.SetupError):
+    """The swarm is not ready for a run (the one line says what to change): exit code 2, nothing deployed."""
+
+
+def docker(*args: str, timeout: float = DOCKER_TIMEOUT_S, check: bool = True) -> str:
+    done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        raise subprocess.CalledProcessError(done.returncode, ["docker", *args], done.stdout, done.stderr)
+    return done.stdout
+
+
+@dataclass(frozen=True)
+class Node:
+    """A swarm node as `docker node inspect` describes it."""
+
+    id: str
+    hostname: str
+    role: str | None  # the syslogbench.role label
+    ready: bool
+    cores: int
+    memory_bytes: int
+    engine: str
+
+    @classmethod
+    def of(cls, data: dict) -> Node:
+        described = data.get("Description", {})
+        resources = described.get("Resources", {})
+        return cls(
+            id=data["ID"],
+            hostname=described.get("Hostname", data["ID"]),
+            role=data.get("Spec", {}).get("Labels", {}).get(stack.ROLE_LABEL),
+            ready=data.get("Status", {}).get("State") == "ready"
+            and data.get("Spec", {}).get("Availability") == "active",
+            cores=max(1, int(resources.get("NanoCPUs", 1e9) // 1e9)),
+            memory_bytes=int(resources.get("MemoryBytes", 0)),
+            engine=described.get("Engine", {}).get("EngineVersion", "unknown"),
+        )
+
+
+def swarm_nodes() -> list[Node]:
+    done = subprocess.run(
+        ["docker", "node", "ls", "-q"], capture_output=True, text=True, timeout=DOCKER_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        raise SwarmError(
+            f"the Docker CLI does not point at a swarm manager ({done.stderr.strip()}): set DOCKER_HOST or "
+            "`docker context use` to a manager of the swarm (docs/swarm.md)"
+        )
+    return [Node.of(entry) for entry in json.loads(docker("node", "inspect", *done.stdout.split()))]
+
+
+@dataclass
+class Placement:
+    central: Node
+    generators: list[Node]
+    notices: list[str] = field(default_factory=list)
+
+
+def place(nodes: list[Node], hosts: int) -> Placement:
+    """The central node and the generator nodes from the labels, or the one line that says what to label."""
+    central = [n for n in nodes if n.ready and n.role == stack.CENTRAL_ROLE]
+    generators = [n for n in nodes if n.ready and n.role == stack.GENERATOR_ROLE]
+    unlabelled = [n.hostname for n in nodes if n.ready and n.role is None]
+    add = f"docker node update --label-add {stack.ROLE_LABEL}="
+    spare = f" (unlabelled: {', '.join(unlabelled)})" if unlabelled else ""
+    if len(central) != 1:
+        named = ", ".join(n.hostname for n in central)
+        raise SwarmError(
+            f"{len(central)} ready nodes carry {stack.ROLE_LABEL}={stack.CENTRAL_ROLE}{f' ({named})' if named else ''}: "
+            f"exactly one must, for the watcher, the daemon and the last hop, which share volumes: {add}"
+            f"{stack.CENTRAL_ROLE} NODE{spare}"
+        )
+    if not generators:
+        raise SwarmError(
+            f"no ready node carries {stack.ROLE_LABEL}={stack.GENERATOR_ROLE}: label the nodes for the "
+            f"{hosts} generators: {add}{stack.GENERATOR_ROLE} NODE{spare}"
+        )
+    notices = []
+    if len(generators) < hosts:
+        notices.append(
+            f"{len(generators)} generator nodes for {hosts} hosts: some nodes run more than one generator"
+        )
+    return Placement(central[0], generators, notices)
+
+
+def push(registry: str, names: list[str]) -> None:
+    """Tag and push the run's images into the registry the nodes pull from."""
+    for name in names:
+        local = contract.image_name(name)
+        remote = stack.image(name, registry, contract.image_tag())
+        log(f"pushing {remote}")
+        docker("tag", local, remote)
+        docker("push", remote, timeout=1800)
+
+
+def stack_network(name: str) -> str:
+    return f"{name}_{stack.NETWORK}"
+
+
+def wait_gone(name: str, timeout: float = NETWORK_GONE_S) -> None:
+    """Until the stack's network is gone: a deploy right after `docker stack rm` fails while it is there."""
+    deadline = time.monotonic() + timeout
+    while docker("network", "ls", "-q", "--filter", f"name=^{stack_network(name)}$", check=False).strip():
+        if time.monotonic() > deadline:
+            raise SwarmError(
+                f"the network {stack_network(name)} was still there {timeout:.0f} s after docker stack rm"
+            )
+        time.sleep(POLL_S)
+
+
+def remove(name: str) -> None:
+    docker("stack", "rm", name, check=False)
+    wait_gone(name)
+
+
+def tasks(name: str) -> list[dict]:
+    """Every task of the stack: its service, node, current state and error."""
+    text = docker("stack", "ps", name, "--no-trunc", "--format", "{{json .}}", check=False)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def state_of(task: dict) -> str:
+    return (task.get("CurrentState") or "").split(" ")[0].lower()
+
+
+def task_problems(name: str, entries: list[dict]) -> list[str]:
+    """Tasks other than the watcher's that ended badly, as `docker stack ps` tells it."""
+    problems = []
+    for task in entries:
+        service = task.get("Name", "").removeprefix(f"{name}_")
+        if service.startswith("watcher") or state_of(task) not in BAD:
+            continue
+        problems.append(f"{service} on {task.get('Node')}: {task.get('CurrentState')}: {task.get('Error')}")
+    return problems
+
+
+def watcher_ended(name: str, entries: list[dict]) -> bool:
+    return any(t.get("Name", "").startswith(f"{name}_watcher") and state_of(t) in ENDED for t in entries)
+
+
+def follow(name: str) -> subprocess.Popen:
+    """The watcher's output as it runs (its progress lines), the result's own lines left out."""
+    process = subprocess.Popen(
+        ["docker", "service", "logs", "--follow", "--raw", f"{name}_watcher"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def show() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if not line.startswith(contract.RESULT_LINE_PREFIX):
+                print(line, end="", flush=True)
+
+    threading.Thread(target=show, daemon=True).start()
+    return process
+
+
+def result_of(name: str) -> dict | None:
+    """The result the watcher printed: gzip'd JSON in base64, cut into numbered lines."""
+    text = docker("service", "logs", "--raw", f"{name}_watcher", check=False, timeout=300)
+    return decode_result(text.splitlines())
+
+
+def decode_result(lines: list[str]) -> dict | None:
+    parts: dict[int, str] = {}
+    total = 0
+    for line in lines:
+        words = line.split()
+        if len(words) == 3 and words[0] == contract.RESULT_LINE_PREFIX:
+            index, _, count = words[1].partition("/")
+            parts[int(index)], total = words[2], int(count)
+    if not total or len(parts) != total:
+        return None
+    return json.loads(gzip.decompress(base64.b64decode("".join(parts[i] for i in range(1, total + 1)))))
+
+
+def amend(data: dict, nodes: list[Node], reasons: list[str]) -> dict:
+    """The host's part: each node's Docker version (the engine's own), and what ended the run early."""
+    engines = {node.hostname: node.engine for node in nodes}
+    for node in (data.get("topology") or {}).get("nodes", []):
+        node["docker_version"] = engines.get(node["hostname"], node["docker_version"])
+    if reasons:
+        data = {**data, "verdict": "error", "errors": [*reasons, *data["errors"]]}
+    return result.Result.from_dict(data).to_dict()  # refuses what is not a result
+
+
+def run(
+    profile_name: str,
+    overrides: dict[str, str],
+    results_dir: Path,
+    registry: str | None = None,
+    show: Show = benchmark.show_path,
+) -> int:
+    """Check, deploy, follow, collect, remove: the exit code is the verdict's, as on one host."""
+    profile = profiles.resolve(profile_name)
+    cfg, _ = benchmark.run_env(overrides)
+    scenario = scenarios.load(cfg.scenario)
+    if reasons := scenarios.unsupported(scenario, profile.features):
+        return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)
+    nodes = swarm_nodes()
+    placement = place(nodes, cfg.hosts)
+    for notice in placement.notices:
+        log(f"notice: {notice}")
+    name = project_name()
+    with lock.project(name):
+        if registry:
+            push(registry, ["watcher", "generator", profile.profile])
+        else:
+            log(
+                f"no --registry: the images {contract.image_name('...')} must be on the nodes already "
+                "(docs/swarm.md: docker save | docker load)"
+            )
+        text = stack.render(
+            profile,
+            cfg,
+            registry=registry,
+            docker_version=placement.central.engine,
+            generator_nodes=len(placement.generators),
+            central_cores=placement.central.cores,
+        )
+        return deploy_and_collect(name, text, profile, cfg, nodes, results_dir, bool(registry), show)
+
+
+def deploy_and_collect(
+    name: str,
+    text: str,
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    nodes: list[Node],
+    results_dir: Path,
+    pull: bool,
+    show: Show,
+) -> int:
+    results_dir.mkdir(parents=True, exist_ok=True)
+    remove(name)  # what an interrupted run of this name left, if anything
+    began = datetime.now(UTC)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=f"{name}-") as file:
+        file.write(text)
+        file.flush()
+        log(
+            f"{profile.profile}: deploying stack {name}: {cfg.hosts} hosts x {cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
+        )
+        resolve = "always" if pull else "never"  # without a registry the nodes have the images already
+        docker("stack", "deploy", "--resolve-image", resolve, "-c", file.name, name, timeout=300)
+    try:
+        reasons = watch(name, cfg.run_timeout + STARTUP_ALLOWANCE_S)
+        data = result_of(name)
+    finally:
+        remove(name)
+    if data is None:
+        reasons.insert(0, "the watcher wrote no result on its output (docker service logs)")
+        path = benchmark.written_from_outside(
+            profile, cfg, scenarios.load(cfg.scenario), [], reasons, began, results_dir
+        )
+        show(path)
+        return contract.EXIT_CODES["error"]
+    data = amend(data, nodes, reasons)
+    path = results_dir / f"{data['run_id']}.json"
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    show(path)
+    return contract.EXIT_CODES[data["verdict"]]
+
+
+def watch(name: str, timeout: float) -> list[str]:
+    """Follow the watcher until its task ends. A daemon or generator task that fails first stops the watcher
+    (scaled to 0: SIGTERM, and its grace to write an error result), as compose does on one host."""
+    follower = follow(name)
+    reasons: list[str] = []
+    deadline, stopping = time.monotonic() + timeout, False
+    try:
+        while not watcher_ended(name, entries := tasks(name)):
+            if not stopping and (problems := task_problems(name, entries)):
+                reasons.append(
+                    "tasks that ended before the watcher (docker stack ps): " + "; ".join(problems)
+                )
+                stopping = stop_watcher(reasons[-1])
+            elif not stopping and time.monotonic() > deadline:
+                reasons.insert(0, f"the stack did not finish within {timeout:.0f} s")
+                stopping = stop_watcher(reasons[0])
+            elif stopping and time.monotonic() > deadline + WATCHER_GRACE_S:
+                reasons.append(f"the watcher did not end within {WATCHER_GRACE_S} s of its stop")
+                break
+            time.sleep(POLL_S)
+    finally:
+        follower.terminate()
+    return reasons
+
+
+def stop_watcher(reason: str) -> bool:
+    log(f"{reason}: stopping the watcher, which writes what it has")
+    docker("service", "scale", "--detach", f"{project_name()}_watcher=0", check=False)
+    return True

@@ -1,0 +1,247 @@
+"""The control channel between the generators and the watcher: one TCP connection per process, one JSON
+object per line, each request answered by one line (docs/DESIGN.md, "The control channel").
+
+The same protocol on one host (compose) and across hosts (Swarm): a generator needs nothing from the watcher's
+node but this port. The watcher's side writes what it hears into its control directory (ready/, ledgers/,
+generators/), which the watcher's other parts read as before; the daemon and the last hop, on the watcher's
+node, keep sharing that directory with it. Stdlib only: runs in the watcher and generator containers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.rig import control
+
+WATCHER = os.environ.get("WATCHER_HOST", contract.WATCHER_HOST)
+PORT = int(os.environ.get("CONTROL_PORT", contract.CONTROL_PORT))
+# A sender's id names its files in the control directory: nothing else may reach a path.
+SENDER_NAME = re.compile(r"host\d+-s\d+")
+POLL_S = 0.005  # how often the watcher's side looks for start and finish, as the senders did on the volume
+CLOSE_GRACE_S = 2.0  # after finish: time for the answers still owed to reach the generators
+
+
+class ChannelError(RuntimeError):
+    """The watcher refused a request, or the channel broke."""
+
+
+# -- the generators' side --------------------------------------------------------------------------------------
+
+
+class Link:
+    """One process's connection to the watcher. Each process (the generator and each of its senders, which
+    are forked) opens its own: a socket shared across fork would interleave their lines."""
+
+    def __init__(self, host: str | None = None, port: int | None = None) -> None:
+        self.host = WATCHER if host is None else host
+        self.port = PORT if port is None else port
+        self.sock: socket.socket | None = None
+        self.reader = None
+
+    def connect(self, timeout: float) -> None:
+        """Retried until timeout: the watcher opens its port once it has reset the volumes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.create_connection((self.host, self.port), timeout=10)
+                self.reader = self.sock.makefile("rb")
+                return
+            except OSError as error:
+                if time.monotonic() > deadline:
+                    raise control.WaitTimeout(
+                        f"cannot reach the watcher at {self.host}:{self.port}: {error}"
+                    ) from error
+                time.sleep(0.2)
+
+    def call(self, op: str, timeout: float | None = 60, **fields: object) -> dict:
+        if self.sock is None or self.reader is None:
+            self.connect(timeout or 300)
+        assert self.sock is not None and self.reader is not None
+        self.sock.settimeout(timeout)
+        self.sock.sendall(json.dumps({"op": op, **fields}).encode() + b"\n")
+        try:
+            line = self.reader.readline()
+        except TimeoutError as error:
+            raise control.WaitTimeout(
+                f"gave up after {timeout:.0f} s waiting for the watcher's {op}"
+            ) from error
+        if not line:
+            raise ChannelError(f"the watcher closed the control channel (while asked for {op})")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise ChannelError(f"the watcher refused {op}: {answer['error']}")
+        return answer
+
+    def hello(self, timeout: float) -> dict:
+        """The run's settings, this generator's host number (1..; above the run's hosts: not needed), and a TLS
+        scenario's CA certificate (PEM text, or None)."""
+        self.connect(timeout)
+        return self.call("hello")
+
+    def ready(self, sender: str) -> None:
+        self.call("ready", sender=sender)
+
+    def wait_start(self, timeout: float) -> float:
+        """The start signal's wall-clock time; the watcher's finish (it gave up before the start) ends it too."""
+        answer = self.call("start", timeout=timeout)
+        if "start" not in answer:
+            raise control.WaitTimeout("the watcher finished the run before giving the start signal")
+        return float(answer["start"])
+
+    def ledger(self, sender: str, ledger: dict, only_if_absent: bool = False) -> None:
+        self.call("ledger", sender=sender, ledger=ledger, only_if_absent=only_if_absent)
+
+    def generator(self, host: int, report: dict) -> None:
+        self.call("generator", host=host, report=report)
+
+    def wait_finish(self, timeout: float) -> None:
+        """Until the run is over; a watcher that is gone has finished too."""
+        try:
+            self.call("finish", timeout=timeout)
+        except (ChannelError, ConnectionError):
+            return
+
+
+_links: dict[int, Link] = {}
+
+
+def link() -> Link:
+    """This process's link (a forked sender gets its own on first use)."""
+    pid = os.getpid()
+    if pid not in _links:
+        _links[pid] = Link()
+    return _links[pid]
+
+
+# -- the watcher's side ----------------------------------------------------------------------------------------
+
+
+class Server:
+    """Answers the generators from the watcher's control directory; a thread per connection (at most one per
+    sender, plus one per generator)."""
+
+    def __init__(self, names: contract.Control, port: int | None = None) -> None:
+        self.names = names
+        port = PORT if port is None else port
+        self.started, self.finished = threading.Event(), threading.Event()
+        self.waiting = 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("", port), reuse_port=False, backlog=256)
+        self.port = self.listener.getsockname()[1]
+
+    def open(self) -> None:
+        threading.Thread(target=self.accept, daemon=True, name="channel-accept").start()
+        threading.Thread(target=self.watch, daemon=True, name="channel-watch").start()
+
+    def close(self, grace: float = CLOSE_GRACE_S) -> None:
+        """After finish: let the answers owed go out, then stop listening."""
+        self.finished.set()
+        deadline = time.monotonic() + grace
+        while self.waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # shutdown wakes the accepting thread (on Linux); close alone would leave the port listening until then.
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+
+    def watch(self) -> None:
+        """The watcher writes start and finish as files (the daemon's supervisor and the last hop read them):
+        one thread turns them into events for every connection."""
+        while not self.finished.is_set():
+            if not self.started.is_set() and self.names.start.exists():
+                self.started.set()
+            if self.names.finish.exists():
+                self.finished.set()
+            time.sleep(POLL_S)
+
+    def accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self.session, args=(conn,), daemon=True).start()
+
+    def session(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rwb") as stream:
+            for line in stream:
+                try:
+                    answer = self.answer(json.loads(line))
+                except (ValueError, KeyError, TypeError, OSError) as error:
+                    answer = {"error": f"{type(error).__name__}: {error}"}
+                try:
+                    stream.write(json.dumps(answer).encode() + b"\n")
+                    stream.flush()
+                except OSError:
+                    return
+
+    def answer(self, request: dict) -> dict:
+        op = request.get("op")
+        if op == "hello":
+            return self.hello()
+        if op == "ready":
+            control.write_atomic(self.names.ready(sender_name(request)), "")
+            return {}
+        if op == "start":
+            return self.until(self.started)
+        if op == "ledger":
+            return self.ledger(sender_name(request), request["ledger"], bool(request.get("only_if_absent")))
+        if op == "generator":
+            control.write_json(self.names.generator(int(request["host"])), request["report"])
+            return {}
+        if op == "finish":
+            return self.until(self.finished)
+        raise ValueError(f"unknown op {op!r}")
+
+    def hello(self) -> dict:
+        ca = self.names.tls_file("ca.pem")
+        return {
+            "settings": control.read_json(self.names.run_json)["settings"],
+            "host": control.claim_index(self.names.hosts, sys.maxsize),
+            "ca": ca.read_text() if ca.exists() else None,
+        }
+
+    def ledger(self, sender: str, ledger: dict, only_if_absent: bool) -> dict:
+        path = self.names.ledger(sender)
+        if not (only_if_absent and path.exists()):
+            control.write_json(path, ledger)
+        return {}
+
+    def until(self, event: threading.Event) -> dict:
+        """Answer when event (start or finish) happens, or finish does."""
+        with self.lock:
+            self.waiting += 1
+        try:
+            while not (event.wait(0.05) or self.finished.is_set()):
+                pass
+        finally:
+            with self.lock:
+                self.waiting -= 1
+        if event is self.started and self.started.is_set():
+            return {"start": float(self.names.start.read_text().split()[0])}
+        return {"finish": True}
+
+
+def sender_name(request: dict) -> str:
+    name = str(request["sender"])
+    if not SENDER_NAME.fullmatch(name):
+        raise ValueError(f"not a sender id: {name!r}")
+    return name
+
+
+def ca_file(pem: str | None, directory: Path) -> Path | None:
+    """Where a generator keeps the run's CA certificate it got from the watcher (TLS scenarios)."""
+    if pem is None:
+        return None
+    path = directory / "ca.pem"
+    path.write_text(pem)
+    return path
