@@ -115,6 +115,8 @@ def write_stack(args: argparse.Namespace) -> int:
 
 
 def dispatch(args: argparse.Namespace, show: Show) -> int:
+    if args.command == "run" and args.registry and not args.swarm:
+        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
     if args.command == "run" and args.swarm:
         overrides = benchmark.parse_overrides(args.overrides)
         return swarm.run(args.profile, overrides, args.results, args.registry, show=show)

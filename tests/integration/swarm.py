@@ -89,7 +89,7 @@ class Swarm:
 
     def start_node(self, node: str, number: int) -> None:
         sockets = self.sockets / f"node{number}"
-        sockets.mkdir()
+        sockets.mkdir(parents=True)
         self.nodes.append(node)
         try:
             docker(
@@ -135,9 +135,9 @@ class Swarm:
             save.stdout.close()
             save.wait()
 
-    def remove(self) -> None:
-        """Everything this swarm made, whatever state it is in."""
-        for node in self.nodes:
+    def remove(self, count: int = 3) -> None:
+        """Everything this swarm made, whatever state it is in (or an earlier session's of the same names)."""
+        for node in [f"{self.prefix}-node{number}" for number in range(1, count + 1)]:
             docker("rm", "-f", "-v", node, check=False, timeout=300)
             docker("volume", "rm", "-f", self.volume(node), check=False)
         docker("network", "rm", self.network, check=False)

@@ -1,0 +1,142 @@
+"""The benchmark on a three-node Docker Swarm of Docker-in-Docker nodes (tests/integration/swarm.py): the
+watcher, the daemon and the last hop on node1, one generator on each of node2 and node3, the control channel
+and the syslog traffic over an overlay network. Exact counts, as on one host; then everything is removed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from syslogbench.contract import EXIT_CODES, image_name
+from syslogbench.host import profiles
+
+from .conftest import PROJECT, ROOT, SMALL
+from .swarm import Swarm, Unavailable, docker
+
+pytestmark = pytest.mark.integration
+PROFILES = ["rsyslog8", "syslog-ng"]
+STACK = f"{PROJECT}-stack"  # the stack's name: SYSLOGBENCH_PROJECT of the runs below
+SHAPE = {**SMALL, "CENTRAL_CPUS": "2"}  # the nodes have this machine's 2 cores
+EXPECTED = int(SMALL["HOSTS"]) * int(SMALL["SENDERS_PER_HOST"]) * (int(SMALL["MESSAGES_PER_SENDER"]) + 1)
+
+
+@pytest.fixture(scope="module")
+def swarm(built: None) -> Iterator[Swarm]:
+    """Three nodes, labelled, with the images each needs; removed at the end whatever happened."""
+    nodes = Swarm(PROJECT)
+    nodes.remove()  # what a killed earlier session left
+    began = time.monotonic()
+    try:
+        nodes.build_node_image()
+        nodes.start()
+        nodes.form()
+        central = ["watcher", "generator", *(profiles.resolve(p).profile for p in PROFILES)]
+        with ThreadPoolExecutor(3) as pool:
+            loads = [pool.submit(nodes.load, nodes.nodes[0], [image_name(i) for i in central])]
+            loads += [pool.submit(nodes.load, node, [image_name("generator")]) for node in nodes.nodes[1:]]
+            for load in loads:
+                load.result()
+        print(f"swarm of {len(nodes.nodes)} nodes ready in {time.monotonic() - began:.0f} s", flush=True)
+        yield nodes
+    except Unavailable as reason:
+        pytest.skip(f"no Docker-in-Docker swarm on this machine: {reason}")
+    finally:
+        nodes.remove()
+
+
+def run_on(swarm: Swarm, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
+    return subprocess.run(
+        [sys.executable, "-m", "syslogbench", "run", "--swarm", *args],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def result_in(results: Path) -> dict:
+    import json
+
+    files = sorted(results.glob("*.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text())
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_seed_on_three_nodes_delivers_every_message_once(swarm: Swarm, profile: str, tmp_path: Path) -> None:
+    began = time.monotonic()
+    done = run_on(
+        swarm, "--profile", profile, "--results", str(tmp_path), *(f"{k}={v}" for k, v in SHAPE.items())
+    )
+    took = time.monotonic() - began
+    output = done.stdout + done.stderr
+    assert done.returncode == EXIT_CODES["pass"], output[-4000:]
+    assert "ignor" not in output.lower() and "unsupported" not in output.lower(), output
+    result = result_in(tmp_path)
+    assert result["verdict"] == "pass", result["errors"]
+    m = result["messages"]
+    assert (m["expected"], m["sent"], m["received"], m["lost"], m["duplicated"]) == (
+        EXPECTED,
+        EXPECTED,
+        EXPECTED,
+        0,
+        0,
+    )
+    daemon = profiles.resolve(profile).profile
+    topology = result["topology"]
+    assert topology["network"] == "overlay"
+    assert [(n["hostname"], n["services"]) for n in topology["nodes"]] in (
+        [
+            ("node1", ["watcher", daemon, "lasthop"]),
+            ("node2", ["generator host1"]),
+            ("node3", ["generator host2"]),
+        ],
+        [
+            ("node1", ["watcher", daemon, "lasthop"]),
+            ("node3", ["generator host1"]),
+            ("node2", ["generator host2"]),
+        ],
+    )
+    for node in topology["nodes"]:
+        assert node["docker_version"].startswith("20.10"), node
+        assert node["cores"] >= 1 and node["memory_bytes"] > 0 and node["kernel"], node
+    # Removed, network included, so the next deploy of the same name works at once.
+    left = docker(
+        "network",
+        "ls",
+        "-q",
+        "--filter",
+        f"name={STACK}",
+        env={**os.environ, "DOCKER_HOST": swarm.manager_host()},
+    )
+    assert left == ""
+    print(f"{profile} on the swarm: {took:.0f} s, elapsed {result['elapsed_s']} s, run {result['run_id']}")
+
+
+def test_a_missing_label_is_named_before_anything_is_deployed(swarm: Swarm, tmp_path: Path) -> None:
+    manager = swarm.nodes[0]
+    swarm.node_cli(manager, "node", "update", "--label-rm", "syslogbench.role", "node1")
+    try:
+        done = run_on(
+            swarm,
+            "--profile",
+            "rsyslog8",
+            "--results",
+            str(tmp_path),
+            *(f"{k}={v}" for k, v in SHAPE.items()),
+        )
+    finally:
+        swarm.node_cli(manager, "node", "update", "--label-add", "syslogbench.role=central", "node1")
+    assert done.returncode == EXIT_CODES["bad-input"], done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines == [
+        "syslogbench: error: 0 ready nodes carry syslogbench.role=central: exactly one must, for the watcher, "
+        "the daemon and the last hop, which share volumes: docker node update --label-add "
+        "syslogbench.role=central NODE (unlabelled: node1)"
+    ]
+    assert list(tmp_path.iterdir()) == []
