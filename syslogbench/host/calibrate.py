@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,15 +65,22 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
     """One generator container with `connections` senders, through the same control protocol as a run."""
     with tempfile.TemporaryDirectory(prefix="syslogbench-cal-") as tmp:
         ctl = Path(tmp)
-        env = {**{k.upper(): str(v) for k, v in cfg.as_dict().items()}, "HOSTS": "1"}
-        env.update(SENDERS_PER_HOST=str(connections), MESSAGES_PER_SENDER=str(messages), KEEP_LOGS="0")
-        env.update(DONE_THRESHOLD="0")
-        contract.write_json(ctl / "run.json", {"calibration": True})
-        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
-        name = f"sbcal-gen-{uuid.uuid4().hex[:6]}"
-        # As this user: the control directory is this user's temporary one (the image's own user is not).
-        docker("run", "-d", "--name", name, "--network", network, *limits(cfg), *env_args,
-               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE)  # fmt: skip
+        load = {
+            "hosts": 1,
+            "senders_per_host": connections,
+            "messages_per_sender": messages,
+            "keep_logs": False,
+        }
+        run = replace(cfg, **load, done_threshold=connections)
+        contract.write_json(ctl / "run.json", {"settings": run.as_dict(), "calibration": True})
+        suffix = uuid.uuid4().hex[:6]
+        gateway, name = f"sbcal-ctl-{suffix}", f"sbcal-gen-{suffix}"
+        # No watcher here: the control channel alone answers the generator from ctl, as this user (the
+        # directory is this user's temporary one), and this side writes start and finish into ctl.
+        docker("run", "-d", "--name", gateway, "--network", network, "--network-alias", contract.WATCHER_HOST,
+               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE,
+               "python3", "-m", "syslogbench.rig.channel")  # fmt: skip
+        docker("run", "-d", "--name", name, "--network", network, *limits(cfg), GENERATOR_IMAGE)
         try:
             wait_files(ctl / "ready", "host*", connections, name)
             (ctl / "start").write_text(f"{time.time()}\n")
@@ -83,7 +91,7 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
             (ctl / "finish").write_text("")
             docker("wait", name, check=False)
         finally:
-            docker("rm", "-f", name, check=False)
+            docker("rm", "-f", name, gateway, check=False)
             shutil.rmtree(ctl, ignore_errors=True)
     bad = [ledger for ledger in ledgers if ledger["status"] != "ok"]
     if bad:

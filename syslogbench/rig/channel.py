@@ -245,3 +245,18 @@ def ca_file(pem: str | None, directory: Path) -> Path | None:
     path = directory / "ca.pem"
     path.write_text(pem)
     return path
+
+
+def main() -> int:
+    """The channel alone, without a watcher (the sender calibration's): it answers over CONTROL_DIR, where
+    the caller writes run.json, start and finish, and ends at finish."""
+    server = Server(control.CONTROL)
+    server.open()
+    while not server.finished.wait(0.1):
+        pass
+    server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

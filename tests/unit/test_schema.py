@@ -20,10 +20,11 @@ RESULTS = ROOT / "results"
 SCHEMA = json.loads((RESULTS / "schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 # results/ holds the report's runs; results/reshaping/ the before/after runs of the package reshaping, kept
-# apart so that the report does not pool them with the committed matrix.
+# apart so that the report does not pool them with the committed matrix; results/swarm/ the runs of
+# docs/swarm.md (a three-node swarm on one machine beside one host).
 RESULT_FILES = sorted(
     path
-    for path in [*RESULTS.glob("*.json"), *RESULTS.glob("reshaping/*.json")]
+    for path in [*RESULTS.glob("*.json"), *RESULTS.glob("reshaping/*.json"), *RESULTS.glob("swarm/*.json")]
     if path.name != "schema.json"
 )
 GIB = 2**30
