@@ -9,7 +9,9 @@ reconcile what had arrived and write a result with verdict `error`; this module 
 
 from __future__ import annotations
 
+import os
 import signal
+from pathlib import Path
 from types import FrameType
 
 from syslogbench.model.messages import SenderId
@@ -83,6 +85,26 @@ def memory_kill(obs: Observed, central_mem: str) -> str | None:
     return (
         f"the daemon was killed for memory: limit {mib(limit)}{setting}, peak {mib(peak)} "
         f"({obs.end.memory_peak_source}); the kernel's OOM killer killed {kills} process(es) in its cgroup"
+    )
+
+
+# Below this the daemon cannot have written what it was sent: one message is about 100 bytes, but a file
+# system hands out whole blocks, and a volume full to the last block shows a few KiB free at most.
+FULL_BELOW_BYTES = 64 * 1024
+
+
+def logs_full(logs: Path) -> str | None:
+    """The logs volume full (ENOSPC for the daemon), named as such rather than by the loss it caused."""
+    try:
+        stat = os.statvfs(logs)
+    except OSError:
+        return None
+    free, size = stat.f_bavail * stat.f_frsize, stat.f_blocks * stat.f_frsize
+    if free >= FULL_BELOW_BYTES:
+        return None
+    return (
+        f"the logs volume is full: {free:,} bytes free of {mib(size)}; the daemon could not write what it "
+        "received: give the volume the room `syslogbench run` checks for"
     )
 
 

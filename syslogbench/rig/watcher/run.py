@@ -218,6 +218,8 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
     obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
+    if full := fault.logs_full(control.LOGS):
+        obs.errors.insert(0, full)  # the cause, before the loss or the timeout it led to
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
