@@ -240,9 +240,11 @@ def one_run(
         Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)
         thread.join(timeout=DOCKER_TIMEOUT_S)
     elapsed = time.monotonic() - began
-    return check(
+    outcome = check(
         number, profile.profile, kind, target, run_dir, moment, injected, hit, elapsed, bound, codes, hung
     )
+    Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)  # its volumes
+    return outcome
 
 
 def check(number: int, profile: str, kind: Kind, target: Target, run_dir: Path, moment: float | None,
