@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 
@@ -30,24 +31,41 @@ class Event:
     detail: str = ""  # the signal, the exit code, or the network's name
 
 
+# What is asked of the engine: names (create, start), the run's end (die), and what comes from outside.
+# Leaving out the rest (exec, attach, volume) keeps the stream short.
+ASKED = ("create", "start", "die", *sorted(OUTSIDE))
+
+
 class Recorder:
-    """`docker events` for one compose project, from just before `up` until stop()."""
+    """`docker events` for one compose project, from just before `up` until stop(). A thread reads the
+    stream as it comes, so a long run never fills the pipe and blocks the engine's writer."""
 
     def __init__(self, project: str) -> None:
         self.project = project
         self.began = time.time()
         self.process: subprocess.Popen[str] | None = None
+        self.lines: list[str] = []
+        self.reader: threading.Thread | None = None
 
     def start(self) -> Recorder:
-        command = ["docker", "events", "--since", f"{self.began:.6f}", "--format", "{{json .}}"]
+        command = ["docker", "events", "--since", f"{self.began:.3f}", "--format", "{{json .}}"]
         command += ["--filter", "type=container", "--filter", "type=network"]
+        command += [arg for action in ASKED for arg in ("--filter", f"event={action}")]
         try:
             self.process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
             )
         except OSError:
             self.process = None  # the run goes on; its result then says less
+            return self
+        self.reader = threading.Thread(target=self.read, args=(self.process,), daemon=True)
+        self.reader.start()
         return self
+
+    def read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self.lines.append(line)
 
     def stop(self) -> list[Event]:
         """The events so far; the stream is closed (a second call returns nothing)."""
@@ -57,11 +75,12 @@ class Recorder:
         time.sleep(DRAIN_S)
         process.terminate()
         try:
-            out, _ = process.communicate(timeout=10)
+            process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            out, _ = process.communicate()
-        return parse(out, self.project)
+        if self.reader is not None:
+            self.reader.join(timeout=10)
+        return parse("".join(self.lines), self.project)
 
 
 def parse(text: str, project: str) -> list[Event]:

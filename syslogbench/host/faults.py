@@ -43,7 +43,7 @@ SMALL_LOGS = "volumes:\n  logs:\n    driver_opts: {type: tmpfs, device: tmpfs, o
 # Every child of the supervisor (PID 1 in the daemon's container) but its sleeps: the daemon, SIGKILLed.
 KILL_DAEMON = (
     'for s in /proc/[0-9]*/stat; do read -r p c _ pp _ < "$s" 2>/dev/null || continue; '
-    '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done'
+    '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done; true'
 )
 DEFAULT_PROFILES = ("rsyslog8", "syslog-ng")
 
@@ -98,7 +98,7 @@ KINDS = {
     kind.name: kind
     for kind in (
         Kind("daemon-sigkill", "SIGKILL of the daemon process (its container lives on)", PACED,
-             kill_daemon_process, lambda t, hit: "the daemon exited with code 137"),
+             kill_daemon_process, lambda t, hit: "the daemon exited with code 137 (SIGKILL)"),
         Kind("daemon-kill", "`docker kill` of the daemon's container", PACED,
              docker("kill", "daemon"), lambda t, hit: f"{hit} exited with code 137"),
         Kind("daemon-pause", "`docker pause` of the daemon's container, never resumed", PACED,

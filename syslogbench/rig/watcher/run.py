@@ -169,6 +169,9 @@ def poll(concern: concerns.Concern, now: float) -> bool:
 
 
 def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
+    if silent := fault.supervisor_silent(control.CONTROL.samples):
+        obs.errors.append(silent)
+        timeout = min(timeout, STOPPING_STOP_TIMEOUT)  # a frozen supervisor will not answer the stop
     control.write_atomic(control.CONTROL.stop, "")
     exit_file = control.CONTROL.daemon.exit
     try:
@@ -184,6 +187,8 @@ def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
         return
     if reason := fault.memory_kill(obs, os.environ.get("CENTRAL_MEM", "")):
         obs.errors.insert(0, reason)  # the cause, before what the senders saw of it
+    elif reason := fault.killed_by_signal(obs.daemon_exit):
+        obs.errors.insert(0, reason)
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
