@@ -158,6 +158,18 @@ def test_line_counter_counts_split_files_only_and_only_new_bytes(tmp_path: Path)
     assert counter.offsets == {first.name: first.stat().st_size, second.name: second.stat().st_size}
 
 
+def test_line_counter_reads_a_block_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What arrived since the last look is counted in reads of BLOCK_BYTES, with the same count."""
+    monkeypatch.setattr(files, "BLOCK_BYTES", 7)
+    path = tmp_path / "test.baseline.all.log"
+    path.write_bytes(PLAIN_LINE * 5 + PLAIN_LINE[:3])
+    counter = files.LineCounter(tmp_path)
+    assert counter.update() == 5
+    append(path, PLAIN_LINE[3:] + PLAIN_LINE)
+    assert counter.update() == 7
+    assert counter.offsets == {path.name: path.stat().st_size}
+
+
 def test_line_counter_empty_directory(tmp_path: Path) -> None:
     assert files.LineCounter(tmp_path).update() == 0
 
