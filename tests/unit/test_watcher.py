@@ -17,7 +17,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import control
+from syslogbench.rig import cgroup, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
@@ -586,6 +586,28 @@ def test_any_exception_still_writes_a_result(volumes: Path, monkeypatch: pytest.
     assert result["errors"][0] == "the watcher failed: KeyError: 'rate'"
     assert result["messages"]["received"] == 61
     assert result["daemon"]["exit_code"] == 0
+
+
+def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def reconciled(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        raise KeyError("rate")  # the quickest way through conclude: the salvage reconciles what arrived
+
+    monkeypatch.setattr(run, "run", reconciled)
+    monkeypatch.setattr(
+        cgroup, "own_memory", lambda: cgroup.OwnMemory(41 * 2**20, "memory.peak", 384 * 2**20)
+    )
+    run.main()
+    harness = one_result(volumes)["harness"]
+    assert harness["watcher"] == {
+        "peak_memory_bytes": 41 * 2**20,
+        "peak_memory_source": "memory.peak",
+        "memory_limit_bytes": 384 * 2**20,
+    }
+    assert isinstance(harness["reconcile_s"], float) and 0 <= harness["reconcile_s"] < 5
 
 
 def test_a_sigterm_before_the_start_names_the_senders_not_ready(

@@ -18,7 +18,8 @@ from syslogbench import contract
 from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import control, tlscerts
+from syslogbench.model.result import HarnessContainer
+from syslogbench.rig import cgroup, control, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
@@ -217,7 +218,10 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
     ledgers = read_ledgers()
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
-    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
+    began = time.monotonic()
+    # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
+    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect, forget=True)
+    obs.harness.reconcile_s = round(time.monotonic() - began, 3)
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
@@ -286,6 +290,12 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     stop_daemon(obs)
     relay.after_stop(obs)
     conclude(cfg, obs)
+
+
+def own_memory() -> HarnessContainer:
+    """The watcher's own memory peak so far (the reconciliation is its largest part) and its limit."""
+    own = cgroup.own_memory()
+    return HarnessContainer(own.peak_bytes, own.peak_source, own.limit_bytes)
 
 
 def write_result(obs: Observed) -> dict:
@@ -478,6 +488,7 @@ def main() -> int:
     # The key is throwaway, but it need not outlive the run in the volume either.
     shutil.rmtree(control.CONTROL.tls, ignore_errors=True)
     obs.finished = datetime.now(UTC)
+    obs.harness.watcher = own_memory()
     result = write_result(obs)
     report(result)
     try:
