@@ -497,8 +497,10 @@ class Harness:
     """What the harness itself cost the run. Results from before it lack the block (all None when read)."""
 
     watcher: HarnessContainer = field(default_factory=HarnessContainer)
-    # Wall time of the reconciliation of the output against the ledgers, after the daemon stopped.
+    # Wall time of the reconciliation of the output against the ledgers, after the daemon stopped, and the
+    # watcher's CPU time in it: on a shared machine the wall time also counts waiting for a core.
     reconcile_s: float | None = None
+    reconcile_cpu_s: float | None = None
 
 
 @dataclass

@@ -680,7 +680,8 @@ WATCHER = model.HarnessContainer(
 
 
 def test_build_records_the_watchers_memory_and_the_reconciliation_time() -> None:
-    document = result.build(observed(harness=model.Harness(watcher=WATCHER, reconcile_s=3.25)))
+    harness = model.Harness(watcher=WATCHER, reconcile_s=3.25, reconcile_cpu_s=2.5)
+    document = result.build(observed(harness=harness))
     assert schema_errors(document) == []
     assert document["harness"] == {
         "watcher": {
@@ -689,15 +690,16 @@ def test_build_records_the_watchers_memory_and_the_reconciliation_time() -> None
             "memory_limit_bytes": 384 * 2**20,
         },
         "reconcile_s": 3.25,
+        "reconcile_cpu_s": 2.5,
     }
-    assert model.Result.from_dict(document).harness == model.Harness(watcher=WATCHER, reconcile_s=3.25)
+    assert model.Result.from_dict(document).harness == harness
 
 
 def test_a_run_that_measured_nothing_of_the_harness_writes_nulls() -> None:
     document = result.build(observed(counts=None, start=None, end=None))
     assert schema_errors(document) == []
     watcher = {"peak_memory_bytes": None, "peak_memory_source": None, "memory_limit_bytes": None}
-    assert document["harness"] == {"watcher": watcher, "reconcile_s": None}
+    assert document["harness"] == {"watcher": watcher, "reconcile_s": None, "reconcile_cpu_s": None}
 
 
 def test_a_result_from_before_the_harness_block_loads_with_nothing_measured() -> None:

@@ -608,6 +608,7 @@ def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
         "memory_limit_bytes": 384 * 2**20,
     }
     assert isinstance(harness["reconcile_s"], float) and 0 <= harness["reconcile_s"] < 5
+    assert isinstance(harness["reconcile_cpu_s"], float) and 0 <= harness["reconcile_cpu_s"] < 5
 
 
 def test_a_sigterm_before_the_start_names_the_senders_not_ready(

@@ -218,10 +218,11 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
     ledgers = read_ledgers()
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
-    began = time.monotonic()
+    began, cpu = time.monotonic(), time.process_time()
     # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
     obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect, forget=True)
     obs.harness.reconcile_s = round(time.monotonic() - began, 3)
+    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
