@@ -170,6 +170,9 @@ def poll(concern: concerns.Concern, now: float) -> bool:
 
 
 def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
+    if silent := fault.supervisor_silent(control.CONTROL.samples):
+        obs.errors.append(silent)
+        timeout = min(timeout, STOPPING_STOP_TIMEOUT)  # a frozen supervisor will not answer the stop
     control.write_atomic(control.CONTROL.stop, "")
     exit_file = control.CONTROL.daemon.exit
     try:
@@ -185,6 +188,8 @@ def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
         return
     if reason := fault.memory_kill(obs, os.environ.get("CENTRAL_MEM", "")):
         obs.errors.insert(0, reason)  # the cause, before what the senders saw of it
+    elif reason := fault.killed_by_signal(obs.daemon_exit):
+        obs.errors.insert(0, reason)
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
@@ -214,15 +219,10 @@ def read_generator_cpu() -> float | None:
 def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
     wait_for_ledgers(cfg, ledger_wait)
     obs.generator_cpu_s = read_generator_cpu()
-    senders = expected_senders(cfg)
     ledgers = read_ledgers()
-    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
-    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
-    began, cpu = time.monotonic(), time.process_time()
-    # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
-    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect, forget=True)
-    obs.harness.reconcile_s = round(time.monotonic() - began, 3)
-    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
+    reconcile_output(cfg, obs, ledgers)
+    if full := fault.logs_full(control.LOGS):
+        obs.errors.insert(0, full)  # the cause, before the loss or the timeout it led to
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"
@@ -241,6 +241,18 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
         remove_test_files()
         if contract.QUEUE_DIR.exists():
             clear(contract.QUEUE_DIR)
+
+
+def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, dict]) -> None:
+    """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s)."""
+    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
+    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
+    senders, per_sender = expected_senders(cfg), cfg.messages_per_sender + 1
+    began, cpu = time.monotonic(), time.process_time()
+    # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
+    obs.counts = reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
+    obs.harness.reconcile_s = round(time.monotonic() - began, 3)
+    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
 
 
 def prepare_tls(cfg: settings.Settings) -> str | None:
