@@ -44,9 +44,9 @@ DONE_LOG = "done.log"
 # Read size. 4 MiB holds about 40,000 seed lines: large enough that the per-read cost vanishes beside the
 # per-line work, small enough that one block's findall list stays a few MiB (tests/perf/reconcile_speed.py).
 BLOCK_BYTES = 4 * 2**20
-# A longer line is read as its first LONGEST_LINE bytes and CUT: it cannot be a message of any scenario
-# (messages are a few hundred bytes to 64 KiB), and keeping it whole would let one missing newline (a framing
-# error) hold the whole file in memory. The mark makes its tail unlike any sender's: a key in it is truncated.
+# A longer line is read as its first LONGEST_LINE bytes and CUT: it is no scenario's message (the committed ones
+# send 100 or 400 bytes, and daemons cut messages at 8 to 64 KiB by default), and keeping it whole would let
+# one missing newline (a framing error) hold the whole file in memory. The mark makes its tail unlike any sender's: a key in it is truncated.
 # Not below BLOCK_BYTES: a line that ends within one read is never longer, so whether a line is cut does not
 # depend on where the reads fall.
 LONGEST_LINE = BLOCK_BYTES
