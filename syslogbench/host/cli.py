@@ -14,7 +14,7 @@ from pathlib import Path
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, calibrate, faults, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
-from syslogbench.model import scenarios, settings
+from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
 OVERRIDE_HELP = (
@@ -90,6 +90,9 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     ) as error:
         log(f"error: {error}")
         return EXIT_CODES["bad-input"]
+    except result.ResultError as error:  # a result file from another version, or damaged
+        log(f"error: {error}")
+        return EXIT_CODES["error"]
     except (
         subprocess.CalledProcessError
     ) as error:  # a build or a Docker command failed: a tool, not the input

@@ -257,7 +257,11 @@ def check(number: int, profile: str, kind: Kind, target: Target, run_dir: Path, 
     if len(files) != 1:
         outcome.problems.append(f"no_result: {len(files)} result files")
     else:
-        written = result.read(files[0])
+        try:
+            written = result.read(files[0])
+        except result.ResultError as error:
+            outcome.problems.append(f"no_result: the result cannot be read: {error}")
+            return leftover_check(outcome, profile, target)
         outcome.verdict, outcome.result_id = written.verdict, written.run_id
         outcome.said = written.errors
         outcome.lost = written.messages.lost
@@ -269,6 +273,10 @@ def check(number: int, profile: str, kind: Kind, target: Target, run_dir: Path, 
             landed or written.messages.lost or written.messages.received < written.messages.expected
         ):
             outcome.problems.append("false_pass: verdict pass after a fault or with messages missing")
+    return leftover_check(outcome, profile, target)
+
+
+def leftover_check(outcome: Outcome, profile: str, target: Target) -> Outcome:
     if left := leftovers(target.project):
         outcome.problems.append(f"leftover_containers: {', '.join(left)}")
         Compose(profile, target.project).down({}, stop_s=5, volumes=True, quiet=True)
