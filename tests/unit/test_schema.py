@@ -19,12 +19,18 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 SCHEMA = json.loads((RESULTS / "schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-# results/ holds the report's runs; results/reshaping/ the before/after runs of the package reshaping, kept
-# apart so that the report does not pool them with the committed matrix; results/swarm/ the runs of
-# docs/swarm.md (a three-node swarm on one machine beside one host).
+# results/ holds the report's runs; results/reshaping/ the before/after runs of the package reshaping,
+# results/scale/ the largest runs (docs/measurement.md) and results/swarm/ the runs of docs/swarm.md (a
+# three-node swarm on one machine beside one host), kept apart so that the report does not pool them with the
+# committed matrix.
 RESULT_FILES = sorted(
     path
-    for path in [*RESULTS.glob("*.json"), *RESULTS.glob("reshaping/*.json"), *RESULTS.glob("swarm/*.json")]
+    for path in [
+        *RESULTS.glob("*.json"),
+        *RESULTS.glob("reshaping/*.json"),
+        *RESULTS.glob("scale/*.json"),
+        *RESULTS.glob("swarm/*.json"),
+    ]
     if path.name != "schema.json"
 )
 GIB = 2**30
