@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, images, lock, profiles, stack
+from syslogbench.host import benchmark, capacity, images, lock, profiles, stack
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
 from syslogbench.host.compose import project_name
 from syslogbench.model import result, scenarios, settings
@@ -242,6 +242,11 @@ def run(
         return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)
     nodes = swarm_nodes()
     placement = place(nodes, cfg.hosts)
+    # The load's own limits as on one host; disk space is each node's, which this machine cannot see.
+    unseen = capacity.Disk(
+        "the nodes' Docker data roots", None, "each node has its own; not checked from here"
+    )
+    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen)
     for notice in placement.notices:
         log(f"notice: {notice}")
     name = project_name()
@@ -284,8 +289,11 @@ def deploy_and_collect(
             f"{profile.profile}: deploying stack {name}: {cfg.hosts} hosts x {cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
         )
         resolve = "always" if pull else "never"  # without a registry the nodes have the images already
-        said = docker("stack", "deploy", "--resolve-image", resolve, "-c", file.name, name, timeout=300)
-    for line in said.splitlines():
+        command = ["docker", "stack", "deploy", "--resolve-image", resolve, "-c", file.name, name]
+        said = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if said.returncode != 0:
+        raise subprocess.CalledProcessError(said.returncode, command, said.stdout, said.stderr)
+    for line in (said.stdout + said.stderr).splitlines():
         if "ignor" in line.lower() or "unsupported" in line.lower():  # the stack file is meant to have none
             log(f"notice: docker stack deploy: {line}")
     try:
