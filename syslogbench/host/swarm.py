@@ -32,6 +32,8 @@ Show = Callable[[Path], None]
 DOCKER_TIMEOUT_S = 60
 NETWORK_GONE_S = 120  # `docker stack rm` returns at once; its network goes once every task has ended
 POLL_S = 1.0
+RESULT_WAIT_S = 15.0  # for the result's last lines to come through the log stream after the task ended
+WATCHER_SETTLE_S = 3.0  # from its task's start until the watcher handles SIGTERM (Python's start-up)
 WATCHER_GRACE_S = 150  # the watcher's stop_grace_period (120 s) and a little more
 # Task states that end a task for good (restart_policy none): a daemon or generator in one of these before
 # the watcher's own end stops the run, as compose's --abort-on-container-exit does on one host.
@@ -175,27 +177,59 @@ def task_problems(name: str, entries: list[dict]) -> list[str]:
     return problems
 
 
+def watcher_task(name: str, entries: list[dict]) -> str:
+    """How the watcher's task ended, e.g. "Rejected 5 seconds ago on node1: No such image: ..."."""
+    for task in entries:
+        if task.get("Name", "").startswith(f"{name}_watcher"):
+            error = f": {task['Error']}" if task.get("Error") else ""
+            return f"{task.get('CurrentState')} on {task.get('Node') or 'no node'}{error}"
+    return "none was found"
+
+
+def watcher_listed(name: str, entries: list[dict]) -> bool:
+    return any(t.get("Name", "").startswith(f"{name}_watcher") for t in entries)
+
+
+def watcher_running(name: str, entries: list[dict]) -> bool:
+    return any(t.get("Name", "").startswith(f"{name}_watcher") and state_of(t) == "running" for t in entries)
+
+
 def watcher_ended(name: str, entries: list[dict]) -> bool:
     return any(t.get("Name", "").startswith(f"{name}_watcher") and state_of(t) in ENDED for t in entries)
 
 
-def follow(name: str) -> subprocess.Popen:
-    """The watcher's output as it runs (its progress lines), the result's own lines left out."""
-    process = subprocess.Popen(
-        ["docker", "service", "logs", "--follow", "--raw", f"{name}_watcher"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+class Follower:
+    """The watcher's output as it runs: its progress lines shown, every line kept, for the result's lines.
 
-    def show() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
+    The result is read from here rather than from `docker service logs` afterwards, because a watcher
+    stopped by scaling its service to 0 leaves no task, and so no logs, behind."""
+
+    def __init__(self, name: str) -> None:
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            ["docker", "service", "logs", "--follow", "--raw", f"{name}_watcher"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
             if not line.startswith(contract.RESULT_LINE_PREFIX):
                 print(line, end="", flush=True)
 
-    threading.Thread(target=show, daemon=True).start()
-    return process
+    def result(self, wait: float = RESULT_WAIT_S) -> dict | None:
+        """The result once all its lines are in (they may trail the task's end a little)."""
+        deadline = time.monotonic() + wait
+        while (data := decode_result(list(self.lines))) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return data
+
+    def stop(self) -> None:
+        self.process.terminate()
 
 
 def result_of(name: str) -> dict | None:
@@ -296,13 +330,19 @@ def deploy_and_collect(
     for line in (said.stdout + said.stderr).splitlines():
         if "ignor" in line.lower() or "unsupported" in line.lower():  # the stack file is meant to have none
             log(f"notice: docker stack deploy: {line}")
+    follower = Follower(name)
     try:
-        reasons = watch(name, cfg.run_timeout + STARTUP_ALLOWANCE_S)
-        data = result_of(name)
+        reasons = watch(name, follower, cfg.run_timeout + STARTUP_ALLOWANCE_S)
+        data = follower.result() or result_of(name)
+        final = tasks(name)
     finally:
+        follower.stop()
         remove(name)
     if data is None:
-        reasons.insert(0, "the watcher wrote no result on its output (docker service logs)")
+        said = watcher_task(name, final)
+        reasons.insert(
+            0, f"the watcher wrote no result on its output (docker service logs); its task: {said}"
+        )
         path = benchmark.written_from_outside(
             profile, cfg, scenarios.load(cfg.scenario), [], reasons, began, results_dir
         )
@@ -315,32 +355,34 @@ def deploy_and_collect(
     return contract.EXIT_CODES[data["verdict"]]
 
 
-def watch(name: str, timeout: float) -> list[str]:
-    """Follow the watcher until its task ends. A daemon or generator task that fails first stops the watcher
-    (scaled to 0: SIGTERM, and its grace to write an error result), as compose does on one host."""
-    follower = follow(name)
+def watch(name: str, follower: Follower, timeout: float) -> list[str]:
+    """Until the watcher's task ends. A daemon or generator task that fails first stops the watcher (scaled
+    to 0: SIGTERM, and its stop grace to write an error result, after which its task is gone), as compose
+    stops the rest on one host."""
     reasons: list[str] = []
-    deadline, stopping = time.monotonic() + timeout, False
-    try:
-        while not watcher_ended(name, entries := tasks(name)):
-            if not stopping and (problems := task_problems(name, entries)):
-                reasons.append(
-                    "tasks that ended before the watcher (docker stack ps): " + "; ".join(problems)
-                )
-                stopping = stop_watcher(reasons[-1])
-            elif not stopping and time.monotonic() > deadline:
-                reasons.insert(0, f"the stack did not finish within {timeout:.0f} s")
-                stopping = stop_watcher(reasons[0])
-            elif stopping and time.monotonic() > deadline + WATCHER_GRACE_S:
-                reasons.append(f"the watcher did not end within {WATCHER_GRACE_S} s of its stop")
-                break
-            time.sleep(POLL_S)
-    finally:
-        follower.terminate()
-    return reasons
+    deadline, stopped_at, running_since = time.monotonic() + timeout, None, None
+    while True:
+        entries = tasks(name)
+        if watcher_ended(name, entries) or (stopped_at is not None and not watcher_listed(name, entries)):
+            return reasons
+        if running_since is None and watcher_running(name, entries):
+            running_since = time.monotonic()
+        # A watcher stopped before it runs (and arms its SIGTERM handler) would leave no result at all.
+        settled = running_since is not None and time.monotonic() - running_since > WATCHER_SETTLE_S
+        if stopped_at is None and settled and (problems := task_problems(name, entries)):
+            reasons.append("tasks that ended before the watcher (docker stack ps): " + "; ".join(problems))
+            stopped_at = stop_watcher(name, reasons[-1])
+        elif stopped_at is None and time.monotonic() > deadline:
+            reasons.insert(0, f"the stack did not finish within {timeout:.0f} s")
+            stopped_at = stop_watcher(name, reasons[0])
+        elif stopped_at is not None and time.monotonic() > stopped_at + WATCHER_GRACE_S:
+            reasons.append(f"the watcher did not end within {WATCHER_GRACE_S} s of its stop")
+            return reasons
+        time.sleep(POLL_S)
 
 
-def stop_watcher(reason: str) -> bool:
+def stop_watcher(name: str, reason: str) -> float:
+    """SIGTERM to the watcher, the way Swarm has: its service scaled to 0. Returns when."""
     log(f"{reason}: stopping the watcher, which writes what it has")
-    docker("service", "scale", "--detach", f"{project_name()}_watcher=0", check=False)
-    return True
+    docker("service", "scale", "--detach", f"{name}_watcher=0", check=False)
+    return time.monotonic()

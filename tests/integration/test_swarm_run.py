@@ -140,3 +140,20 @@ def test_a_missing_label_is_named_before_anything_is_deployed(swarm: Swarm, tmp_
         "syslogbench.role=central NODE (unlabelled: node1)"
     ]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_generator_node_without_the_image_ends_in_error_naming_it(swarm: Swarm, tmp_path: Path) -> None:
+    """Last: it takes the generator image from node3. Its task is rejected; the run stops the watcher, which
+    writes an error result, as compose stops the rest when a container ends on one host."""
+    node3 = swarm.nodes[2]
+    docker("exec", node3, "docker", "rmi", "-f", image_name("generator"))  # -f: an ended task still uses it
+    done = run_on(
+        swarm, "--profile", "rsyslog8", "--results", str(tmp_path), *(f"{k}={v}" for k, v in SHAPE.items())
+    )
+    assert done.returncode == EXIT_CODES["error"], done.stdout + done.stderr
+    result = result_in(tmp_path)
+    assert result["verdict"] == "error"
+    first = result["errors"][0]
+    assert first.startswith("tasks that ended before the watcher (docker stack ps): generator."), first
+    assert " on node3: Rejected " in first and "No such image" in first, first
+    assert result["messages"]["received"] == 0

@@ -76,6 +76,8 @@ def test_failed_tasks_other_than_the_watcher_are_problems() -> None:
     assert swarm.task_problems("sb", entries) == ["generator.2 on c: Rejected 3 seconds ago: No such image"]
     assert swarm.watcher_ended("sb", entries)
     assert not swarm.watcher_ended("sb", entries[1:])
+    assert swarm.watcher_task("sb", entries) == "Failed 1 second ago on a: x"
+    assert swarm.watcher_task("sb", entries[1:]) == "none was found"
 
 
 def test_the_result_survives_the_watcher_output(capsys: pytest.CaptureFixture[str]) -> None:
