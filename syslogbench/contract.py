@@ -156,6 +156,10 @@ class Control:
         return self.root / "restart"
 
     @property
+    def lasthop_cpu(self) -> Path:
+        return self.root / "lasthop" / "cpu.json"
+
+    @property
     def drained(self) -> Path:
         return self.root / "lasthop" / "drained.json"
 
@@ -172,7 +176,7 @@ def protocol_names() -> list[str]:
     names += [c.daemon.version, c.daemon.manifest, c.daemon.base, c.go, c.unsupported, c.samples]
     names += [c.generator("<i>"), c.daemon.ready, c.hosts / "<i>", c.ready("host<i>-s<j>"), c.start]
     names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
-    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.drained, c.finish]
+    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu, c.drained, c.finish]
     return [str(name) for name in names]
 
 

@@ -491,6 +491,79 @@ class Samples:
         return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
 
 
+@dataclass
+class GeneratorReport:
+    """What one generator container reports of its own cgroup (control: generators/host<i>.json). The fields,
+    not the way they travel, are the contract: any transport carries this same object."""
+
+    host: int
+    # While its senders sent: the start signal to the last sender's end (10 ms ticks on cgroup v1).
+    cpu_user_s: float | None = None
+    cpu_system_s: float | None = None
+    # The start signal to the end of the run (the daemon's exit), at the cgroup's finest resolution; older
+    # generators did not report it.
+    run_cpu_s: float | None = None
+
+
+@dataclass
+class LastHopCpu:
+    """What the last hop reports of its own cgroup (control: lasthop/cpu.json), in every scenario."""
+
+    run_cpu_s: float | None = None  # the start signal to the end of the run
+
+
+@dataclass
+class HarnessCpu:
+    """CPU seconds of each harness container from the start signal to the end of the run (the daemon's end
+    snapshot, after its stop), each read by the container from its own cgroup. SEC runs in the watcher's."""
+
+    watcher_s: float | None = None
+    last_hop_s: float | None = None
+    generators_s: dict[str, float | None] = field(default_factory=dict)  # host<i>: seconds
+    total_s: float | None = None  # None when any part is unknown
+    daemon_s: float | None = None  # the daemon's in the same window (cpu.total_s)
+
+
+@dataclass
+class Harness:
+    """What the harness itself cost while it measured: every container of the run but the daemon's."""
+
+    cpu: HarnessCpu = field(default_factory=HarnessCpu)
+    # cpu.total_s / cpu.daemon_s: the harness shares the machine's cores with the daemon it measures.
+    cpu_share_of_daemon: float | None = None
+
+    @classmethod
+    def of(
+        cls,
+        watcher_s: float | None,
+        last_hop_s: float | None,
+        generators_s: dict[str, float | None],
+        daemon_s: float | None,
+    ) -> Harness:
+        parts = [watcher_s, last_hop_s, *generators_s.values()]
+        total = None if not generators_s or None in parts else sum(p for p in parts if p is not None)
+        cpu = HarnessCpu(
+            watcher_s=_rounded(watcher_s),
+            last_hop_s=_rounded(last_hop_s),
+            generators_s={name: _rounded(value) for name, value in sorted(generators_s.items())},
+            total_s=_rounded(total),
+            daemon_s=_rounded(daemon_s),
+        )
+        return cls(cpu=cpu, cpu_share_of_daemon=cpu_share(total, daemon_s))
+
+
+def cpu_share(harness_s: float | None, daemon_s: float | None) -> float | None:
+    """The harness's CPU over the daemon's in the same window; None where either is unknown or the daemon
+    used none."""
+    if harness_s is None or daemon_s is None or daemon_s <= 0:
+        return None
+    return round(harness_s / daemon_s, 6)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
 # -- the document -------------------------------------------------------------------------------------------
 
 
@@ -523,6 +596,7 @@ class Result:
     samples: Samples = field(default_factory=Samples)
     matrix: Matrix | None = optional()  # one cell of `python -m syslogbench matrix`
     relay: Relay | None = optional()  # relay scenarios only
+    harness: Harness = field(default_factory=Harness)  # older results lack it: every figure None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

@@ -345,6 +345,14 @@ def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, 
     return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))
 
 
+def own_cpu_total_s(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """CPU seconds (user + system) of the container this runs in, at the cgroup's finest resolution: v1's
+    cpuacct.stat counts 10 ms ticks, too coarse for a container that uses a few tens of milliseconds."""
+    if (root / "cgroup.controllers").exists():
+        return _usec_to_s(_keyed_ints(_read_text(root / "cpu.stat")).get("usage_usec"))
+    return _ns_to_s(_int_file(root / "cpuacct" / "cpuacct.usage"))
+
+
 def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | None]:
     """One block of the supervisor's samples.log: `<file> <content line>` per line -> user s, system s, memory."""
     files: dict[str, list[str]] = {}

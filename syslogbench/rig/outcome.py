@@ -46,6 +46,10 @@ class Observed:
     sec_fired_s: float | None = None
     done_spread_s: float | None = None
     generator_cpu_s: float | None = None
+    # Each harness container's own CPU from the start signal to the end of the run (result: harness).
+    watcher_cpu_s: float | None = None
+    last_hop_cpu_s: float | None = None
+    generators_cpu_s: dict[str, float | None] = field(default_factory=dict)
     start: Snapshot | None = None
     end: Snapshot | None = None
     daemon_exit: int | None = None
@@ -249,6 +253,7 @@ def result(obs: Observed) -> model.Result:
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
         relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
+        harness=model.Harness.of(obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s),
     )
 
 

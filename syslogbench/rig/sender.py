@@ -21,12 +21,14 @@ import termios
 import time
 from array import array
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import BinaryIO
 
 from syslogbench import contract
 from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
+from syslogbench.model.result import GeneratorReport
 from syslogbench.rig import cgroup, control
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
@@ -419,8 +421,8 @@ def record_death(sender: SenderId, exitcode: int | None) -> None:
         control.write_json(ledger_path(sender), {"id": sender.name, "status": status})
 
 
-def _minus(end: float | None, start: float | None) -> float | None:
-    return None if end is None or start is None else round(end - start, 3)
+def _minus(end: float | None, start: float | None, digits: int = 3) -> float | None:
+    return None if end is None or start is None else round(end - start, digits)
 
 
 def main() -> int:
@@ -431,7 +433,9 @@ def main() -> int:
     host = control.claim_index(control.CONTROL.hosts, sys.maxsize)
     if host > cfg.hosts:
         print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
-        control.wait_for(control.CONTROL.finish, cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal")
+        control.wait_for(
+            control.CONTROL.finish, cfg.run_timeout + 2 * READY_TIMEOUT, "the finish signal", poll=0.5
+        )
         return 0
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
@@ -444,17 +448,24 @@ def main() -> int:
             worker.join()
         return 1
     user0, system0 = cgroup.own_cpu_seconds()
+    run0 = cgroup.own_cpu_total_s()
     for sender, worker in zip(senders, workers, strict=True):
         worker.join()
         record_death(sender, worker.exitcode)
     user1, system1 = cgroup.own_cpu_seconds()
-    # The whole container's CPU while sending (kernel TCP work included), not only the senders' own.
-    control.write_json(
-        control.CONTROL.generator(host),
-        {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)},
+    # The harness's share of the machine (result: harness) runs to the end of the run, like the daemon's CPU.
+    control.wait_for_end(cfg.run_timeout + READY_TIMEOUT, poll=0.2)
+    run1 = cgroup.own_cpu_total_s()
+    # The whole container's CPU (kernel TCP work included), not only the senders' own.
+    report = GeneratorReport(
+        host=host,
+        cpu_user_s=_minus(user1, user0),
+        cpu_system_s=_minus(system1, system0),
+        run_cpu_s=_minus(run1, run0, 6),
     )
+    control.write_json(control.CONTROL.generator(host), asdict(report))
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
-    control.wait_for(control.CONTROL.finish, cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.2)
+    control.wait_for(control.CONTROL.finish, cfg.run_timeout + READY_TIMEOUT, "the finish signal", poll=0.5)
     return 0
 
 

@@ -162,6 +162,49 @@ def test_line_counter_empty_directory(tmp_path: Path) -> None:
     assert files.LineCounter(tmp_path).update() == 0
 
 
+# --- OutputSize, Ledgers -------------------------------------------------------------------------------------
+
+
+def test_output_size_sums_split_files_only_and_estimates_lines_from_a_sample(tmp_path: Path) -> None:
+    short, long = b"<13>a f=1 v=5 x\n", b"<13>a f=12 v=5 xxx\n"  # 16 and 19 bytes
+    first = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    first.write_bytes(short)
+    (tmp_path / "done.log").write_bytes(DONE_LINE * 4)
+    (tmp_path / "test.rsyslog8.facility.x.severity.0.log").write_bytes(b"a\n" * 100)
+    size = files.OutputSize(tmp_path, line_sample=69)
+    assert (size.update(), size.lines, size.line_bytes) == (16, 0, None)  # too little to measure a line yet
+    append(first, (long + short) * 2)  # 86 bytes; the first 69 hold 3 whole lines, 51 bytes
+    (tmp_path / "test.rsyslog8.facility.2.severity.0.log").write_bytes(long * 2)
+    assert size.update() == 86 + 38
+    assert size.line_bytes == 17.0
+    assert size.lines == round(124 / 17)  # 7: the files hold 7 lines
+
+
+def test_output_size_reads_the_sample_once(tmp_path: Path) -> None:
+    out = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    out.write_bytes(PLAIN_LINE * 3)
+    size = files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE))
+    size.update()
+    out.write_bytes(b"x" * 7 + b"\n")  # a later read would measure 8 bytes a line
+    append(out, PLAIN_LINE * 5)
+    size.update()
+    assert (size.line_bytes, size.lines) == (
+        len(PLAIN_LINE),
+        round((8 + 5 * len(PLAIN_LINE)) / len(PLAIN_LINE)),
+    )
+
+
+def test_ledgers_read_each_file_once_and_name_the_failed(control_dir: Path) -> None:
+    ledgers = files.Ledgers()
+    assert ledgers.update() == {}
+    write_ledgers(control_dir, 2)
+    (control_dir / "ledgers" / ".host9-s1.json.tmp12").write_text("{half")  # being written: not a ledger
+    assert sorted(ledgers.update()) == ["host1-s1", "host1-s2"]
+    (control_dir / "ledgers" / "host1-s1.json").write_text('{"status": "failed: changed"}')
+    control.write_json(control_dir / "ledgers" / "host2-s1.json", {"status": "failed: boom"})
+    assert ledgers.failed() == ["host2-s1: failed: boom"]  # host1-s1 was read once, before
+
+
 # --- the DONE/SEC end ---------------------------------------------------------------------------------------
 
 
@@ -307,7 +350,7 @@ def quiet_in(tmp_path: Path, seen: list[float] | None = None) -> tuple[udp.UdpQu
     logs.mkdir()
     out = logs / "test.rsyslog8.facility.1.severity.5.log"
     out.write_bytes(b"")
-    return udp.UdpQuiet(files.LineCounter(logs), tail_with(tmp_path, seen or []), senders=3), out
+    return udp.UdpQuiet(files.OutputSize(logs), tail_with(tmp_path, seen or []), senders=3), out
 
 
 def test_udp_quiet_not_over_while_a_ledger_is_missing(tmp_path: Path, control_dir: Path) -> None:
@@ -330,7 +373,7 @@ def test_udp_quiet_over_after_the_quiet_time_once_every_ledger_is_in(
     assert not quiet.over(2.5)  # grew: the quiet time starts again
     assert not quiet.over(4.4)
     assert quiet.over(4.5)
-    assert (quiet.lines, quiet.last_growth) == (2, 2.5)
+    assert (quiet.bytes, quiet.last_growth) == (2 * len(PLAIN_LINE), 2.5)
 
 
 def test_udp_quiet_counts_from_the_last_ledger_when_nothing_arrived(
@@ -350,9 +393,9 @@ def test_udp_quiet_polls_at_most_every_poll_interval(tmp_path: Path, control_dir
     assert not quiet.over(1.0)
     out.write_bytes(PLAIN_LINE)
     assert not quiet.over(1.05)  # not looked at yet
-    assert quiet.lines == 0
+    assert quiet.bytes == 0
     assert not quiet.over(1.1)
-    assert (quiet.lines, quiet.last_growth) == (1, 1.1)
+    assert (quiet.bytes, quiet.last_growth) == (len(PLAIN_LINE), 1.1)
 
 
 def test_udp_quiet_ends_the_run_and_records_the_last_growth(tmp_path: Path, control_dir: Path) -> None:
@@ -389,7 +432,7 @@ def test_samples_rows_carry_the_time_the_cpu_since_the_start_the_memory_and_the_
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 4)
-    series = samples.Samples(files.LineCounter(logs), None)
+    series = samples.Samples(files.OutputSize(logs, line_sample=len(PLAIN_LINE)), None)
     series.update(0.5)  # no samples.log yet
     block = "sample 1\ncpu.stat user_usec 1500000\ncpu.stat system_usec 250000\nmemory.current 2048\nend 1\n"
     (control_dir / "samples.log").write_text(block + "sample 2\n")  # the second block is not complete
@@ -401,7 +444,9 @@ def test_samples_rows_carry_the_time_the_cpu_since_the_start_the_memory_and_the_
 
 def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 10)
-    report = progress.Progress(files.LineCounter(tmp_path), expected=40, every=2.0)
+    report = progress.Progress(
+        files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE)), expected=40, every=2.0
+    )
     report.update(1.0)  # not due
     report.update(2.0)
     (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 30)
@@ -410,7 +455,7 @@ def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[s
     obs = observed(settings())
     report.record(obs)
     assert obs.progress == [[2.0, 10], [4.5, 30]]
-    assert "watcher: 30 / 40 received (75.0%), 8 msg/s" in capsys.readouterr().out
+    assert "watcher: ~30 / 40 received (75.0%), 8 msg/s" in capsys.readouterr().out
 
 
 # --- which concerns run --------------------------------------------------------------------------------------

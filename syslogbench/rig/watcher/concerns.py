@@ -10,7 +10,7 @@ from syslogbench.rig import control
 from syslogbench.rig.cgroup import Snapshot
 from syslogbench.rig.watcher.concern import Concern
 from syslogbench.rig.watcher.done import DoneEnd
-from syslogbench.rig.watcher.files import DoneTail, LineCounter
+from syslogbench.rig.watcher.files import DoneTail, LineCounter, OutputSize
 from syslogbench.rig.watcher.guard import Guard
 from syslogbench.rig.watcher.progress import Progress
 from syslogbench.rig.watcher.relay import RelayQueue, RelayTail
@@ -32,7 +32,7 @@ class Watch:
 
 
 def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float) -> Watch:
-    counter = LineCounter(control.LOGS)
+    size = OutputSize(control.LOGS)
     done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0))
     relay = scenario is not None and scenario.destination == "relay"
     udp = scenario is not None and scenario.transport == "udp"
@@ -41,9 +41,10 @@ def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | Non
         relay_during.append(RelayQueue(scenario))
         if scenario.relay_target == "pause-restart":
             relay_during.append(Restart(cfg.senders))
-    ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(counter, done.tail, cfg.senders)] if udp else [])
-    series: list[Concern] = [Samples(counter, start), Progress(counter, cfg.expected_messages)]
-    tail = RelayTail(cfg, counter) if relay else None
+    ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(size, done.tail, cfg.senders)] if udp else [])
+    series: list[Concern] = [Samples(size, start), Progress(size, cfg.expected_messages)]
+    # The relay tail waits for every line: it counts them exactly, reading what was added since its last look.
+    tail = RelayTail(cfg, LineCounter(control.LOGS)) if relay else None
     # The queue's record makes the relay section that the tail and the restart write into.
     relay_records = relay_during[:1] + ([tail] if tail else []) + relay_during[1:]
     return Watch(

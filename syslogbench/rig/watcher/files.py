@@ -34,6 +34,45 @@ class LineCounter:
         return self.lines
 
 
+class OutputSize:
+    """The daemon's split files so far, from their sizes alone (one stat each, nothing read): counting their
+    lines read every byte the daemon wrote once more, in the measured window (docs/measurement.md). Lines are
+    estimated with the mean line length of the first `line_sample` bytes of the largest file; exact counts come from the
+    reconciliation after the run."""
+
+    def __init__(self, directory: Path, line_sample: int = 64 * 1024) -> None:
+        self.directory, self.line_sample = directory, line_sample
+        self.bytes = 0
+        self.line_bytes: float | None = None  # mean bytes per line, once measured
+
+    def update(self) -> int:
+        """The output's bytes now; `lines` is the estimate for them."""
+        sizes = {}
+        for entry in os.scandir(self.directory):
+            if OUTPUT_RE.match(entry.name):
+                try:
+                    sizes[entry.path] = entry.stat().st_size
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+        self.bytes = sum(sizes.values())
+        if self.line_bytes is None and sizes and max(sizes.values()) >= self.line_sample:
+            self.line_bytes = mean_line_bytes(max(sizes, key=sizes.__getitem__), self.line_sample)
+        return self.bytes
+
+    @property
+    def lines(self) -> int:
+        return round(self.bytes / self.line_bytes) if self.line_bytes else 0
+
+
+def mean_line_bytes(path: str, size: int) -> float | None:
+    """Mean length of the whole lines in the first `size` bytes of path."""
+    with open(path, "rb") as handle:
+        data = handle.read(size)
+    whole = data[: data.rfind(b"\n") + 1]
+    count = whole.count(b"\n")
+    return len(whole) / count if count else None
+
+
 class DoneTail:
     """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start)."""
 
@@ -88,6 +127,31 @@ class SampleTail:
         user = None if user is None or base_user is None else round(user - base_user, 3)
         system = None if system is None or base_system is None else round(system - base_system, 3)
         return user, system, memory
+
+
+class Ledgers:
+    """The ledgers written so far, each read once: a sender writes its ledger once (renamed into place), and
+    the watch looks every 20 ms."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, dict] = {}
+
+    def update(self) -> dict[str, dict]:
+        directory = control.CONTROL.ledgers
+        if not directory.exists():
+            return self.known
+        for entry in os.scandir(directory):
+            name, dot, ext = entry.name.rpartition(".")
+            if dot and ext == "json" and not name.startswith(".") and name not in self.known:
+                self.known[name] = control.read_json(Path(entry.path))
+        return self.known
+
+    def failed(self) -> list[str]:
+        return [
+            f"{name}: {ledger['status']}"
+            for name, ledger in self.update().items()
+            if ledger["status"] != "ok"
+        ]
 
 
 def read_ledgers() -> dict[str, dict]:

@@ -22,7 +22,7 @@ from syslogbench.rig import control, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
-from syslogbench.rig.watcher import concerns, fault, relay
+from syslogbench.rig.watcher import concerns, fault, harness, relay
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
 from syslogbench.rig.watcher.files import failed_senders, read_ledgers
 from syslogbench.rig.watcher.progress import say
@@ -199,20 +199,8 @@ def remove_test_files() -> None:
             path.unlink()
 
 
-def read_generator_cpu() -> float | None:
-    """CPU seconds all generator containers used while sending, from their own cgroups."""
-    total = 0.0
-    reports = [control.read_json(p) for p in control.CONTROL.generators.glob("host*.json")]
-    for entry in reports:
-        if entry["cpu_user_s"] is None or entry["cpu_system_s"] is None:
-            return None
-        total += entry["cpu_user_s"] + entry["cpu_system_s"]
-    return round(total, 3) if reports else None
-
-
 def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
     wait_for_ledgers(cfg, ledger_wait)
-    obs.generator_cpu_s = read_generator_cpu()
     senders = expected_senders(cfg)
     ledgers = read_ledgers()
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
@@ -232,6 +220,8 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
             f"the DONE threshold ({cfg.done_threshold} in {cfg.done_window} s) did not fire within "
             f"RUN_TIMEOUT={cfg.run_timeout} s; DONE never reached done.log from: {', '.join(missing) or 'none'}"
         )
+    # After the reconciliation, which gives the others time to see the daemon's exit and report.
+    harness.collect(cfg.hosts, obs, min(harness.REPORT_WAIT_S, ledger_wait))
     if not cfg.keep_logs:
         remove_test_files()
         if contract.QUEUE_DIR.exists():
@@ -277,13 +267,15 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     sec = start_sec(cfg)
     try:
         time.sleep(0.5)  # let SEC load its rules before any DONE can arrive
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), harness.own_cpu()  # SEC has loaded: its start-up is not in the window
         control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
         say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
         watch(cfg, obs, t0)
     finally:
         stop_sec(sec)
     stop_daemon(obs)
+    if obs.end is not None:  # the window's end, as for the daemon's CPU
+        obs.watcher_cpu_s = harness.since(cpu0)
     relay.after_stop(obs)
     conclude(cfg, obs)
 
