@@ -68,6 +68,8 @@ RUN_COLUMNS: list[tuple[str, Callable[[Result], str]]] = [
     ("central CPUs", lambda r: fmt_limit(r.limits.central_cpus, "g")),
     ("central memory", lambda r: fmt_limit(r.limits.central_memory_bytes, ".2f", GIB, " GiB")),
     ("sender-bound", sender_bound_cell),
+    # The harness's CPU (watcher with SEC, generators, last hop) over the daemon's, in the same window.
+    ("harness CPU / daemon", lambda r: fmt_percent(r.harness.cpu_share_of_daemon, ".2f")),
     ("run id", lambda r: f"`{r.run_id}`"),
 ]
 

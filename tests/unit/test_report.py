@@ -123,6 +123,7 @@ NEW = make_result(
     throughput__msgs_per_s=97991.5,
     messages__received=5999000,
     messages__lost=1030,
+    harness={"cpu": {"total_s": 0.5, "daemon_s": 75.75}, "cpu_share_of_daemon": 0.006601},
     messages__duplicated=10,
     verdict="loss",
 )
@@ -218,6 +219,7 @@ def test_runs_table_has_exact_figures(results_dir: Path) -> None:
         "8",
         "2.00 GiB",
         "n/a",  # sender-bound not recorded
+        "0.66%",  # the harness's CPU over the daemon's
         "`20250102T000000Z-rsyslog8`",
     ]
     assert "99.99" not in latest_part(markdown)  # the older run is not in the latest-run table

@@ -82,7 +82,7 @@ class DoneTail:
         self.seen: list[float] = []
 
     def update(self) -> int:
-        size = self.path.stat().st_size if self.path.exists() else 0
+        size = file_size(self.path)
         if size > self.offset:
             with self.path.open("rb") as handle:
                 handle.seek(self.offset)
@@ -104,7 +104,7 @@ class SampleTail:
         self.base = (start.cpu_user_s, start.cpu_system_s) if start else (None, None)
 
     def update(self) -> list[tuple[float | None, float | None, int | None]]:
-        size = self.path.stat().st_size if self.path.exists() else 0
+        size = file_size(self.path)
         if size <= self.offset:
             return []
         with self.path.open("rb") as handle:
@@ -152,6 +152,14 @@ class Ledgers:
             for name, ledger in self.update().items()
             if ledger["status"] != "ok"
         ]
+
+
+def file_size(path: Path) -> int:
+    """0 for a file not there yet; one system call, since the watch asks every 20 ms."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def read_ledgers() -> dict[str, dict]:

@@ -164,7 +164,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
 
 
 def poll(concern: concerns.Concern, now: float) -> bool:
-    concern.update(now)
+    if concern.due(now):
+        concern.update(now)
     return concern.ended
 
 
