@@ -137,6 +137,25 @@ def test_done_tail_times_are_seconds_after_t0(tmp_path: Path) -> None:
     assert before <= tail.seen[0] <= after
 
 
+def test_done_tail_times_are_done_logs_mtime_within_the_looks(tmp_path: Path) -> None:
+    log = tmp_path / "done.log"
+    log.touch()
+    t0, wall0 = time.monotonic() - 10.0, time.time() - 10.0  # the start was 10 s ago
+    tail = files.DoneTail(log, t0, wall0)
+    tail.update()
+    tail.looked = 2.0  # the previous look was at 2.0 s
+    append(log, DONE_LINE * 2)
+    written = wall0 + 3.25
+    os.utime(log, ns=(int(written * 1e9), int(written * 1e9)))  # the daemon wrote them at 3.25 s
+    assert tail.update() == 2
+    assert tail.seen == [pytest.approx(3.25, abs=1e-6)] * 2
+    append(log, DONE_LINE)
+    os.utime(log, ns=(int((wall0 - 5) * 1e9),) * 2)  # before the previous look: a clock step
+    previous = tail.looked
+    tail.update()
+    assert tail.seen[2] == previous  # kept within the looks
+
+
 # --- LineCounter ---------------------------------------------------------------------------------------------
 
 

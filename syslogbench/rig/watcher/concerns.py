@@ -31,9 +31,11 @@ class Watch:
     every: list[Concern]
 
 
-def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float) -> Watch:
+def for_scenario(
+    cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float, wall0: float | None = None
+) -> Watch:
     size = OutputSize(control.LOGS)
-    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0))
+    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0, wall0))
     relay = scenario is not None and scenario.destination == "relay"
     udp = scenario is not None and scenario.transport == "udp"
     relay_during: list[Concern] = []  # looked at each poll before the end is decided

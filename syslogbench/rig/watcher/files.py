@@ -74,24 +74,41 @@ def mean_line_bytes(path: str, size: int) -> float | None:
 
 
 class DoneTail:
-    """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start)."""
+    """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start).
 
-    def __init__(self, path: Path, t0: float) -> None:
-        self.path, self.t0 = path, t0
+    Given the start's wall-clock time, a line's time is done.log's modification time when the watcher saw
+    it: the kernel's clock at the daemon's last write (to its clock tick), whatever the watcher's polling
+    interval. Lines that came together share it, within [the previous look, this look]."""
+
+    def __init__(self, path: Path, t0: float, wall0: float | None = None) -> None:
+        self.path, self.t0, self.wall0 = path, t0, wall0
         self.offset = 0
+        self.looked = 0.0  # seconds after the start of the previous look
         self.seen: list[float] = []
 
     def update(self) -> int:
-        size = file_size(self.path)
-        if size > self.offset:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return len(self.seen)
+        now = time.monotonic() - self.t0
+        if stat.st_size > self.offset:
             with self.path.open("rb") as handle:
                 handle.seek(self.offset)
-                data = handle.read(size - self.offset)
+                data = handle.read(stat.st_size - self.offset)
             complete = data[: data.rfind(b"\n") + 1]
             self.offset += len(complete)
-            now = time.monotonic() - self.t0
-            self.seen += [now] * sum(1 for line in complete.splitlines() if b"DONE" in line)
+            done = sum(1 for line in complete.splitlines() if b"DONE" in line)
+            self.seen += [self.written(stat.st_mtime_ns, now)] * done
+        self.looked = now
         return len(self.seen)
+
+    def written(self, mtime_ns: int, now: float) -> float:
+        """When the new lines were written: the file's mtime, kept between the previous look and now (a clock
+        step between the two clocks cannot push it out); now without the start's wall-clock time."""
+        if self.wall0 is None:
+            return now
+        return min(now, max(self.looked, mtime_ns / 1e9 - self.wall0))
 
 
 class SampleTail:
@@ -131,7 +148,7 @@ class SampleTail:
 
 class Ledgers:
     """The ledgers written so far, each read once: a sender writes its ledger once (renamed into place), and
-    the watch looks every 20 ms."""
+    the guard looks five times a second."""
 
     def __init__(self) -> None:
         self.known: dict[str, dict] = {}
@@ -155,7 +172,7 @@ class Ledgers:
 
 
 def file_size(path: Path) -> int:
-    """0 for a file not there yet; one system call, since the watch asks every 20 ms."""
+    """0 for a file not there yet; one system call, since the watch asks ten times a second."""
     try:
         return os.stat(path).st_size
     except FileNotFoundError:

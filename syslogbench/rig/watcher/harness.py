@@ -10,7 +10,7 @@ from syslogbench.model.result import GeneratorReport, LastHopCpu, load
 from syslogbench.rig import cgroup, control
 from syslogbench.rig.outcome import Observed
 
-REPORT_WAIT_S = 5.0  # the others look for the daemon's exit every 0.2 s (generators) or 0.5 s (last hop)
+REPORT_WAIT_S = 5.0  # the others look for the daemon's exit every 0.5 s
 
 
 def own_cpu() -> float | None:
