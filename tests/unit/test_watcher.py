@@ -213,6 +213,17 @@ def test_output_size_reads_the_sample_once(tmp_path: Path) -> None:
     )
 
 
+def test_output_size_serves_a_recent_look_to_whoever_accepts_its_age(tmp_path: Path) -> None:
+    out = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    out.write_bytes(PLAIN_LINE * 3)
+    size = files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE))
+    assert size.update(1.0) == 3 * len(PLAIN_LINE)
+    append(out, PLAIN_LINE)
+    assert (size.update(1.8, max_age=1.0), size.at) == (3 * len(PLAIN_LINE), 1.0)  # the look of 1.0 s
+    assert (size.update(2.0, max_age=1.0), size.at) == (4 * len(PLAIN_LINE), 2.0)  # too old: a new look
+    assert (size.update(2.1), size.at) == (4 * len(PLAIN_LINE), 2.1)  # no age given: always a new look
+
+
 def test_ledgers_read_each_file_once_and_name_the_failed(control_dir: Path) -> None:
     ledgers = files.Ledgers()
     assert ledgers.update() == {}

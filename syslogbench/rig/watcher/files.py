@@ -44,9 +44,14 @@ class OutputSize:
         self.directory, self.line_sample = directory, line_sample
         self.bytes = 0
         self.line_bytes: float | None = None  # mean bytes per line, once measured
+        self.at: float | None = None  # seconds after the start of the last look, where the caller said
 
-    def update(self) -> int:
-        """The output's bytes now; `lines` is the estimate for them."""
+    def update(self, now: float | None = None, max_age: float = 0.0) -> int:
+        """The output's bytes now, or as of a look at most max_age seconds before now (one look serves the
+        samples and the progress alike); `lines` is the estimate for them, `at` when they were looked at."""
+        if now is not None and self.at is not None and now - self.at < max_age:
+            return self.bytes
+        self.at = now
         sizes = {}
         for entry in os.scandir(self.directory):
             if OUTPUT_RE.match(entry.name):

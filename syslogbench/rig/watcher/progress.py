@@ -25,13 +25,16 @@ class Progress(Concern):
     def update(self, now: float) -> None:
         if self.every <= 0 or now < self.next_report:
             return
-        self.counter.update()
-        lines = self.counter.lines
-        rate = (lines - self.last_lines) / (now - self.last_time)
-        self.rows.append([round(now, 2), lines])
+        self.next_report = now + self.every
+        self.counter.update(now, max_age=self.every / 2)  # the samples' look of up to a second ago will do
+        lines, at = self.counter.lines, self.counter.at if self.counter.at is not None else now
+        if at <= self.last_time:
+            return
+        rate = (lines - self.last_lines) / (at - self.last_time)
+        self.rows.append([round(at, 2), lines])
         share = 100 * lines / self.expected
         say(f"~{lines:,} / {self.expected:,} received ({share:.1f}%), {rate:,.0f} msg/s")
-        self.next_report, self.last_lines, self.last_time = now + self.every, lines, now
+        self.last_lines, self.last_time = lines, at
 
     def record(self, obs: Observed) -> None:
         obs.progress = self.rows

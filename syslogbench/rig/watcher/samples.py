@@ -18,7 +18,7 @@ class Samples(Concern):
 
     def update(self, now: float) -> None:
         for user, system, memory in self.tail.update():
-            self.counter.update()
+            self.counter.update(now)
             self.rows.append([round(now, 2), user, system, memory, self.counter.lines])
 
     def record(self, obs: Observed) -> None:
