@@ -549,7 +549,8 @@ class Harness:
             total_s=_rounded(total),
             daemon_s=_rounded(daemon_s),
         )
-        return cls(cpu=cpu, cpu_share_of_daemon=cpu_share(total, daemon_s))
+        # From the figures as written, so that a reader of the result gets the same share from them.
+        return cls(cpu=cpu, cpu_share_of_daemon=cpu_share(cpu.total_s, cpu.daemon_s))
 
 
 def cpu_share(harness_s: float | None, daemon_s: float | None) -> float | None:

@@ -60,6 +60,12 @@ def test_no_share_when_a_part_is_unknown(
     assert Harness.of(watcher, last_hop, generators, daemon).cpu_share_of_daemon is None
 
 
+def test_the_share_follows_from_the_figures_as_written() -> None:
+    found = Harness.of(0.0123456789, 0.0, {"host1": 0.0000004}, daemon_s=0.0456789123)
+    assert (found.cpu.total_s, found.cpu.daemon_s) == (0.012346, 0.045679)
+    assert found.cpu_share_of_daemon == round(0.012346 / 0.045679, 6)
+
+
 def test_cpu_share_rounds_to_six_digits() -> None:
     assert cpu_share(1.0, 3.0) == 0.333333
     assert cpu_share(0.0, 3.0) == 0.0
