@@ -360,6 +360,7 @@ class Generators:
     cpu_s_total: float | None = None
     cpu_share_of_send: float | None = None
     container_cpu_s: float | None = None
+    tcp_congestion: str | None = optional()  # the senders' TCP congestion control; older results lack it
 
 
 @dataclass
@@ -503,6 +504,7 @@ class GeneratorReport:
     # The start signal to the end of the run (the daemon's exit), at the cgroup's finest resolution; older
     # generators did not report it.
     run_cpu_s: float | None = None
+    tcp_congestion: str | None = None  # its senders' TCP congestion control
 
 
 @dataclass

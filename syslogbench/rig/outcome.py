@@ -50,6 +50,7 @@ class Observed:
     watcher_cpu_s: float | None = None
     last_hop_cpu_s: float | None = None
     generators_cpu_s: dict[str, float | None] = field(default_factory=dict)
+    tcp_congestion: str | None = None  # the senders', as the generators reported it
     start: Snapshot | None = None
     end: Snapshot | None = None
     daemon_exit: int | None = None
@@ -122,7 +123,7 @@ def throughput(obs: Observed, received: int) -> model.Throughput:
 
 def generator_figures(obs: Observed) -> model.Generators:
     """How busy the senders were while sending: near 1 would mean they, not the daemon, set the pace."""
-    figures = model.Generators(container_cpu_s=obs.generator_cpu_s)
+    figures = model.Generators(container_cpu_s=obs.generator_cpu_s, tcp_congestion=obs.tcp_congestion)
     if obs.counts is None:
         return figures
     sends = [s.send_s for s in obs.counts.senders if s.send_s is not None]

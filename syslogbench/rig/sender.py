@@ -41,15 +41,40 @@ WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", contract.CENTRAL_HOST)
 TLS_CA_ENV = "TLS_CA"
 TLS_CHUNK = 256 * 1024
+# The senders' TCP congestion control, the same on every machine. Reno is the one every Linux lets an
+# unprivileged process choose (net.ipv4.tcp_allowed_congestion_control); where BBR is the default, as on the
+# machines of the November 2026 runs, cubic is not allowed. BBR paces each connection with a timer although
+# the daemon's receive window limits them all (ss: rwnd_limited 93 to 94% of the time), and its timers cost
+# the generators, on the daemon's cores, about twice the CPU on rsyslog (docs/measurement.md).
+TCP_CONGESTION = "reno"
 # A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop.
 TICK_S = 0.005
+
+
+def pin_congestion(sock: socket.socket) -> str | None:
+    """Set the senders' congestion control (TCP_CONGESTION) where the kernel allows it; the one in force."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, TCP_CONGESTION.encode())
+    try:
+        name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    except OSError:
+        return None
+    return name.split(b"\0", 1)[0].decode() or None
+
+
+def congestion_in_force() -> str | None:
+    """What pin_congestion gives a sender's socket in this container (for the generator's report)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return pin_congestion(sock)
 
 
 def connect(timeout: float) -> socket.socket:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return socket.create_connection((CENTRAL, PORT), timeout=10)
+            sock = socket.create_connection((CENTRAL, PORT), timeout=10)
+            pin_congestion(sock)
+            return sock
         except OSError as error:
             if time.monotonic() > deadline:
                 raise control.WaitTimeout(f"cannot connect to {CENTRAL}:{PORT}: {error}") from error
@@ -475,6 +500,7 @@ def main() -> int:
     # The whole container's CPU (kernel TCP work included), not only the senders' own.
     report = GeneratorReport(
         host=host,
+        tcp_congestion=congestion_in_force(),
         cpu_user_s=_minus(user1, user0),
         cpu_system_s=_minus(system1, system0),
         run_cpu_s=_minus(run1, run0, 6),

@@ -101,7 +101,11 @@ def test_the_result_carries_the_harness_beside_the_daemons_cpu() -> None:
 def write_reports(control_dir: Path, hosts: list[int], last_hop: float | None) -> None:
     for host in hosts:
         report = GeneratorReport(
-            host=host, cpu_user_s=0.01, cpu_system_s=0.03, run_cpu_s=round(0.05 + host / 1000, 6)
+            host=host,
+            tcp_congestion="reno",
+            cpu_user_s=0.01,
+            cpu_system_s=0.03,
+            run_cpu_s=round(0.05 + host / 1000, 6),
         )
         control.write_json(control.CONTROL.generator(host), asdict(report))
     if last_hop is not None:
@@ -115,6 +119,8 @@ def test_collect_reads_every_generator_and_the_last_hop(control_dir: Path) -> No
     assert obs.generators_cpu_s == {"host1": 0.051, "host2": 0.052, "host3": 0.053}
     assert obs.last_hop_cpu_s == 0.0004
     assert obs.generator_cpu_s == 0.12  # while sending: 3 x (0.01 + 0.03)
+    assert obs.tcp_congestion == "reno"
+    assert outcome.result(obs).generators.tcp_congestion == "reno"
 
 
 def test_collect_leaves_a_missing_report_none(control_dir: Path) -> None:

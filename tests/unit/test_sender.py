@@ -254,3 +254,14 @@ def test_the_drain_looks_at_the_queue_by_its_pace(
     before: int, left: int, wait: float, expected: float
 ) -> None:
     assert sender.next_look(before, left, wait) == pytest.approx(expected)
+
+
+def test_the_senders_congestion_control_is_pinned_to_reno() -> None:
+    """Reno is in every kernel's tcp_allowed_congestion_control, so an unprivileged sender gets it anywhere."""
+    assert sender.congestion_in_force() == "reno"
+    server, thread, _, _ = serve_once(read=True)
+    with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
+        assert sender.pin_congestion(sock) == "reno"
+        name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+        assert name.rstrip(b"\0") == b"reno"
+    thread.join(5)

@@ -43,6 +43,7 @@ def collect(hosts: int, obs: Observed, timeout: float = REPORT_WAIT_S) -> None:
     for host in range(1, hosts + 1):
         obs.generators_cpu_s.setdefault(f"host{host}", None)
     obs.generator_cpu_s = sending_cpu(reports)
+    obs.tcp_congestion = ",".join(sorted({r.tcp_congestion for r in reports if r.tcp_congestion})) or None
     path = control.CONTROL.lasthop_cpu
     if path.exists():
         obs.last_hop_cpu_s = load(LastHopCpu, control.read_json(path), path.name).run_cpu_s
