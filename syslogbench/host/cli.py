@@ -59,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
     )
+    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
@@ -107,6 +108,9 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)
         return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+    if args.command == "faults" and args.summary:
+        print(faults.summary(args.summary))
+        return 0
     if args.command == "faults":
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         return faults.campaign(args.runs, args.seed, names, args.results)

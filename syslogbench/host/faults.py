@@ -336,3 +336,32 @@ def write(
         "entries": [asdict(outcome) for outcome in outcomes],
     }
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def summary(path: Path) -> str:
+    """A campaign file as Markdown: per kind, the runs, their verdicts, how many landed mid-run, and the
+    longest against its bound; then the invariants' counts."""
+    data = json.loads(path.read_text())
+    rows = [
+        "| fault | runs | verdicts | injected mid-run | named | longest run (bound) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in KINDS:
+        entries = [e for e in data["entries"] if e["fault"] == name]
+        if not entries:
+            continue
+        verdicts = sorted({e["verdict"] or "none" for e in entries})
+        counted = ", ".join(f"{v} {sum((e['verdict'] or 'none') == v for e in entries)}" for v in verdicts)
+        landed = sum(
+            e["moment_s"] is not None and not e["injected"].startswith("not injected") for e in entries
+        )
+        named = sum(not any(p.startswith("unnamed") for p in e["problems"]) for e in entries)
+        longest = max(entries, key=lambda e: e["elapsed_s"])
+        mid = f"{landed} of {len(entries)}" if entries[0]["moment_s"] is not None else "from the start"
+        rows.append(
+            f"| `{name}` | {len(entries)} | {counted} | {mid} | {named} | {longest['elapsed_s']} s ({longest['bound_s']} s) |"
+        )
+    counts = ", ".join(f"{key} {data[key]}" for key in ("runs", *COUNTED))
+    return "\n".join(
+        [*rows, "", f"{path.name}: {counts}; profiles {', '.join(data['profiles'])}, seed {data['seed']}."]
+    )

@@ -130,3 +130,23 @@ def test_zero_runs_is_refused_before_anything_starts(tmp_path: Path) -> None:
     with pytest.raises(profiles.ProfileError):
         faults.campaign(1, 1, ["nosuch"], tmp_path)
     assert not (tmp_path / "faults").exists()
+
+
+def test_the_summary_of_a_campaign_file(tmp_path: Path) -> None:
+    entry = {"fault": "daemon-kill", "verdict": "error", "moment_s": 2.5, "injected": "docker kill x",
+             "problems": [], "elapsed_s": 26.0, "bound_s": 885}  # fmt: skip
+    missed = {
+        **entry,
+        "verdict": "pass",
+        "injected": "not injected: the run had ended",
+        "problems": ["unnamed: x"],
+    }
+    data = {"profiles": ["rsyslog-8.2504"], "seed": 3, "runs": 2, **dict.fromkeys(faults.COUNTED, 0)}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**data, "unnamed": 1, "entries": [entry, missed]}))
+    lines = faults.summary(path).splitlines()
+    assert lines[2] == "| `daemon-kill` | 2 | error 1, pass 1 | 1 of 2 | 1 | 26.0 s (885 s) |"
+    assert lines[-1] == (
+        "c.json: runs 2, hangs 0, no_result 0, unnamed 1, false_pass 0, leftover_containers 0; "
+        "profiles rsyslog-8.2504, seed 3."
+    )
