@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render
+from syslogbench.host import benchmark, calibrate, faults, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
-from syslogbench.model import scenarios, settings
+from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
 OVERRIDE_HELP = (
@@ -50,6 +50,16 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
     cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
+    cmd = sub.add_parser(
+        "faults", help="small runs, each with one fault injected; checks every run's invariants"
+    )
+    cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
+    cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
+    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
+    cmd.add_argument(
+        "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
+    )
+    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
@@ -81,6 +91,9 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     ) as error:
         log(f"error: {error}")
         return EXIT_CODES["bad-input"]
+    except result.ResultError as error:  # a result file from another version, or damaged
+        log(f"error: {error}")
+        return EXIT_CODES["error"]
     except (
         subprocess.CalledProcessError
     ) as error:  # a build or a Docker command failed: a tool, not the input
@@ -95,6 +108,12 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)
         return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+    if args.command == "faults" and args.summary:
+        print(faults.summary(args.summary))
+        return 0
+    if args.command == "faults":
+        names = [name.strip() for name in args.profiles.split(",") if name.strip()]
+        return faults.campaign(args.runs, args.seed, names, args.results)
     if args.command == "calibrate":
         return calibrate.main(args.messages, args.connections, args.results)
     if args.command == "check":

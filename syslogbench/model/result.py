@@ -13,7 +13,7 @@ import secrets
 import sys
 import types
 import typing
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
@@ -483,6 +483,17 @@ class Matrix:
 
 
 @dataclass
+class HarnessContainer:
+    """One harness container's own cost, from its own cgroup; None where not measured."""
+
+    # The cgroup's peak (v1 memory.max_usage_in_bytes, v2 memory.peak), page cache included, over the
+    # container's life: its reconciliation too.
+    peak_memory_bytes: int | None = None
+    peak_memory_source: str | None = None  # which file it came from, as memory.peak_source
+    memory_limit_bytes: int | None = None  # None: unlimited (or unknown)
+
+
+@dataclass
 class Samples:
     columns: list[str] = field(default_factory=lambda: list(SAMPLE_COLUMNS))
     rows: list[list[float | None]] = field(default_factory=list)
@@ -528,20 +539,26 @@ class HarnessCpu:
 
 @dataclass
 class Harness:
-    """What the harness itself cost while it measured: every container of the run but the daemon's."""
+    """What the harness itself cost the run. Results from before it lack the block (all None when read)."""
 
+    watcher: HarnessContainer = field(default_factory=HarnessContainer)
+    # Wall time of the reconciliation of the output against the ledgers, after the daemon stopped, and the
+    # watcher's CPU time in it: on a shared machine the wall time also counts waiting for a core.
+    reconcile_s: float | None = None
+    reconcile_cpu_s: float | None = None
+    # Every harness container's CPU while it measured (the run's window), and their sum over the daemon's:
+    # the harness shares the machine's cores with the daemon it measures.
     cpu: HarnessCpu = field(default_factory=HarnessCpu)
-    # cpu.total_s / cpu.daemon_s: the harness shares the machine's cores with the daemon it measures.
     cpu_share_of_daemon: float | None = None
 
-    @classmethod
-    def of(
-        cls,
+    def with_cpu(
+        self,
         watcher_s: float | None,
         last_hop_s: float | None,
         generators_s: dict[str, float | None],
         daemon_s: float | None,
     ) -> Harness:
+        """This block with the containers' CPU in the window, their sum and its share of the daemon's."""
         parts = [watcher_s, last_hop_s, *generators_s.values()]
         total = None if not generators_s or None in parts else sum(p for p in parts if p is not None)
         cpu = HarnessCpu(
@@ -552,7 +569,7 @@ class Harness:
             daemon_s=_rounded(daemon_s),
         )
         # From the figures as written, so that a reader of the result gets the same share from them.
-        return cls(cpu=cpu, cpu_share_of_daemon=cpu_share(cpu.total_s, cpu.daemon_s))
+        return replace(self, cpu=cpu, cpu_share_of_daemon=cpu_share(cpu.total_s, cpu.daemon_s))
 
 
 def cpu_share(harness_s: float | None, daemon_s: float | None) -> float | None:
@@ -597,9 +614,9 @@ class Result:
     udp: Udp | None = None  # UDP runs only
     progress: list[list[float]] = field(default_factory=list)
     samples: Samples = field(default_factory=Samples)
+    harness: Harness = field(default_factory=Harness)
     matrix: Matrix | None = optional()  # one cell of `python -m syslogbench matrix`
     relay: Relay | None = optional()  # relay scenarios only
-    harness: Harness = field(default_factory=Harness)  # older results lack it: every figure None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

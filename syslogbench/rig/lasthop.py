@@ -273,6 +273,7 @@ def idle(lifetime: float) -> None:
 
 
 def main() -> int:
+    control.exit_on_sigterm()
     lifetime = float(os.environ.get("MAX_LIFETIME", "7200"))
     for mark in (READY_FILE, HEALTHY_FILE):  # a restarted container keeps its /tmp
         mark.unlink(missing_ok=True)

@@ -63,6 +63,7 @@ class Observed:
     scenario: Scenario | None = None
     unsupported: str | None = None
     relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
+    harness: model.Harness = field(default_factory=model.Harness)  # what the harness itself cost
 
 
 def limits(obs: Observed) -> model.Limits:
@@ -254,7 +255,9 @@ def result(obs: Observed) -> model.Result:
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
         relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
-        harness=model.Harness.of(obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s),
+        harness=obs.harness.with_cpu(
+            obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s
+        ),
     )
 
 

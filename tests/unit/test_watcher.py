@@ -17,7 +17,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import control
+from syslogbench.rig import cgroup, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
@@ -175,6 +175,18 @@ def test_line_counter_counts_split_files_only_and_only_new_bytes(tmp_path: Path)
     append(first, PLAIN_LINE[10:])
     assert counter.update() == 7
     assert counter.offsets == {first.name: first.stat().st_size, second.name: second.stat().st_size}
+
+
+def test_line_counter_reads_a_block_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What arrived since the last look is counted in reads of BLOCK_BYTES, with the same count."""
+    monkeypatch.setattr(files, "BLOCK_BYTES", 7)
+    path = tmp_path / "test.baseline.all.log"
+    path.write_bytes(PLAIN_LINE * 5 + PLAIN_LINE[:3])
+    counter = files.LineCounter(tmp_path)
+    assert counter.update() == 5
+    append(path, PLAIN_LINE[3:] + PLAIN_LINE)
+    assert counter.update() == 7
+    assert counter.offsets == {path.name: path.stat().st_size}
 
 
 def test_line_counter_empty_directory(tmp_path: Path) -> None:
@@ -651,6 +663,29 @@ def test_any_exception_still_writes_a_result(volumes: Path, monkeypatch: pytest.
     assert result["daemon"]["exit_code"] == 0
 
 
+def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def reconciled(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        raise KeyError("rate")  # the quickest way through conclude: the salvage reconciles what arrived
+
+    monkeypatch.setattr(run, "run", reconciled)
+    monkeypatch.setattr(
+        cgroup, "own_memory", lambda: cgroup.OwnMemory(41 * 2**20, "memory.peak", 384 * 2**20)
+    )
+    run.main()
+    harness = one_result(volumes)["harness"]
+    assert harness["watcher"] == {
+        "peak_memory_bytes": 41 * 2**20,
+        "peak_memory_source": "memory.peak",
+        "memory_limit_bytes": 384 * 2**20,
+    }
+    assert isinstance(harness["reconcile_s"], float) and 0 <= harness["reconcile_s"] < 5
+    assert isinstance(harness["reconcile_cpu_s"], float) and 0 <= harness["reconcile_cpu_s"] < 5
+
+
 def test_a_sigterm_before_the_start_names_the_senders_not_ready(
     volumes: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -787,3 +822,40 @@ def test_no_oom_kill_no_memory_reason(control_dir: Path) -> None:
         "the daemon was killed for memory: limit 12 MiB, peak 12 MiB (memory.peak); "
         "the kernel's OOM killer killed 1 process(es) in its cgroup"
     )
+
+
+def test_a_full_logs_volume_is_named_with_what_is_left(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    class Full:
+        f_bavail, f_frsize, f_blocks = 3, 4096, 256  # 12 KiB free of 1 MiB
+
+    monkeypatch.setattr(fault.os, "statvfs", lambda path: Full)
+    said = fault.logs_full(tmp_path)
+    assert said is not None and said.startswith("the logs volume is full: 12,288 bytes free of 1 MiB; ")
+    Full.f_bavail = 16  # 64 KiB: room for hundreds of messages
+    assert fault.logs_full(tmp_path) is None
+
+
+def test_the_real_logs_directory_of_this_machine_is_not_full(tmp_path: Path) -> None:
+    assert fault.logs_full(tmp_path) is None
+    assert fault.logs_full(tmp_path / "no-such-dir") is None
+
+
+def test_a_daemon_dead_of_a_signal_is_named_and_a_clean_stop_is_not() -> None:
+    assert fault.killed_by_signal(137) == (
+        "the daemon exited with code 137 (SIGKILL): it did not end by the watcher's stop"
+    )
+    assert fault.killed_by_signal(139).startswith("the daemon exited with code 139 (SIGSEGV)")
+    assert [fault.killed_by_signal(code) for code in (0, 143, 1, None)] == [None] * 4
+
+
+def test_a_supervisor_silent_for_long_is_named(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.log"
+    assert fault.supervisor_silent(samples) is None  # no samples yet
+    samples.write_text("sample 1\n")
+    assert fault.supervisor_silent(samples) is None  # fresh
+    old = time.time() - 30
+    os.utime(samples, (old, old))
+    said = fault.supervisor_silent(samples)
+    assert said is not None and said.startswith("the daemon's supervisor had written no sample for 30 s")
