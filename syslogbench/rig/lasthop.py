@@ -11,9 +11,10 @@ here. `relay_target` sets how it reads:
   it can.
 - pause-restart: as pause; meanwhile the watcher has the supervisor restart the central daemon.
 
-In any other scenario it only waits for `finish`, looking twice a second, so it costs next to nothing: it reports
-its own CPU from the start signal to the end of the run (result: harness) in every scenario. Stdlib only: it runs in the generator
-image. It needs no Docker socket; it talks to the watcher through the control volume (docs/DESIGN.md).
+In any other scenario it only waits for `finish`, looking twice a second, so it costs next to nothing. In every
+scenario it reports its own CPU from the start signal to the end of the run (result: harness). Stdlib only: it
+runs in the generator image. It needs no Docker socket; it talks to the watcher through the control volume
+(docs/DESIGN.md).
 """
 
 from __future__ import annotations
