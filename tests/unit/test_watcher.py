@@ -518,6 +518,14 @@ def test_the_scenario_picks_the_concerns() -> None:
     )
 
 
+def test_the_watch_looks_four_times_a_second_and_ten_where_a_udp_run_may_end_on_quiet() -> None:
+    looks = {
+        scenario: concerns.for_scenario(settings(), scenarios.load(scenario), None, 0.0).poll_s
+        for scenario in ("seed2014", "relay", "udp", "tcp-rate")
+    }
+    assert looks == {"seed2014": 0.25, "relay": 0.25, "udp": 0.1, "tcp-rate": 0.25}
+
+
 def test_every_concern_records_after_the_ends_and_the_queue_before_the_tail_and_restart() -> None:
     plan = concerns.for_scenario(settings(), scenarios.load("relay-restart-disk-reliable"), None, 0.0)
     assert [type(c).__name__ for c in plan.every] == [

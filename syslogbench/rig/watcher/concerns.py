@@ -16,7 +16,13 @@ from syslogbench.rig.watcher.progress import Progress
 from syslogbench.rig.watcher.relay import RelayQueue, RelayTail
 from syslogbench.rig.watcher.restart import Restart
 from syslogbench.rig.watcher.samples import Samples
-from syslogbench.rig.watcher.udp import UdpQuiet
+from syslogbench.rig.watcher.udp import UDP_POLL_S, UdpQuiet
+
+# The watch runs inside the measured window, on the daemon's cores, and each wake-up costs the watcher CPU:
+# four looks a second. The DONEs' times do not depend on it (done.log's mtime, files.DoneTail); SEC's firing
+# is seen at most 0.25 s late. A UDP run that may end on quiet output looks ten times a second, since its end
+# is the last growth the watch saw (udp.UDP_POLL_S).
+POLL_S = 0.25
 
 
 @dataclass
@@ -29,6 +35,7 @@ class Watch:
     during: list[Concern]
     tail: RelayTail | None
     every: list[Concern]
+    poll_s: float = POLL_S  # seconds between two looks of the watch
 
 
 def for_scenario(
@@ -50,5 +57,9 @@ def for_scenario(
     # The queue's record makes the relay section that the tail and the restart write into.
     relay_records = relay_during[:1] + ([tail] if tail else []) + relay_during[1:]
     return Watch(
-        done=done, during=relay_during + ends + series, tail=tail, every=ends + series + relay_records
+        done=done,
+        during=relay_during + ends + series,
+        tail=tail,
+        every=ends + series + relay_records,
+        poll_s=UDP_POLL_S if udp else POLL_S,
     )

@@ -159,7 +159,7 @@ class SampleTail:
 
 class Ledgers:
     """The ledgers written so far, each read once: a sender writes its ledger once (renamed into place), and
-    the guard looks five times a second."""
+    the guard looks twice a second."""
 
     def __init__(self) -> None:
         self.known: dict[str, dict] = {}
@@ -183,7 +183,7 @@ class Ledgers:
 
 
 def file_size(path: Path) -> int:
-    """0 for a file not there yet; one system call, since the watch asks ten times a second."""
+    """0 for a file not there yet; one system call, since the watch asks every look."""
     try:
         return os.stat(path).st_size
     except FileNotFoundError:

@@ -10,7 +10,7 @@ from syslogbench.rig.watcher.files import Ledgers
 
 
 class Guard(Concern):
-    every = 0.2  # a timeout, a dead daemon or a failed sender ends the run a fifth of a second late at most
+    every = 0.5  # a timeout, a dead daemon or a failed sender ends the run half a second late at most
 
     def __init__(self, cfg: Settings) -> None:
         self.cfg = cfg

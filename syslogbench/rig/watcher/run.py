@@ -39,9 +39,6 @@ STOPPING_LEDGER_WAIT = 1.0
 # After any other failure the senders still running see the daemon stop and report within seconds; a sender
 # whose generator vanished never will.
 FAILED_LEDGER_WAIT = 10.0
-# The watch runs inside the measured window, on the daemon's cores: 10 looks a second. The DONEs' times do not
-# depend on it (done.log's mtime, files.DoneTail); SEC's firing is seen at most 0.1 s late.
-POLL_S = 0.1
 TAIL_POLL_S = 0.05
 
 
@@ -153,7 +150,7 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float, wall0: float | None 
         now = time.monotonic() - t0
         if any(poll(concern, now) for concern in plan.during):  # the first that ends the run ends this poll
             break
-        time.sleep(POLL_S)
+        time.sleep(plan.poll_s)
     stopped = time.monotonic() - t0
     for concern in plan.during:
         concern.stop(stopped)
