@@ -9,6 +9,7 @@ place that knows what an older document lacked. Stdlib only: the watcher imports
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 import types
@@ -231,6 +232,55 @@ def readable(name: str, value: float | None) -> str:
 
 
 @dataclass
+class Figure:
+    """One figure of the fingerprint: the median rate of its repeats, in `unit`."""
+
+    value: float
+    unit: str
+    seconds: float  # all repeats together
+    repeats: list[float] = field(default_factory=list)  # each repeat's rate, in order
+
+
+@dataclass
+class Fingerprint:
+    """What this machine did with fixed work, just before the run (syslogbench/rig/fingerprint.py).
+
+    Machines that report the same CPU model differ, so two results compare through these figures: cpu for
+    CPU-bound daemons (syslog-ng), file_churn for rsyslog's seed run (open and close per message), loopback_tcp
+    for the senders' path. docs/measurement.md says how to read them.
+    """
+
+    version: int  # of the fixed work: figures of different versions do not compare
+    # "container": a one-shot container under the daemon's CPU and memory limits, on a fresh volume of the
+    # logs volume's kind (`syslogbench run`); "watcher": in the watcher, on the logs volume (plain compose).
+    source: str
+    cpu: Figure
+    file_churn: Figure
+    loopback_tcp: Figure
+    seconds: float  # the three figures, inside the container
+    cpu_limit: float | None = None  # the CPUs and memory the measuring cgroup had; None: unlimited
+    memory_limit_bytes: int | None = None
+    wall_s: float | None = optional()  # `syslogbench run` only: container and volume included
+
+    def figures(self) -> dict[str, Figure]:
+        return {"cpu": self.cpu, "file_churn": self.file_churn, "loopback_tcp": self.loopback_tcp}
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[return-value]
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Fingerprint | None:
+        """A fingerprint passed as JSON (the FINGERPRINT variable), None for none; ResultError if bad."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise ResultError(f"fingerprint: not JSON ({error})") from error
+        return load(cls, data, "fingerprint")
+
+
+@dataclass
 class Host:
     cpu_model: str
     cores: int
@@ -238,6 +288,8 @@ class Host:
     kernel: str
     docker_version: str
     cgroup_version: int
+    # Older results, n/a results and those written from outside the watcher lack it (see Fingerprint).
+    fingerprint: Fingerprint | None = optional()
 
     def as_dict(self) -> dict[str, object]:
         return plain(self)  # type: ignore[return-value]

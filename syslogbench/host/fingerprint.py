@@ -1,0 +1,72 @@
+"""The machine's fingerprint, measured just before `compose up` (the figures: syslogbench/rig/fingerprint.py).
+
+A one-shot container of the watcher image gets the daemon's own limits, as compose gives them to the daemon
+service (cpu_period 100000, cpu_quota CENTRAL_CPUS x 100000, mem_limit and memswap_limit CENTRAL_MEM), and a
+fresh anonymous volume of Docker's default driver, the one compose's `logs` volume uses; `--rm` removes both.
+No network but loopback, no capability: it only times work in its own files and processes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import replace
+
+from syslogbench import contract
+from syslogbench.model import settings
+from syslogbench.model.result import Fingerprint, ResultError
+
+MOUNT = str(contract.LOG_DIR)  # where the daemon's container mounts the logs volume
+TIMEOUT_S = 60  # about 3 s here; far more means a stuck engine, and the watcher then measures its own
+
+
+def command(cfg: settings.Settings, image: str) -> list[str]:
+    """docker run for the fingerprint, with the daemon service's limits."""
+    return [
+        "docker", "run", "--rm", "--network", "none",
+        "--cpu-period", "100000", "--cpu-quota", f"{cfg.central_cpus}00000",
+        "--memory", str(cfg.central_mem), "--memory-swap", str(cfg.central_mem),
+        "--mount", f"type=volume,dst={MOUNT}",
+        "--cap-drop", "ALL", "--security-opt", "no-new-privileges:true", "--pids-limit", "64",
+        "--user", "0:0", "--entrypoint", "python3", image,
+        "-m", "syslogbench.rig.fingerprint", f"{MOUNT}/fingerprint",
+    ]  # fmt: skip
+
+
+def measure(cfg: settings.Settings, image: str | None = None) -> tuple[Fingerprint | None, str]:
+    """The fingerprint (its wall time included), or None and why not."""
+    began = time.monotonic()
+    try:
+        done = subprocess.run(
+            command(cfg, image or contract.image_name("watcher")),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"the fingerprint container failed: {error}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"the fingerprint container exited with code {done.returncode}: {last}"
+    try:
+        found = Fingerprint.from_json(done.stdout.strip())
+    except ResultError as error:
+        return None, f"the fingerprint container printed no fingerprint: {error}"
+    if found is None:
+        return None, "the fingerprint container printed nothing"
+    return replace(found, wall_s=round(time.monotonic() - began, 3)), ""
+
+
+def summary(found: Fingerprint) -> str:
+    """One line, e.g. "cpu 21.9M loops/s, file_churn 755k ops/s, loopback_tcp 2,971 MB/s (2.8 s)"."""
+    parts = [f"{name} {short(figure.value)} {figure.unit}" for name, figure in found.figures().items()]
+    took = found.wall_s if found.wall_s is not None else found.seconds
+    return f"{', '.join(parts)} ({took:.1f} s)"
+
+
+def short(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:.1f}M"
+    if value >= 1e5:
+        return f"{value / 1e3:.0f}k"
+    return f"{value:,.0f}"

@@ -1,0 +1,312 @@
+"""The machine fingerprint: its model, the probes at tiny sizes, the watcher's choice, the host's container."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from syslogbench import contract
+from syslogbench.host import benchmark
+from syslogbench.host import fingerprint as host_fingerprint
+from syslogbench.model import result as model
+from syslogbench.model.settings import from_env
+from syslogbench.rig import cgroup
+from syslogbench.rig import fingerprint as probes
+from tests.unit.test_schema import MINIMAL, VALIDATOR, lost_or_changed
+
+SAMPLES = Path(__file__).resolve().parent / "samples"
+SAMPLE_TEXT = (SAMPLES / "fingerprint.json").read_text()
+SAMPLE = json.loads(SAMPLE_TEXT)
+ENV = {
+    "SCENARIO": "seed2014",
+    "CENTRAL_CPUS": "1",
+    "CENTRAL_MEM": "512m",
+    "REMOTE_CPUS": "2",
+    "REMOTE_MEM": "512m",
+    "RUN_TIMEOUT": "900",
+    "KEEP_LOGS": "0",
+}
+
+
+# --- the model ------------------------------------------------------------------------------------------------
+
+
+def test_sample_loads_with_three_positive_figures() -> None:
+    found = model.Fingerprint.from_json(SAMPLE_TEXT)
+    assert found is not None
+    assert {name: (f.value, f.unit, len(f.repeats)) for name, f in found.figures().items()} == {
+        "cpu": (21158985.5, "loops/s", 5),
+        "file_churn": (739077.4, "ops/s", 5),
+        "loopback_tcp": (3751.3, "MB/s", 5),
+    }
+    assert (found.source, found.cpu_limit, found.memory_limit_bytes, found.wall_s) == (
+        "container",
+        8.0,
+        2**31,
+        None,
+    )
+    assert found.to_dict() == SAMPLE  # wall_s, None, is left out
+
+
+@pytest.mark.parametrize("text", [None, ""])
+def test_no_fingerprint_is_none(text: str | None) -> None:
+    assert model.Fingerprint.from_json(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "fingerprint: not JSON"),
+        (json.dumps({k: v for k, v in SAMPLE.items() if k != "cpu"}), "fingerprint: missing key 'cpu'"),
+        (json.dumps(SAMPLE | {"gpu": 1}), "fingerprint: unknown key 'gpu'"),
+        (json.dumps(SAMPLE | {"cpu": {"value": 1}}), "fingerprint.cpu: missing key 'unit'"),
+    ],
+)
+def test_a_bad_fingerprint_names_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(model.ResultError, match=message):
+        model.Fingerprint.from_json(text)
+
+
+def with_fingerprint(fingerprint: dict) -> dict:
+    document = copy.deepcopy(MINIMAL)
+    document["host"]["fingerprint"] = fingerprint
+    return document
+
+
+def test_a_result_with_a_fingerprint_validates_and_round_trips() -> None:
+    document = with_fingerprint(SAMPLE | {"wall_s": 2.8})
+    assert list(VALIDATOR.iter_errors(document)) == []
+    loaded = model.Result.from_dict(document)
+    assert loaded.host.fingerprint is not None and loaded.host.fingerprint.file_churn.value == 739077.4
+    assert lost_or_changed(document, loaded.to_dict()) == []
+    assert loaded.to_dict()["host"]["fingerprint"] == document["host"]["fingerprint"]
+
+
+def test_an_older_result_without_a_fingerprint_loads_and_stays_without() -> None:
+    assert "fingerprint" not in MINIMAL["host"]
+    loaded = model.Result.from_dict(MINIMAL)
+    assert loaded.host.fingerprint is None
+    assert "fingerprint" not in loaded.to_dict()["host"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        SAMPLE | {"source": "laptop"},
+        SAMPLE | {"cpu": SAMPLE["cpu"] | {"value": 0}},
+        SAMPLE | {"file_churn": SAMPLE["file_churn"] | {"colour": "blue"}},
+        {k: v for k, v in SAMPLE.items() if k != "loopback_tcp"},
+    ],
+    ids=["source", "zero-figure", "unknown-key", "two-figures"],
+)
+def test_the_schema_refuses_a_bad_fingerprint(bad: dict) -> None:
+    errors = list(VALIDATOR.iter_errors(with_fingerprint(bad)))
+    assert len(errors) == 1, errors
+
+
+# --- the probes, at tiny sizes ------------------------------------------------------------------------------
+
+
+def test_figure_is_the_median_of_the_repeats() -> None:
+    rates = iter([(100.0, 1.0), (300.0, 1.0), (200.0, 2.0)])
+    found = probes.figure(lambda: next(rates), "ops/s", repeats=3)
+    assert (found.value, found.unit, found.repeats) == (100.0, "ops/s", [100.0, 300.0, 100.0])
+    assert found.seconds >= 0
+
+
+def test_cpu_probe_counts_its_loops() -> None:
+    loops, seconds = probes.cpu_probe(1000)
+    assert loops == 1000 and seconds > 0
+
+
+def test_churn_probe_appends_one_line_per_operation_and_removes_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept: list[int] = []
+    monkeypatch.setattr(probes.os, "unlink", lambda path: kept.append(Path(path).stat().st_size))
+    ops, seconds = probes.churn_probe(tmp_path, 500)
+    assert (ops, len(kept)) == (500, probes.CHURN_FILES)
+    assert sum(kept) == 500 * len(probes.LINE)  # every operation appended one whole line
+    assert seconds > 0
+
+
+def test_churn_probe_leaves_nothing_behind(tmp_path: Path) -> None:
+    probes.churn_probe(tmp_path, 200)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_churn_order_is_fixed() -> None:
+    paths = [str(i) for i in range(probes.CHURN_FILES)]
+    assert probes.churn_order(paths, 1000) == probes.churn_order(paths, 1000)
+    assert len(set(probes.churn_order(paths, 3000))) == 192  # every file gets its turn
+
+
+def test_loopback_probe_sends_whole_writes_of_whole_lines() -> None:
+    megabytes, seconds = probes.loopback_probe(4 * 2**20)
+    per_write = len(probes.LINE) * (probes.TCP_WRITE // len(probes.LINE))
+    assert megabytes == 4 * 2**20 // per_write * per_write / 1e6
+    assert seconds > 0
+
+
+TINY = probes.Work(cpu_loops=1000, churn_ops=200, tcp_bytes=2**20, repeats=3)
+
+
+def test_measure_gives_three_positive_figures_and_leaves_no_file(tmp_path: Path) -> None:
+    found = probes.measure(tmp_path / "fingerprint", "watcher", TINY)
+    assert [(name, f.unit, len(f.repeats)) for name, f in found.figures().items()] == [
+        ("cpu", "loops/s", 3),
+        ("file_churn", "ops/s", 3),
+        ("loopback_tcp", "MB/s", 3),
+    ]
+    assert all(f.value > 0 and f.value in f.repeats for f in found.figures().values())
+    assert (found.version, found.source) == (probes.VERSION, "watcher")
+    assert list((tmp_path / "fingerprint").iterdir()) == []
+
+
+# --- the limits the measuring cgroup had ------------------------------------------------------------------
+
+
+def test_own_limits_v1(tmp_path: Path) -> None:
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("2147483648\n")
+    assert cgroup.own_limits(tmp_path) == (2.0, 2**31)
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert cgroup.own_limits(tmp_path) == (None, None)
+
+
+def test_own_limits_v2(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
+    (tmp_path / "cpu.max").write_text("800000 100000\n")
+    (tmp_path / "memory.max").write_text("536870912\n")
+    assert cgroup.own_limits(tmp_path) == (8.0, 2**29)
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "memory.max").write_text("max\n")
+    assert cgroup.own_limits(tmp_path) == (None, None)
+
+
+# --- the watcher: the host's fingerprint, else its own ------------------------------------------------------
+
+
+@pytest.fixture
+def tiny_measure(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = probes.measure
+    monkeypatch.setattr(probes, "measure", lambda directory, source: real(directory, source, TINY))
+
+
+def test_the_watcher_takes_the_hosts_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(contract.FINGERPRINT_ENV, SAMPLE_TEXT)
+    notes: list[str] = []
+    found = probes.for_run(tmp_path, notes)
+    assert found is not None and found.to_dict() == SAMPLE
+    assert (notes, list(tmp_path.iterdir())) == ([], [])
+
+
+def test_without_one_the_watcher_measures_its_own_on_the_logs_volume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_measure: None
+) -> None:
+    monkeypatch.delenv(contract.FINGERPRINT_ENV, raising=False)
+    notes: list[str] = []
+    found = probes.for_run(tmp_path, notes)
+    assert found is not None and found.source == "watcher"
+    assert (notes, list(tmp_path.iterdir())) == ([], [])
+
+
+def test_a_bad_fingerprint_from_the_host_is_a_note_and_the_watcher_measures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_measure: None
+) -> None:
+    monkeypatch.setenv(contract.FINGERPRINT_ENV, "{}")
+    notes: list[str] = []
+    found = probes.for_run(tmp_path, notes)
+    assert found is not None and found.source == "watcher"
+    assert notes == [
+        "FINGERPRINT ignored (fingerprint: missing key 'version'): the fingerprint was measured in the watcher"
+    ]
+
+
+def test_a_fingerprint_that_fails_is_a_note_not_the_end_of_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(directory: Path, source: str) -> model.Fingerprint:
+        directory.mkdir()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.delenv(contract.FINGERPRINT_ENV, raising=False)
+    monkeypatch.setattr(probes, "measure", full)
+    notes: list[str] = []
+    assert probes.for_run(tmp_path, notes) is None
+    assert (notes, list(tmp_path.iterdir())) == (["no fingerprint: [Errno 28] No space left on device"], [])
+
+
+# --- the host: a one-shot container with the daemon's limits -------------------------------------------------
+
+
+def test_the_container_gets_the_daemons_limits_and_nothing_more() -> None:
+    argv = host_fingerprint.command(from_env(ENV), "syslogbench/watcher:t")
+    text = " ".join(argv)
+    assert "--cpu-period 100000 --cpu-quota 100000" in text  # CENTRAL_CPUS=1, as compose.daemons.yaml
+    assert f"--memory {512 * 2**20} --memory-swap {512 * 2**20}" in text  # CENTRAL_MEM, no swap beyond
+    assert "--mount type=volume,dst=/var/log/bench" in text  # anonymous: fresh, the default driver
+    assert "--rm --network none" in text and "--cap-drop ALL" in text
+    assert not [arg for arg in argv if "privileged" in arg or "docker.sock" in arg or "cap-add" in arg]
+    assert argv[-4:] == [
+        "syslogbench/watcher:t",
+        "-m",
+        "syslogbench.rig.fingerprint",
+        "/var/log/bench/fingerprint",
+    ]
+
+
+def fake_run(stdout: str = "", code: int = 0, stderr: str = "", raises: Exception | None = None):
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        if raises is not None:
+            raise raises
+        return subprocess.CompletedProcess(argv, code, stdout, stderr)
+
+    return run
+
+
+def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(host_fingerprint.subprocess, "run", fake_run(json.dumps(SAMPLE) + "\n"))
+    found, why = host_fingerprint.measure(from_env(ENV), "img")
+    assert why == "" and found is not None
+    assert found.cpu.value == 21158985.5 and found.wall_s is not None and found.wall_s >= 0
+    assert host_fingerprint.summary(found).startswith(
+        "cpu 21.2M loops/s, file_churn 739k ops/s, loopback_tcp 3,751 MB/s ("
+    )
+
+
+@pytest.mark.parametrize(
+    ("run", "why"),
+    [
+        (fake_run(code=125, stderr="x\nUnable to find image 'img' locally\n"),
+         "the fingerprint container exited with code 125: Unable to find image 'img' locally"),
+        (fake_run("Traceback"), "the fingerprint container printed no fingerprint: fingerprint: not JSON"),
+        (fake_run(""), "the fingerprint container printed nothing"),
+        (fake_run(raises=subprocess.TimeoutExpired(["docker"], 60)),
+         "the fingerprint container failed: Command '['docker']' timed out after 60 seconds"),
+    ],
+    ids=["exit-code", "garbage", "nothing", "timeout"],
+)  # fmt: skip
+def test_a_failed_container_says_why(monkeypatch: pytest.MonkeyPatch, run: object, why: str) -> None:
+    monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
+    found, said = host_fingerprint.measure(from_env(ENV), "img")
+    assert found is None and said.startswith(why)
+
+
+def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = model.Fingerprint.from_json(SAMPLE_TEXT)
+    monkeypatch.setattr(host_fingerprint, "measure", lambda cfg: (sample, ""))
+    env: dict[str, str] = {}
+    assert benchmark.measure_fingerprint(from_env(ENV), env) is sample
+    assert json.loads(env[contract.FINGERPRINT_ENV]) == SAMPLE
+    monkeypatch.setattr(host_fingerprint, "measure", lambda cfg: (None, "the engine is gone"))
+    assert benchmark.measure_fingerprint(from_env(ENV), env) is None
+    assert contract.FINGERPRINT_ENV not in env  # the watcher measures its own
