@@ -281,6 +281,8 @@ def measure_fingerprint(cfg: settings.Settings, env: dict[str, str]) -> result.F
         return None
     env[FINGERPRINT_ENV] = json.dumps(found.to_dict(), sort_keys=True)
     log(f"fingerprint: {fingerprint.summary(found)}")
+    if note := found.unsteady():
+        log(f"notice: {note}")
     return found
 
 

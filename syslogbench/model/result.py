@@ -17,7 +17,7 @@ import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from statistics import median
+from statistics import mean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, read_json
@@ -231,6 +231,9 @@ def readable(name: str, value: float | None) -> str:
     return f"{value / 2**30:.2f} GiB" if name.endswith("bytes") else f"{value:g}"
 
 
+UNSTEADY_COV = 0.2  # above this, a fingerprint figure's repeats say the machine was busy
+
+
 @dataclass
 class Figure:
     """One figure of the fingerprint: the median rate of its repeats, in `unit`."""
@@ -239,6 +242,12 @@ class Figure:
     unit: str
     seconds: float  # all repeats together
     repeats: list[float] = field(default_factory=list)  # each repeat's rate, in order
+
+    def cov(self) -> float | None:
+        """The repeats' coefficient of variation (sample standard deviation / mean)."""
+        if len(self.repeats) < 2 or not mean(self.repeats):
+            return None
+        return stdev(self.repeats) / mean(self.repeats)
 
 
 @dataclass
@@ -264,6 +273,21 @@ class Fingerprint:
 
     def figures(self) -> dict[str, Figure]:
         return {"cpu": self.cpu, "file_churn": self.file_churn, "loopback_tcp": self.loopback_tcp}
+
+    def unsteady(self) -> str | None:
+        """A note when a figure's repeats vary by more than UNSTEADY_COV: something else was using the machine.
+
+        On the project's machine, quiet, the repeats varied by 2-10% (CoV); with other benchmarks running on
+        its 2 cores, by 40-60%, every figure a third of the quiet one."""
+        covs = {name: figure.cov() for name, figure in self.figures().items()}
+        high = {name: cov for name, cov in covs.items() if cov is not None and cov > UNSTEADY_COV}
+        if not high:
+            return None
+        listed = ", ".join(f"{name} {cov:.0%}" for name, cov in high.items())
+        return (
+            f"the fingerprint's repeats varied by more than {UNSTEADY_COV:.0%} (CoV: {listed}): something else "
+            "was using the machine, and this run's figures may not compare with others"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)  # type: ignore[return-value]

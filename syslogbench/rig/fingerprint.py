@@ -185,9 +185,13 @@ def for_run(logs: Path, notes: list[str]) -> Fingerprint | None:
     except ResultError as error:
         notes.append(f"{FINGERPRINT_ENV} ignored ({error}): the fingerprint was measured in the watcher")
         given = None
-    if given is not None:
-        return given
-    directory = logs / "fingerprint"
+    found = given or measured(logs / "fingerprint", notes)
+    if found is not None and (note := found.unsteady()):
+        notes.append(note)
+    return found
+
+
+def measured(directory: Path, notes: list[str]) -> Fingerprint | None:
     try:
         return measure(directory, "watcher")
     except OSError as error:

@@ -195,6 +195,11 @@ def test_own_limits_v2(tmp_path: Path) -> None:
 # --- the watcher: the host's fingerprint, else its own ------------------------------------------------------
 
 
+def without_busy(notes: list[str]) -> list[str]:
+    """Tiny work on a shared machine may vary by more than 20%: that note is tested on its own."""
+    return [note for note in notes if not note.startswith("the fingerprint's repeats varied")]
+
+
 @pytest.fixture
 def tiny_measure(monkeypatch: pytest.MonkeyPatch) -> None:
     real = probes.measure
@@ -216,7 +221,7 @@ def test_without_one_the_watcher_measures_its_own_on_the_logs_volume(
     notes: list[str] = []
     found = probes.for_run(tmp_path, notes)
     assert found is not None and found.source == "watcher"
-    assert (notes, list(tmp_path.iterdir())) == ([], [])
+    assert (without_busy(notes), list(tmp_path.iterdir())) == ([], [])
 
 
 def test_a_bad_fingerprint_from_the_host_is_a_note_and_the_watcher_measures(
@@ -226,7 +231,7 @@ def test_a_bad_fingerprint_from_the_host_is_a_note_and_the_watcher_measures(
     notes: list[str] = []
     found = probes.for_run(tmp_path, notes)
     assert found is not None and found.source == "watcher"
-    assert notes == [
+    assert without_busy(notes) == [
         "FINGERPRINT ignored (fingerprint: missing key 'version'): the fingerprint was measured in the watcher"
     ]
 
@@ -310,3 +315,34 @@ def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.Monkey
     monkeypatch.setattr(host_fingerprint, "measure", lambda cfg: (None, "the engine is gone"))
     assert benchmark.measure_fingerprint(from_env(ENV), env) is None
     assert contract.FINGERPRINT_ENV not in env  # the watcher measures its own
+
+
+# --- a busy machine shows in the repeats ---------------------------------------------------------------------
+
+# Repeats measured while other benchmarks ran on the machine's 2 cores (load average 23).
+BUSY = SAMPLE | {
+    "cpu": SAMPLE["cpu"] | {"repeats": [3685425.2, 8473597.5, 5666424.3, 12871140.5, 3094394.3]},
+    "file_churn": SAMPLE["file_churn"] | {"repeats": [116754.4, 97669.6, 103081.0, 157415.5, 76653.5]},
+    "loopback_tcp": SAMPLE["loopback_tcp"] | {"repeats": [811.5, 310.6, 273.2, 580.3, 632.9]},
+}
+
+
+def test_a_quiet_fingerprint_says_nothing() -> None:
+    found = model.Fingerprint.from_json(SAMPLE_TEXT)
+    assert found is not None
+    assert [round(f.cov() or 0, 3) for f in found.figures().values()] == [0.049, 0.021, 0.102]
+    assert found.unsteady() is None
+
+
+def test_a_busy_machine_is_named_in_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(contract.FINGERPRINT_ENV, json.dumps(BUSY))
+    notes: list[str] = []
+    probes.for_run(tmp_path, notes)
+    assert notes == [
+        "the fingerprint's repeats varied by more than 20% (CoV: cpu 59%, file_churn 27%, loopback_tcp 44%): "
+        "something else was using the machine, and this run's figures may not compare with others"
+    ]
+
+
+def test_one_repeat_has_no_spread() -> None:
+    assert model.Figure(1.0, "ops/s", 0.1, [1.0]).cov() is None
