@@ -236,12 +236,16 @@ UNSTEADY_COV = 0.2  # above this, a fingerprint figure's repeats say the machine
 
 @dataclass
 class Figure:
-    """One figure of the fingerprint: the median rate of its repeats, in `unit`."""
+    """One figure of the fingerprint: the median rate of its repeats per wall second, in `unit`."""
 
     value: float
     unit: str
     seconds: float  # all repeats together
     repeats: list[float] = field(default_factory=list)  # each repeat's rate, in order
+    # The CPU seconds (user and system) the timed work used, and the rate per CPU second over all repeats:
+    # close to `value` on a quiet machine, above it where the work waited for a CPU.
+    cpu_s: float | None = None
+    per_cpu_s: float | None = None
 
     def cov(self) -> float | None:
         """The repeats' coefficient of variation (sample standard deviation / mean)."""

@@ -90,16 +90,19 @@ def machine_label(host: Host) -> str:
 
 # -- the machine fingerprint -----------------------------------------------------------------------
 
-# Each figure as the report shows it: (label, the Fingerprint's field, scale, format, unit after scaling).
+# Each figure as the report shows it: (label, the Fingerprint's field, scale, format, the amount's unit).
 FINGERPRINT_COLUMNS: list[tuple[str, str, float, str, str]] = [
-    ("cpu", "cpu", 1e6, ".1f", "M loops/s"),
-    ("file churn", "file_churn", 1e3, ",.0f", "k ops/s"),
-    ("loopback TCP", "loopback_tcp", 1, ",.0f", " MB/s"),
+    ("cpu", "cpu", 1e6, ".1f", "M loops"),
+    ("file churn", "file_churn", 1e3, ",.0f", "k ops"),
+    ("loopback TCP", "loopback_tcp", 1, ",.0f", " MB"),
 ]
 FINGERPRINT_HEADER = [
     "profile",
     "runs with a fingerprint",
-    *(f"{label} {unit.strip()}: median (min{DASH}max)" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
+    *(
+        f"{label} {unit.strip()} per CPU s: median (min{DASH}max)"
+        for label, _, _, _, unit in FINGERPRINT_COLUMNS
+    ),
     "measured in",
 ]
 
@@ -109,8 +112,9 @@ def fingerprints(results: Sequence[Result]) -> list[Fingerprint]:
 
 
 def fingerprint_cell(found: Sequence[Fingerprint], name: str, scale: float, spec: str) -> str:
-    """The median of one figure over these runs, and its range: machines that differ show here."""
-    values = [getattr(f, name).value for f in found]
+    """The median work per CPU second of one figure over these runs, and its range: the rate CPU times
+    scale with, which neighbours on the machine change far less than the rate per wall second."""
+    values = [rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None]
     if not values:
         return NA
     return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
@@ -130,14 +134,15 @@ def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
 
 
 def fingerprint_line(result: Result) -> str:
-    """One run's fingerprint in a sentence, for the run's own summary."""
+    """One run's fingerprint in a sentence: per wall second, and per CPU second."""
     found = result.host.fingerprint
     if found is None:
         return "Fingerprint: none (an older or n/a result)."
-    parts = [
-        f"{label} {fmt(getattr(found, name).value, spec, scale, unit)}"
-        for label, name, scale, spec, unit in FINGERPRINT_COLUMNS
-    ]
+    parts = []
+    for label, name, scale, spec, unit in FINGERPRINT_COLUMNS:
+        figure = getattr(found, name)
+        per_cpu = fmt(figure.per_cpu_s, spec, scale, unit)
+        parts.append(f"{label} {fmt(figure.value, spec, scale, unit)}/s ({per_cpu} per CPU s)")
     took = found.wall_s if found.wall_s is not None else found.seconds
     return f"Fingerprint ({found.source}, {took:.1f} s): {', '.join(parts)}."
 

@@ -89,9 +89,8 @@ FINGERPRINT_NOTE = (
     "Fixed work timed on the machine just before each run, under the daemon's limits "
     "(`host.fingerprint`): a pure-Python loop (cpu), open-append-close across 192 files on a volume of the logs "
     "volume's kind (file churn: what rsyslog's seed run spends its time on), and 100-byte lines over "
-    "loopback TCP. Each is the median of its repeats; the cell is the median over the profile's runs here "
-    "and their range. Runs on machines whose figures differ do not compare directly: docs/measurement.md "
-    "says how to read them."
+    "loopback TCP. Shown per CPU second, the rate the daemon's CPU seconds scale with; the cell is the median "
+    "over the profile's runs here and their range. docs/measurement.md says how to compare two machines."
 )
 NO_FINGERPRINT_NOTE = (
     "No run here carries a machine fingerprint (results written before `host.fingerprint` existed, or n/a): "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -54,14 +55,29 @@ class Work:
 ACK = b"k"
 
 
-def timed(work: Callable[[], object]) -> float:
-    began = time.perf_counter()
+@dataclass(frozen=True)
+class Timing:
+    """One repeat: how much work, in how many wall seconds, using how many CPU seconds."""
+
+    amount: float
+    seconds: float
+    cpu_s: float
+
+
+def cpu_now() -> float:
+    """CPU seconds (user and system) of this process and of its children that have been waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(amount: float, work: Callable[[], object]) -> Timing:
+    began, cpu = time.perf_counter(), cpu_now()
     work()
-    return time.perf_counter() - began
+    return Timing(amount, time.perf_counter() - began, cpu_now() - cpu)
 
 
-def cpu_probe(loops: int) -> tuple[float, float]:
-    """(loops, seconds) of a fixed integer loop in the interpreter: branches and arithmetic, no memory."""
+def cpu_probe(loops: int) -> Timing:
+    """Loops of a fixed integer loop in the interpreter: branches and arithmetic, no memory."""
 
     def work() -> int:
         h = 0
@@ -69,7 +85,7 @@ def cpu_probe(loops: int) -> tuple[float, float]:
             h = (h * 31 + i) & 0xFFFFFFFF
         return h
 
-    return loops, timed(work)
+    return timed(loops, work)
 
 
 def churn_files(directory: Path, count: int = CHURN_FILES) -> list[str]:
@@ -86,8 +102,8 @@ def churn_order(paths: list[str], ops: int) -> list[str]:
     return [paths[rng.randrange(len(paths))] for _ in range(ops)]
 
 
-def churn_probe(directory: Path, ops: int) -> tuple[float, float]:
-    """(operations, seconds): per operation what rsyslog does on a dynaFile cache miss: open for
+def churn_probe(directory: Path, ops: int) -> Timing:
+    """Operations, each what rsyslog does on a dynaFile cache miss: open for
     append, write one line, close. The files are removed afterwards."""
     paths = churn_files(directory)
     order = churn_order(paths, ops)
@@ -99,18 +115,19 @@ def churn_probe(directory: Path, ops: int) -> tuple[float, float]:
             os.close(fd)
 
     try:
-        return ops, timed(work)
+        return timed(ops, work)
     finally:
         for path in paths:
             os.unlink(path)
 
 
-def loopback_probe(total: int) -> tuple[float, float]:
-    """(MB, seconds) to send about `total` bytes of 100-byte lines in 64 KiB writes to a child process over
-    127.0.0.1. The child answers one byte once it has read them all, so the time covers the reading too;
-    connecting is not timed."""
+def loopback_probe(total: int) -> Timing:
+    """MB sent: about `total` bytes of 100-byte lines in 64 KiB writes to a child process over 127.0.0.1.
+    The child answers one byte once it has read them all, so the time covers the reading too; connecting
+    is not timed. The CPU is both processes', the child's whole life included (its accept is little)."""
     payload = LINE * (TCP_WRITE // len(LINE))
     size = max(1, total // len(payload)) * len(payload)
+    cpu = cpu_now()
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
@@ -127,7 +144,7 @@ def loopback_probe(total: int) -> tuple[float, float]:
     _, status = os.waitpid(child, 0)
     if answer != ACK or os.waitstatus_to_exitcode(status) != 0:
         raise OSError(f"the loopback receiver did not get all {size:,} bytes")
-    return size / 1e6, seconds
+    return Timing(size / 1e6, seconds, cpu_now() - cpu)
 
 
 def receive(listener: socket.socket, size: int) -> int:
@@ -142,18 +159,20 @@ def receive(listener: socket.socket, size: int) -> int:
     return 0 if got == size else 1
 
 
-def figure(probe: Callable[[], tuple[float, float]], unit: str, repeats: int) -> Figure:
-    """The probe run `repeats` times: the median rate, each repeat's rate, and the seconds they took."""
+def figure(probe: Callable[[], Timing], unit: str, repeats: int) -> Figure:
+    """The probe run `repeats` times: the median rate per wall second, each repeat's, the seconds they took,
+    and the rate per CPU second over all of them (what CPU-time figures scale with)."""
     began = time.perf_counter()
-    rates = []
-    for _ in range(repeats):
-        amount, seconds = probe()
-        rates.append(round(amount / seconds, 1))
+    timings = [probe() for _ in range(repeats)]
+    rates = [round(t.amount / t.seconds, 1) for t in timings]
+    cpu_s = sum(t.cpu_s for t in timings)
     return Figure(
         value=statistics.median(rates),
         unit=unit,
         seconds=round(time.perf_counter() - began, 3),
         repeats=rates,
+        cpu_s=round(cpu_s, 3),
+        per_cpu_s=round(sum(t.amount for t in timings) / cpu_s, 1) if cpu_s > 0 else None,
     )
 
 

@@ -741,7 +741,7 @@ def fingerprint_scaled(factor: float, source: str = "container") -> dict[str, An
     """The sample fingerprint with every figure times factor: another machine."""
     scaled = copy.deepcopy(FINGERPRINT) | {"source": source}
     for name in ("cpu", "file_churn", "loopback_tcp"):
-        scaled[name]["value"] = round(scaled[name]["value"] * factor, 1)
+        scaled[name]["per_cpu_s"] = round(scaled[name]["per_cpu_s"] * factor, 1)
     return scaled
 
 
@@ -766,14 +766,14 @@ def test_fingerprint_table_gives_median_and_range_per_profile(tmp_path: Path) ->
         (tmp_path / f"{run['run_id']}.json").write_text(json.dumps(run))
     text = report.render_markdown(tmp_path)
     assert sections.FINGERPRINT_NOTE in text
-    # Medians of two: (21.16 + 10.58) / 2 M loops/s, (739 + 370) / 2 k ops/s, (3,751.3 + 1,875.7) / 2 MB/s.
+    # Per CPU second, medians of two: (22.11 + 11.06) / 2 M loops, (629 + 315) / 2 k ops, (2,986 + 1,493) / 2 MB.
     rows = [line for line in text.splitlines() if line.startswith("| rsyslog8 | 2 of 3 |")]
     assert rows == [
-        "| rsyslog8 | 2 of 3 | 15.9 (10.6\u201321.2) | 554 (370\u2013739) | 2,814 (1,876\u20133,751) | container |"
+        "| rsyslog8 | 2 of 3 | 16.6 (11.1\u201322.1) | 472 (315\u2013629) | 2,239 (1,493\u20132,986) | container |"
     ]
     rows = [line for line in text.splitlines() if line.startswith("| syslog-ng | 1 of 1 |")]
     assert rows == [
-        "| syslog-ng | 1 of 1 | 42.3 (42.3\u201342.3) | 1,478 (1,478\u20131,478) | 7,503 (7,503\u20137,503) | watcher |"
+        "| syslog-ng | 1 of 1 | 44.2 (44.2\u201344.2) | 1,259 (1,259\u20131,259) | 5,971 (5,971\u20135,971) | watcher |"
     ]
 
 
@@ -788,7 +788,8 @@ def test_render_run_gives_the_fingerprint_line() -> None:
         make_result("20250101T000000Z-r1", "rsyslog8", "2025-01-01T00:10:00Z", host__fingerprint=FINGERPRINT)
     )
     assert (
-        "Fingerprint (container, 2.4 s): cpu 21.2M loops/s, file churn 739k ops/s, loopback TCP 3,751 MB/s."
+        "Fingerprint (container, 6.7 s): cpu 4.0M loops/s (22.1M loops per CPU s), file churn 351k ops/s "
+        "(629k ops per CPU s), loopback TCP 1,831 MB/s (2,986 MB per CPU s)."
         in report.render_run(run).splitlines()
     )
     (older,) = typed(OLD)
