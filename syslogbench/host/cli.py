@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, images, matrix, profiles, render
+from syslogbench.host import benchmark, calibrate, fingerprint, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import scenarios, settings
 
@@ -54,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
+    cmd = sub.add_parser("fingerprint", help="time this machine's fingerprint (as a run does) and its spread")
+    cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="CENTRAL_CPUS, CENTRAL_MEM, ...")
     cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
     cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
     cmd = sub.add_parser("report", help="Markdown table over results/")
@@ -95,6 +98,11 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)
         return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+    if args.command == "fingerprint":
+        if args.times < 1:
+            raise settings.SettingsError(f"--times {args.times}: use 1 or more")
+        cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+        return fingerprint.main(cfg, args.times, log)
     if args.command == "calibrate":
         return calibrate.main(args.messages, args.connections, args.results)
     if args.command == "check":

@@ -8,8 +8,10 @@ No network but loopback, no capability: it only times work in its own files and 
 
 from __future__ import annotations
 
+import statistics
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from syslogbench import contract
@@ -70,3 +72,41 @@ def short(value: float) -> str:
     if value >= 1e5:
         return f"{value / 1e3:.0f}k"
     return f"{value:,.0f}"
+
+
+def cov(values: Sequence[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
+def spread_lines(found: Sequence[Fingerprint]) -> list[str]:
+    """Per figure over several fingerprints: the median and CoV per wall second and per CPU second."""
+    lines = []
+    for name in found[0].figures():
+        figures = [f.figures()[name] for f in found]
+        wall = [f.value for f in figures]
+        per_cpu = [f.per_cpu_s for f in figures if f.per_cpu_s is not None]
+        line = f"{name}: {statistics.median(wall):,.0f} {figures[0].unit} (CoV {cov(wall):.1%})"
+        if per_cpu:
+            line += f", {statistics.median(per_cpu):,.0f} per CPU s (CoV {cov(per_cpu):.1%})"
+        lines.append(line + f", {statistics.median(f.seconds for f in figures):.2f} s each")
+    walls = [f.wall_s for f in found if f.wall_s is not None]
+    if walls:
+        lines.append(
+            f"took {statistics.median(walls):.1f} s each (median; {min(walls):.1f}-{max(walls):.1f} s)"
+        )
+    return lines
+
+
+def main(cfg: settings.Settings, times: int, log: Callable[[str], None]) -> int:
+    """`syslogbench fingerprint`: this machine's fingerprint, `times` times, and its spread."""
+    found = []
+    for _ in range(times):
+        one, why = measure(cfg)
+        if one is None:
+            log(f"error: {why}: build the watcher image first (python -m syslogbench setup --profile P)")
+            return 3
+        log(f"fingerprint: {summary(one)}")
+        found.append(one)
+    for line in spread_lines(found) if times > 1 else []:
+        log(line)
+    return 0

@@ -244,8 +244,8 @@ class Figure:
     repeats: list[float] = field(default_factory=list)  # each repeat's rate, in order
     # The CPU seconds (user and system) the timed work used, and the rate per CPU second over all repeats:
     # close to `value` on a quiet machine, above it where the work waited for a CPU.
-    cpu_s: float | None = None
-    per_cpu_s: float | None = None
+    cpu_s: float | None = optional()
+    per_cpu_s: float | None = optional()
 
     def cov(self) -> float | None:
         """The repeats' coefficient of variation (sample standard deviation / mean)."""

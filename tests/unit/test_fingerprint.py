@@ -321,13 +321,9 @@ def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.Monkey
 
 # --- a busy machine shows in the repeats ---------------------------------------------------------------------
 
-# The sample was measured while other benchmarks ran on the machine's 2 cores (load average 14). These
-# repeats are of a run with nothing else running (Intel Xeon, 2 cores, 2026-11-24).
-QUIET = SAMPLE | {
-    "cpu": SAMPLE["cpu"] | {"repeats": [21318979.1, 18917637.8, 21199165.0, 20265117.7, 21158985.5]},
-    "file_churn": SAMPLE["file_churn"] | {"repeats": [742864.8, 740927.9, 706397.7, 739077.4, 730506.8]},
-    "loopback_tcp": SAMPLE["loopback_tcp"] | {"repeats": [3751.3, 3845.3, 3092.3, 3777.0, 3189.9]},
-}
+# The sample was measured while other benchmarks ran on the machine's 2 cores (load average 14). This one,
+# with nothing else running (Intel Xeon, 2 cores, 2026-11-24), before the figures had a rate per CPU second.
+QUIET = json.loads((SAMPLES / "fingerprint-quiet.json").read_text())
 
 
 def test_a_quiet_fingerprint_says_nothing() -> None:
@@ -349,3 +345,48 @@ def test_a_busy_machine_is_named_in_a_note(tmp_path: Path, monkeypatch: pytest.M
 
 def test_one_repeat_has_no_spread() -> None:
     assert model.Figure(1.0, "ops/s", 0.1, [1.0]).cov() is None
+
+
+# --- syslogbench fingerprint ------------------------------------------------------------------------------
+
+
+def test_the_command_gives_each_fingerprint_and_their_spread(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from syslogbench.host import cli
+
+    takes = iter([json.dumps(QUIET | {"wall_s": 3.0}), SAMPLE_TEXT])
+    limits: list[tuple[int, int]] = []
+
+    def measure(cfg: object) -> tuple[model.Fingerprint | None, str]:
+        limits.append((cfg.central_cpus, cfg.central_mem))  # type: ignore[attr-defined]
+        return model.Fingerprint.from_json(next(takes)), ""
+
+    monkeypatch.setattr(host_fingerprint, "measure", measure)
+    assert cli.main(["fingerprint", "--times", "2", "CENTRAL_CPUS=1", "CENTRAL_MEM=1g"]) == 0
+    assert limits == [(1, 2**30), (1, 2**30)]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:] == [
+        # One quiet take (21.2M loops/s) and one busy (4.0M); only the busy one has a rate per CPU second.
+        "syslogbench: cpu: 12,566,087 loops/s (CoV 96.7%), 22,112,935 per CPU s (CoV 0.0%), 2.19 s each",
+        "syslogbench: file_churn: 545,054 ops/s (CoV 50.3%), 629,422 per CPU s (CoV 0.0%), 1.23 s each",
+        "syslogbench: loopback_tcp: 2,791 MB/s (CoV 48.6%), 2,986 per CPU s (CoV 0.0%), 1.15 s each",
+        "syslogbench: took 3.0 s each (median; 3.0-3.0 s)",
+    ]
+
+
+def test_the_command_without_a_watcher_image_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from syslogbench.host import cli
+
+    monkeypatch.setattr(
+        host_fingerprint,
+        "measure",
+        lambda cfg: (None, "the fingerprint container exited with code 125: no image"),
+    )
+    assert cli.main(["fingerprint"]) == 3
+    assert capsys.readouterr().out == (
+        "syslogbench: error: the fingerprint container exited with code 125: no image: build the watcher image "
+        "first (python -m syslogbench setup --profile P)\n"
+    )
