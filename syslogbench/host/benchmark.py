@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
-from syslogbench.host import capacity, fingerprint, images, lock, profiles
+from syslogbench.host import capacity, events, fingerprint, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -27,6 +27,7 @@ DEFAULT_PROFILE = "rsyslog8"
 HARNESS_SUITE = "bookworm"  # the watcher and generator images
 HARNESS_SERVICES = ["watcher", "generator"]
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
+END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker inspect, down (see worst_case_s)
 INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome
 
 
@@ -76,6 +77,14 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
         "DOCKER_VERSION": docker_version(),
     }
     return cfg, env
+
+
+def worst_case_s(cfg: settings.Settings) -> int:
+    """The longest a run can take, from `compose up` until `syslogbench run` returns (docs/running.md):
+    compose is stopped RUN_TIMEOUT + START_ALLOWANCE_S after it starts, whatever hangs; then the engine's
+    events drain (11 s at most), `docker ps` and `docker inspect` answer (60 s each at most), and `down`
+    stops what is left (30 s) and removes it (60 s at most)."""
+    return cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
 def check_capacity(profile_names: list[str], overrides: dict[str, str]) -> None:
@@ -193,8 +202,11 @@ def run(
     extra_env: dict[str, str] | None = None,
     build: bool = True,
     show: Callable[[Path], None] = show_path,
+    extra_files: tuple[Path, ...] = (),
+    project: str | None = None,
 ) -> int:
-    project = project_name()
+    """One run; extra_files are compose files over compose.yaml (the fault campaign's small logs volume)."""
+    project = project or project_name()
     profile = profiles.resolve(profile_name)
     cfg, env = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
@@ -206,7 +218,14 @@ def run(
     env.update(extra_env or {})
     with lock.project(project):  # a second run on this project is refused here, before anything is built
         return measure(
-            profile, cfg, scenario, env, results_dir, Compose(profile.profile, project), build, show
+            profile,
+            cfg,
+            scenario,
+            env,
+            results_dir,
+            Compose(profile.profile, project, extra_files),
+            build,
+            show,
         )
 
 
@@ -237,15 +256,19 @@ def measure(
     found = measure_fingerprint(cfg, env)
     began = datetime.now(UTC)
     containers: list[ContainerState] = []
+    seen: list[events.Event] = []
+    recorder = events.Recorder(runner.project).start()
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
+        seen = recorder.stop()
         containers = runner.states(env)  # how each ended, before down removes them
     finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
+        recorder.stop()
         runner.down(env)
         new = collect(staging, results_dir)
     if up.code == INTERRUPTED:  # Ctrl-C reached compose first: stop here too
         raise KeyboardInterrupt
-    reasons = container_reasons(containers)
+    reasons = container_reasons(containers) + events.reasons(seen, recorder.began)
     if up.timed_out:
         # The watcher ends a run at RUN_TIMEOUT with a "timeout" result of its own; compose still running
         # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".

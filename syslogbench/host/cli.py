@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, fingerprint, images, matrix, profiles, render
+from syslogbench.host import benchmark, calibrate, faults, fingerprint, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import scenarios, settings
 
@@ -50,6 +50,15 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
     cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
+    cmd = sub.add_parser(
+        "faults", help="small runs, each with one fault injected; checks every run's invariants"
+    )
+    cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
+    cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
+    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
+    cmd.add_argument(
+        "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
+    )
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
@@ -103,6 +112,9 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
             raise settings.SettingsError(f"--times {args.times}: use 1 or more")
         cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
         return fingerprint.main(cfg, args.times, log)
+    if args.command == "faults":
+        names = [name.strip() for name in args.profiles.split(",") if name.strip()]
+        return faults.campaign(args.runs, args.seed, names, args.results)
     if args.command == "calibrate":
         return calibrate.main(args.messages, args.connections, args.results)
     if args.command == "check":

@@ -142,9 +142,22 @@ class Compose:
     def down(
         self, env: Mapping[str, str], stop_s: int = 30, volumes: bool = False, quiet: bool = False
     ) -> None:
-        """Stop and remove the containers (and with volumes, the project's volumes)."""
+        """Stop and remove the containers (and with volumes, the project's volumes); an engine that does not
+        answer within the stop time and DOCKER_TIMEOUT_S is left, so the run still ends."""
         args = ["down", *(["-v"] if volumes else []), "-t", str(stop_s)]
-        subprocess.run(self.command(*args), env=dict(env), cwd=ROOT, capture_output=quiet)
+        try:
+            subprocess.run(
+                self.command(*args),
+                env=dict(env),
+                cwd=ROOT,
+                capture_output=quiet,
+                timeout=stop_s + DOCKER_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            print(
+                f"syslogbench: docker compose down did not finish in {stop_s + DOCKER_TIMEOUT_S} s",
+                flush=True,
+            )
 
     def ps(self, env: Mapping[str, str]) -> list[dict]:
         """Every container of the project, exited ones included, as compose describes them."""

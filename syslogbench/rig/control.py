@@ -6,6 +6,7 @@ Stdlib only: runs inside the containers.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -22,6 +23,12 @@ POLL_S = 0.005
 
 class WaitTimeout(TimeoutError):
     """A wait ran past its deadline."""
+
+
+def exit_on_sigterm() -> None:
+    """As PID 1 a process ignores SIGTERM unless it handles it, and compose then waits 10 s and SIGKILLs it.
+    A generator or the last hop has nothing to save when stopped (the watcher reconciles): exit at once."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(128 + signal.SIGTERM))
 
 
 def wait_for(path: Path, timeout: float, what: str, poll: float = POLL_S) -> None:

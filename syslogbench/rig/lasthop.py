@@ -246,6 +246,7 @@ def wait_for_finish(timeout: float) -> None:
 
 
 def main() -> int:
+    control.exit_on_sigterm()
     lifetime = float(os.environ.get("MAX_LIFETIME", "7200"))
     control.wait_for(control.CONTROL.run_json, 300, "the watcher's run.json", poll=0.2)
     scenario = scenarios.load(os.environ.get("SCENARIO") or scenarios.DEFAULT)

@@ -424,6 +424,7 @@ def _minus(end: float | None, start: float | None) -> float | None:
 
 
 def main() -> int:
+    control.exit_on_sigterm()
     cfg = settings.from_env(os.environ)
     control.wait_for(control.CONTROL.run_json, READY_TIMEOUT, "the watcher's run.json")
     # Compose starts GENERATORS replicas; those beyond the run's hosts are not needed. They idle until the

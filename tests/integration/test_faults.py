@@ -1,37 +1,30 @@
-"""When something dies mid-run, real containers: the daemon's container killed, a generator's container killed,
-and the daemon killed by the kernel for memory. Each run still ends in a result that names what happened,
-through `syslogbench run` (host/benchmark.py), which adds how each container ended. The faults are driven
-from here with the Docker CLI; no container gets the Docker socket."""
+"""Every fault kind of the campaign (host/faults.py) once, with real containers: each run still ends in a
+result that names what happened, within its bound, with nothing left running. The faults are driven from
+here with the Docker CLI; no container gets the Docker socket."""
 
 from __future__ import annotations
 
-import subprocess
-import threading
-import time
-from collections.abc import Callable
+import random
 from pathlib import Path
 
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, profiles
-from syslogbench.host.compose import Compose
+from syslogbench.host import benchmark, faults, profiles
 from syslogbench.model import result as model
 from syslogbench.rig.watcher import fault
 from tests.integration.conftest import PROJECT
 
 PROFILE = profiles.resolve("rsyslog8")
-# tcp-rate paces each sender at 1,000 msg/s: 2 x 2 senders x 20,000 messages keep sending for 20 s, so a
-# kill 2 s after the start signal lands mid-run whatever the machine's speed.
-PACED = {
-    "SCENARIO": "tcp-rate",
-    "HOSTS": "2",
-    "SENDERS_PER_HOST": "2",
-    "MESSAGES_PER_SENDER": "20000",
-    "RUN_TIMEOUT": "120",
-}
-START_WAIT_S = 90  # images are built; rendering and connecting take a few seconds
-KILL_AFTER_START_S = 2.0
+SEED = 7  # the moments (0.5-8 s after the start) and the generator hit are drawn from it
+# Not a campaign kind: the watcher itself SIGKILLed, so only the host can say what happened.
+WATCHER_KILL = faults.Kind(
+    "watcher-kill",
+    "`docker kill` of the watcher",
+    faults.PACED,
+    faults.docker("kill", "watcher"),
+    lambda target, hit: f"the watcher wrote no result ({hit} exited with code 137 (SIGKILL)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,131 +32,131 @@ def rsyslog_built() -> None:
     benchmark.setup([PROFILE.profile])
 
 
-def container(service: str, index: int = 1) -> str:
-    return f"{PROJECT}-{service}-{index}"
-
-
-def started() -> bool:
-    """The watcher has given the start signal (`start` in the control volume, read inside its container)."""
-    done = subprocess.run(
-        ["docker", "exec", container("watcher"), "test", "-f", "/bench/control/start"], capture_output=True
-    )
-    return done.returncode == 0
-
-
-def run_with_fault(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    overrides: dict[str, str],
-    inject: Callable[[], None] | None,
-) -> tuple[int, model.Result]:
-    """`syslogbench run` in a thread; once the start signal is given (plus KILL_AFTER_START_S), inject."""
-    monkeypatch.setenv("SYSLOGBENCH_PROJECT", PROJECT)
-    results = tmp_path / "results"
-    runner = Compose(PROFILE.profile, PROJECT)
-    runner.down({}, stop_s=5, volumes=True, quiet=True)
-    codes: list[int] = []
-
-    def run() -> None:
-        codes.append(benchmark.run(PROFILE.profile, overrides, results, build=False, show=lambda path: None))
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
-        if inject is not None:
-            deadline = time.monotonic() + START_WAIT_S
-            while not started():
-                assert thread.is_alive() and time.monotonic() < deadline, (
-                    "the run never gave the start signal"
-                )
-                time.sleep(0.2)
-            time.sleep(KILL_AFTER_START_S)
-            inject()
-        thread.join(timeout=300)
-        assert not thread.is_alive(), "syslogbench run did not end within 300 s"
-    finally:
-        runner.down({}, stop_s=5, volumes=True, quiet=True)
-    files = sorted(results.glob("*.json"))
+def fault_run(kind: faults.Kind, tmp_path: Path) -> tuple[faults.Outcome, model.Result]:
+    """One run of the campaign with this fault; every invariant held, and its one result."""
+    outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT)
+    assert outcome.problems == [], outcome
+    assert not outcome.injected.startswith("not injected"), outcome.injected
+    assert outcome.elapsed_s <= outcome.bound_s
+    files = sorted((tmp_path / "run001").glob("*.json"))
     assert len(files) == 1, files
-    return codes[0], model.read(files[0])
+    return outcome, model.read(files[0])
 
 
-def docker_kill(name: str) -> Callable[[], None]:
-    return lambda: subprocess.run(["docker", "kill", name], check=True, capture_output=True)
+def received(result: model.Result) -> int:
+    assert result.messages.received == sum(sender.received for sender in result.senders)
+    return result.messages.received
 
 
-def assert_named_first(result: model.Result, name: str) -> None:
-    """The host's line comes first and names the killed container, with SIGKILL's code."""
-    first = result.errors[0]
-    assert first.startswith("containers that ended before the watcher (docker inspect): "), result.errors
-    assert first.split(": ", 1)[1].startswith(f"{name} exited with code 137 (SIGKILL)"), result.errors
-
-
-def senders_received(result: model.Result) -> int:
-    return sum(sender.received for sender in result.senders)
+def engine_line(result: model.Result) -> str:
+    return next(error for error in result.errors if error.startswith("docker events before any container"))
 
 
 def test_the_daemon_container_killed_mid_run_leaves_a_result_naming_it(
-    rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    rsyslog_built: None, tmp_path: Path
 ) -> None:
-    daemon = container(PROFILE.profile)
-    code, result = run_with_fault(tmp_path, monkeypatch, PACED, docker_kill(daemon))
-    assert code == EXIT_CODES["error"]
-    assert result.verdict == "error"
-    assert_named_first(result, daemon)
+    outcome, result = fault_run(faults.KINDS["daemon-kill"], tmp_path)
+    daemon = f"{PROJECT}-{PROFILE.profile}-1"
+    assert (outcome.hit, outcome.exit_code, result.verdict) == (daemon, EXIT_CODES["error"], "error")
+    # The host's line comes first and names the killed container, with SIGKILL's code.
+    assert result.errors[0].startswith(
+        f"containers that ended before the watcher (docker inspect): {daemon} exited with code 137 (SIGKILL)"
+    ), result.errors
+    assert f"{daemon} was sent SIGKILL at +" in engine_line(result)
     assert fault.STOPPED in result.errors
-    # The kill took the supervisor with it: no exit code from it, so the watcher says so.
-    assert any("the daemon's supervisor wrote no exit code" in error for error in result.errors), (
-        result.errors
-    )
-    # What had arrived in 2 s at 4,000 msg/s was reconciled, per sender; nothing near the whole load.
-    m = result.messages
-    assert m.expected == 4 * 20001
-    assert 0 < m.received == senders_received(result) < m.expected, m
+    assert any("the daemon's supervisor wrote no exit code" in error for error in result.errors)
+    # What had arrived was reconciled, per sender; nothing near the whole load.
+    assert result.messages.expected == 4 * 10001
+    assert 0 < received(result) < result.messages.expected
 
 
 def test_a_generator_container_killed_mid_run_leaves_a_result_naming_it(
-    rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    rsyslog_built: None, tmp_path: Path
 ) -> None:
-    generator = container("generator", 2)
-    code, result = run_with_fault(tmp_path, monkeypatch, PACED, docker_kill(generator))
-    assert code == EXIT_CODES["error"]
-    assert result.verdict == "error"
-    assert_named_first(result, generator)
-    assert fault.STOPPED in result.errors
+    outcome, result = fault_run(faults.KINDS["generator-kill"], tmp_path)
+    assert outcome.hit.startswith(f"{PROJECT}-generator-")
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert result.errors[0].split(": ", 1)[1].startswith(f"{outcome.hit} exited with code 137 (SIGKILL)")
     # Its two senders were mid-send when it died: they left no ledger, and the watcher names them.
+    # (A generator takes the lowest free host number when it starts, which need not be its container's.)
     missing = [s.id for s in result.senders if s.status.startswith("no ledger")]
-    assert len(missing) >= 2, [(s.id, s.status) for s in result.senders]
-    assert any(error.startswith("no ledger from ") for error in result.errors), result.errors
-    m = result.messages
-    assert 0 < m.received == senders_received(result) < m.expected == 4 * 20001, m
+    assert missing in (["host1-s1", "host1-s2"], ["host2-s1", "host2-s2"]), [
+        (s.id, s.status) for s in result.senders
+    ]
+    assert 0 < received(result) < result.messages.expected == 4 * 10001
 
 
-def test_the_watcher_killed_leaves_a_result_written_from_outside(
-    rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    watcher = container("watcher")
-    code, result = run_with_fault(tmp_path, monkeypatch, PACED, docker_kill(watcher))
-    assert code == EXIT_CODES["error"]
-    assert result.verdict == "error"
-    assert result.errors[0].startswith(
-        f"the watcher wrote no result ({watcher} exited with code 137 (SIGKILL)"
-    )
+def test_the_watcher_killed_leaves_a_result_written_from_outside(rsyslog_built: None, tmp_path: Path) -> None:
+    outcome, result = fault_run(WATCHER_KILL, tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     states = result.notes[-1]
-    assert states.startswith("containers at the end: ") and f"{container(PROFILE.profile)} exited" in states
+    assert states.startswith("containers at the end: ") and f"{PROJECT}-{PROFILE.profile}-1 exited" in states
     assert (result.daemon.profile, result.messages.received) == (PROFILE.profile, 0)  # nothing measured
 
 
-def test_the_daemon_killed_for_memory_is_named_with_its_limit(
-    rsyslog_built: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_daemon_killed_for_memory_is_named_with_its_limit(rsyslog_built: None, tmp_path: Path) -> None:
     """Measured on rsyslog 8.2504: 12 MiB cannot hold 2 x 2 x 300,000 messages, the kernel kills it."""
-    load = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "300000", "RUN_TIMEOUT": "120"}
-    code, result = run_with_fault(tmp_path, monkeypatch, {**load, "CENTRAL_MEM": "12m"}, None)
-    assert code == EXIT_CODES["error"]
-    assert result.verdict == "error"
+    outcome, result = fault_run(faults.KINDS["daemon-oom"], tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert result.errors[0].startswith(
         "the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB"
     ), result.errors
     assert result.daemon.exit_code == 137
     assert result.memory.peak_bytes == 12 * 2**20
+
+
+def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_path: Path) -> None:
+    """The supervisor lives on and reports the code; no container ended, so the engine saw nothing."""
+    outcome, result = fault_run(faults.KINDS["daemon-sigkill"], tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert result.errors[0].startswith("the daemon exited with code 137 (SIGKILL)"), result.errors
+    assert result.daemon.exit_code == 137
+    assert 0 < received(result) < result.messages.expected
+
+
+def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path) -> None:
+    """Nothing arrives after the pause: the watcher's timeout, and the engine's events name the pause."""
+    outcome, result = fault_run(faults.KINDS["daemon-pause"], tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert engine_line(result).endswith(f"{outcome.hit} was still paused when the run ended")
+    assert result.timed_out
+    assert result.messages.lost > 0 and received(result) + result.messages.lost == result.messages.expected
+
+
+def test_a_generator_cut_from_the_network(rsyslog_built: None, tmp_path: Path) -> None:
+    outcome, result = fault_run(faults.KINDS["generator-disconnect"], tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert f"{outcome.hit} was disconnected from network {PROJECT}_bench" in engine_line(result)
+    cut = [s.id for s in result.senders if not s.done_seen]
+    assert cut in (["host1-s1", "host1-s2"], ["host2-s1", "host2-s2"]), [
+        (s.id, s.status) for s in result.senders
+    ]
+    assert result.messages.lost > 0
+
+
+def test_the_last_hop_killed_in_a_relay_run(rsyslog_built: None, tmp_path: Path) -> None:
+    outcome, result = fault_run(faults.KINDS["lasthop-kill"], tmp_path)
+    assert (outcome.hit, outcome.exit_code, result.verdict) == (
+        f"{PROJECT}-lasthop-1",
+        EXIT_CODES["error"],
+        "error",
+    )
+    assert result.errors[0].split(": ", 1)[1].startswith(f"{outcome.hit} exited with code 137 (SIGKILL)")
+    assert result.scenario.id == "relay-pause"
+    assert received(result) < result.messages.expected
+
+
+def test_the_logs_volume_full(rsyslog_built: None, tmp_path: Path) -> None:
+    """A 1 MiB tmpfs cannot hold 40,000 lines: the watcher names the full volume before what it caused."""
+    outcome, result = fault_run(faults.KINDS["logs-full"], tmp_path)
+    assert result.verdict != "pass" and outcome.exit_code != EXIT_CODES["pass"]
+    assert result.errors[0].startswith("the logs volume is full: "), result.errors
+    assert result.messages.lost > 0 and received(result) + result.messages.lost == result.messages.expected
+
+
+def test_the_watcher_sent_sigterm(rsyslog_built: None, tmp_path: Path) -> None:
+    outcome, result = fault_run(faults.KINDS["watcher-sigterm"], tmp_path)
+    assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert f"{outcome.hit} was sent SIGTERM" in engine_line(result)
+    assert fault.STOPPED in result.errors
+    assert 0 < received(result) < result.messages.expected

@@ -715,3 +715,40 @@ def test_no_oom_kill_no_memory_reason(control_dir: Path) -> None:
         "the daemon was killed for memory: limit 12 MiB, peak 12 MiB (memory.peak); "
         "the kernel's OOM killer killed 1 process(es) in its cgroup"
     )
+
+
+def test_a_full_logs_volume_is_named_with_what_is_left(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    class Full:
+        f_bavail, f_frsize, f_blocks = 3, 4096, 256  # 12 KiB free of 1 MiB
+
+    monkeypatch.setattr(fault.os, "statvfs", lambda path: Full)
+    said = fault.logs_full(tmp_path)
+    assert said is not None and said.startswith("the logs volume is full: 12,288 bytes free of 1 MiB; ")
+    Full.f_bavail = 16  # 64 KiB: room for hundreds of messages
+    assert fault.logs_full(tmp_path) is None
+
+
+def test_the_real_logs_directory_of_this_machine_is_not_full(tmp_path: Path) -> None:
+    assert fault.logs_full(tmp_path) is None
+    assert fault.logs_full(tmp_path / "no-such-dir") is None
+
+
+def test_a_daemon_dead_of_a_signal_is_named_and_a_clean_stop_is_not() -> None:
+    assert fault.killed_by_signal(137) == (
+        "the daemon exited with code 137 (SIGKILL): it did not end by the watcher's stop"
+    )
+    assert fault.killed_by_signal(139).startswith("the daemon exited with code 139 (SIGSEGV)")
+    assert [fault.killed_by_signal(code) for code in (0, 143, 1, None)] == [None] * 4
+
+
+def test_a_supervisor_silent_for_long_is_named(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.log"
+    assert fault.supervisor_silent(samples) is None  # no samples yet
+    samples.write_text("sample 1\n")
+    assert fault.supervisor_silent(samples) is None  # fresh
+    old = time.time() - 30
+    os.utime(samples, (old, old))
+    said = fault.supervisor_silent(samples)
+    assert said is not None and said.startswith("the daemon's supervisor had written no sample for 30 s")

@@ -9,7 +9,10 @@ reconcile what had arrived and write a result with verdict `error`; this module 
 
 from __future__ import annotations
 
+import os
 import signal
+import time
+from pathlib import Path
 from types import FrameType
 
 from syslogbench.model.messages import SenderId
@@ -71,6 +74,37 @@ def daemon_gone(obs: Observed) -> str | None:
     )
 
 
+# The supervisor appends a sample about once a second while the run goes on; this much silence means its
+# container is frozen (docker pause) or gone.
+SILENT_S = 10.0
+
+
+def supervisor_silent(samples: Path) -> str | None:
+    """Why the daemon's supervisor will not answer the stop, when its samples stopped coming."""
+    try:
+        age = time.time() - samples.stat().st_mtime
+    except OSError:
+        return None  # no samples yet: the run ended before the start, where the usual waits apply
+    if age < SILENT_S:
+        return None
+    return (
+        f"the daemon's supervisor had written no sample for {age:.0f} s: its container was frozen "
+        "(docker pause) or had stopped, so the daemon's end figures are missing"
+    )
+
+
+# A daemon stopped by the watcher exits 0, or 143 for the supervisor's SIGTERM; these come from elsewhere.
+SIGNALLED = {134: "SIGABRT", 137: "SIGKILL", 139: "SIGSEGV", 135: "SIGBUS", 136: "SIGFPE"}
+
+
+def killed_by_signal(code: int | None) -> str | None:
+    """A daemon that died of a signal (SIGKILL from outside, a crash), named by its code. (When its stop
+    outlasts the supervisor's grace, the supervisor's own SIGKILL also ends as 137: that too is no clean end.)"""
+    if code not in SIGNALLED:
+        return None
+    return f"the daemon exited with code {code} ({SIGNALLED[code]}): it did not end by the watcher's stop"
+
+
 def memory_kill(obs: Observed, central_mem: str) -> str | None:
     """The daemon killed for memory, named by the kernel's own count (the end snapshot), with the limit and
     the peak, rather than by what its senders saw (connection reset by peer)."""
@@ -83,6 +117,26 @@ def memory_kill(obs: Observed, central_mem: str) -> str | None:
     return (
         f"the daemon was killed for memory: limit {mib(limit)}{setting}, peak {mib(peak)} "
         f"({obs.end.memory_peak_source}); the kernel's OOM killer killed {kills} process(es) in its cgroup"
+    )
+
+
+# Below this the daemon cannot have written what it was sent: one message is about 100 bytes, but a file
+# system hands out whole blocks, and a volume full to the last block shows a few KiB free at most.
+FULL_BELOW_BYTES = 64 * 1024
+
+
+def logs_full(logs: Path) -> str | None:
+    """The logs volume full (ENOSPC for the daemon), named as such rather than by the loss it caused."""
+    try:
+        stat = os.statvfs(logs)
+    except OSError:
+        return None
+    free, size = stat.f_bavail * stat.f_frsize, stat.f_blocks * stat.f_frsize
+    if free >= FULL_BELOW_BYTES:
+        return None
+    return (
+        f"the logs volume is full: {free:,} bytes free of {mib(size)}; the daemon could not write every "
+        "message it received: free space where the volume lives (Docker's data root, or the volume's own size)"
     )
 
 

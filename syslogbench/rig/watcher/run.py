@@ -169,6 +169,9 @@ def poll(concern: concerns.Concern, now: float) -> bool:
 
 
 def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
+    if silent := fault.supervisor_silent(control.CONTROL.samples):
+        obs.errors.append(silent)
+        timeout = min(timeout, STOPPING_STOP_TIMEOUT)  # a frozen supervisor will not answer the stop
     control.write_atomic(control.CONTROL.stop, "")
     exit_file = control.CONTROL.daemon.exit
     try:
@@ -184,6 +187,8 @@ def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
         return
     if reason := fault.memory_kill(obs, os.environ.get("CENTRAL_MEM", "")):
         obs.errors.insert(0, reason)  # the cause, before what the senders saw of it
+    elif reason := fault.killed_by_signal(obs.daemon_exit):
+        obs.errors.insert(0, reason)
 
 
 def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
@@ -218,6 +223,8 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
     obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
+    if full := fault.logs_full(control.LOGS):
+        obs.errors.insert(0, full)  # the cause, before the loss or the timeout it led to
     if note := tls_note(ledgers):
         obs.notes.append(note)
     udp = obs.scenario is not None and obs.scenario.transport == "udp"

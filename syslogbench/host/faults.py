@@ -1,0 +1,330 @@
+"""The fault campaign: `python -m syslogbench faults --runs N --seed S [--profiles P,...]`.
+
+Each run is a small `syslogbench run` with one fault injected from this machine with the Docker CLI (no
+container gets the Docker socket) at a random moment after the start signal. Each run must keep four
+invariants, checked here against the campaign's own record of what it did, not against what the run says:
+a result exists and names the fault; the run ended within its documented bound (benchmark.worst_case_s);
+the verdict is not `pass` when a fault was injected or a message was lost; and no container of the run's
+project is left. The campaign writes results/faults/<id>.json; the runs' own results go beside it in
+results/faults/<id>/, out of the report's way.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench.host import benchmark, profiles
+from syslogbench.host.compose import DOCKER_TIMEOUT_S, Compose, project_name
+from syslogbench.model import result, scenarios
+from syslogbench.model.settings import SettingsError
+
+# tcp-rate paces each sender at 1,000 msg/s: 2 x 2 senders x 10,000 messages send for 10 s whatever the
+# machine's speed, so a fault drawn in the window lands mid-run.
+PACED = {"SCENARIO": "tcp-rate", "HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "10000"}
+# relay-pause: the last hop reads nothing for 5 s after the start, so its kill in the window lands mid-run.
+RELAY = {"SCENARIO": "relay-pause", "HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "20000"}
+# Measured on rsyslog 8.2504 and syslog-ng 4.8: 12 MiB cannot hold 2 x 2 x 300,000 messages sent all out.
+OOM = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "300000", "CENTRAL_MEM": "12m"}
+# Long enough for a paced run and its DONE window on a loaded machine; a fault that stops the run (a pause,
+# a cut network, a full disk) then ends in a timeout within this.
+RUN_TIMEOUT = "45"
+WINDOW = (0.5, 8.0)  # seconds after the start signal
+START_WAIT_S = 120.0  # images are built; rendering and connecting take seconds
+# The logs volume as a small tmpfs: 40,000 messages of about 100 bytes need 4 MB.
+SMALL_LOGS = "volumes:\n  logs:\n    driver_opts: {type: tmpfs, device: tmpfs, o: 'size=1m'}\n"
+# Every child of the supervisor (PID 1 in the daemon's container) but its sleeps: the daemon, SIGKILLed.
+KILL_DAEMON = (
+    'for s in /proc/[0-9]*/stat; do read -r p c _ pp _ < "$s" 2>/dev/null || continue; '
+    '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done; true'
+)
+DEFAULT_PROFILES = ("rsyslog8", "syslog-ng")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The containers of one run, by compose's names."""
+
+    project: str
+    daemon: str  # the daemon's service (its profile)
+    hosts: int
+
+    def container(self, service: str, index: int = 1) -> str:
+        return f"{self.project}-{service}-{index}"
+
+
+Inject = Callable[[Target, random.Random], tuple[list[str], str]]  # the command, and the container it hits
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    what: str
+    load: dict[str, str]
+    # None: the fault is in the settings or the volume, there from the start.
+    inject: Inject | None
+    # What the result must say, given the container hit.
+    says: Callable[[Target, str], str]
+    compose_extra: str | None = None
+
+
+def docker(*args: str) -> Callable[[Target, random.Random], tuple[list[str], str]]:
+    """An injection `docker ARGS... CONTAINER` at a service's container (`generator` picks one at random)."""
+
+    def inject(target: Target, rng: random.Random) -> tuple[list[str], str]:
+        *command, service = args
+        index = rng.randint(1, target.hosts) if service == "generator" else 1
+        name = target.container(target.daemon if service == "daemon" else service, index)
+        if command[-1] == "disconnect":
+            return ["docker", *command, f"{target.project}_bench", name], name
+        return ["docker", *command, name], name
+
+    return inject
+
+
+def kill_daemon_process(target: Target, rng: random.Random) -> tuple[list[str], str]:
+    name = target.container(target.daemon)
+    return ["docker", "exec", name, "sh", "-c", KILL_DAEMON], name
+
+
+KINDS = {
+    kind.name: kind
+    for kind in (
+        Kind("daemon-sigkill", "SIGKILL of the daemon process (its container lives on)", PACED,
+             kill_daemon_process, lambda t, hit: "the daemon exited with code 137 (SIGKILL)"),
+        Kind("daemon-kill", "`docker kill` of the daemon's container", PACED,
+             docker("kill", "daemon"), lambda t, hit: f"{hit} exited with code 137"),
+        Kind("daemon-pause", "`docker pause` of the daemon's container, never resumed", PACED,
+             docker("pause", "daemon"), lambda t, hit: f"{hit} was still paused"),
+        Kind("daemon-oom", "CENTRAL_MEM=12m: the kernel kills the daemon for memory", OOM,
+             None, lambda t, hit: "the daemon was killed for memory: limit 12 MiB"),
+        Kind("generator-kill", "`docker kill` of one generator's container", PACED,
+             docker("kill", "generator"), lambda t, hit: f"{hit} exited with code 137"),
+        Kind("generator-disconnect", "one generator's network disconnected", PACED,
+             docker("network", "disconnect", "generator"), lambda t, hit: f"{hit} was disconnected"),
+        Kind("lasthop-kill", "`docker kill` of the last hop in a relay run", RELAY,
+             docker("kill", "lasthop"), lambda t, hit: f"{hit} exited with code 137"),
+        Kind("logs-full", "the logs volume a 1 MiB tmpfs: it fills mid-run", PACED,
+             None, lambda t, hit: "the logs volume is full", SMALL_LOGS),
+        Kind("watcher-sigterm", "SIGTERM to the watcher", PACED,
+             docker("kill", "-s", "TERM", "watcher"), lambda t, hit: f"{hit} was sent SIGTERM"),
+    )
+}  # fmt: skip
+
+
+@dataclass
+class Outcome:
+    """One run of the campaign: what was done to it, and what its result said."""
+
+    run: int
+    profile: str
+    fault: str
+    moment_s: float | None  # after the start signal; None when the fault is there from the start
+    injected: str  # the command, or why nothing was injected
+    hit: str
+    elapsed_s: float
+    bound_s: int
+    exit_code: int | None
+    verdict: str | None
+    result_id: str | None
+    said: list[str] = field(default_factory=list)
+    lost: int = 0
+    problems: list[str] = field(default_factory=list)  # the invariants this run broke
+
+
+def plan(runs: int, seed: int, names: list[str]) -> list[tuple[str, Kind]]:
+    """(profile, kind) per run: the kinds in a shuffled cycle (so 9 runs cover every kind), profiles at
+    random; a kind the profile cannot run (a relay on the baseline) is drawn again."""
+    rng = random.Random(seed)
+    chosen: list[tuple[str, Kind]] = []
+    cycle: list[Kind] = []
+    while len(chosen) < runs:
+        if not cycle:
+            cycle = rng.sample(list(KINDS.values()), len(KINDS))
+        kind = cycle.pop()
+        candidates = [name for name in names if supports(name, kind)]
+        if candidates:
+            chosen.append((rng.choice(candidates), kind))
+    return chosen
+
+
+def supports(profile_name: str, kind: Kind) -> bool:
+    scenario = scenarios.load(kind.load.get("SCENARIO", "seed2014"))
+    return not scenarios.unsupported(scenario, profiles.resolve(profile_name).features)
+
+
+def started(target: Target) -> bool:
+    """The watcher gave the start signal (read inside its container; it has no network)."""
+    command = ["docker", "exec", target.container("watcher"), "test", "-f", "/bench/control/start"]
+    try:
+        return subprocess.run(command, capture_output=True, timeout=DOCKER_TIMEOUT_S).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def inject_at(
+    kind: Kind, target: Target, moment: float, rng: random.Random, alive: Callable[[], bool]
+) -> tuple[str, str]:
+    """Wait for the start signal, then the moment, then inject: the command run, and the container hit."""
+    assert kind.inject is not None
+    command, hit = kind.inject(target, rng)
+    deadline = time.monotonic() + START_WAIT_S
+    while not started(target):
+        if not alive() or time.monotonic() > deadline:
+            return "not injected: the run never gave the start signal", hit
+        time.sleep(0.2)
+    time.sleep(moment)
+    if not alive():
+        return "not injected: the run had ended", hit
+    done = subprocess.run(command, capture_output=True, text=True, timeout=DOCKER_TIMEOUT_S)
+    if done.returncode != 0:
+        return f"not injected: {' '.join(command)} failed: {done.stderr.strip()}", hit
+    return " ".join(command), hit
+
+
+def leftovers(project: str) -> list[str]:
+    command = [
+        "docker",
+        "ps",
+        "-a",
+        "--filter",
+        f"label=com.docker.compose.project={project}",
+        "--format",
+        "{{.Names}}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=DOCKER_TIMEOUT_S)
+    return done.stdout.split()
+
+
+def one_run(
+    number: int, profile_name: str, kind: Kind, rng: random.Random, out: Path, project: str
+) -> Outcome:
+    """One faulted run through `syslogbench run` itself, in a thread, with the fault from this one."""
+    profile = profiles.resolve(profile_name)
+    overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT}
+    cfg, _ = benchmark.run_env(overrides)
+    target = Target(project, profile.profile, cfg.hosts)
+    run_dir = out / f"run{number:03d}"
+    extra = ()
+    if kind.compose_extra:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "fault.yaml").write_text(kind.compose_extra)
+        extra = (run_dir / "fault.yaml",)
+    moment = round(rng.uniform(*WINDOW), 2) if kind.inject else None
+    codes: list[int] = []
+
+    def go() -> None:
+        show = lambda path: None  # noqa: E731 (the campaign prints one line per run)
+        codes.append(benchmark.run(profile.profile, overrides, run_dir, build=False, show=show,
+                                   extra_files=extra, project=project))  # fmt: skip
+
+    # Fresh volumes: the small logs volume of one run must not be another's, nor the other way round.
+    Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)
+    began = time.monotonic()
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    injected, hit = "from the start (settings or volume)", ""
+    if kind.inject is not None and moment is not None:
+        injected, hit = inject_at(kind, target, moment, rng, thread.is_alive)
+    bound = benchmark.worst_case_s(cfg)
+    thread.join(timeout=max(0.0, bound - (time.monotonic() - began)))
+    hung = thread.is_alive()
+    if hung:  # past the documented bound: stop everything, then record it
+        Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)
+        thread.join(timeout=DOCKER_TIMEOUT_S)
+    elapsed = time.monotonic() - began
+    outcome = check(
+        number, profile.profile, kind, target, run_dir, moment, injected, hit, elapsed, bound, codes, hung
+    )
+    Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)  # its volumes
+    return outcome
+
+
+def check(number: int, profile: str, kind: Kind, target: Target, run_dir: Path, moment: float | None,
+          injected: str, hit: str, elapsed: float, bound: int, codes: list[int], hung: bool) -> Outcome:  # fmt: skip
+    outcome = Outcome(number, profile, kind.name, moment, injected, hit, round(elapsed, 1), bound,
+                      codes[0] if codes else None, None, None)  # fmt: skip
+    if hung:
+        outcome.problems.append(f"hang: still running {bound} s after it began (the documented bound)")
+    files = sorted(run_dir.glob("*.json"))
+    if len(files) != 1:
+        outcome.problems.append(f"no_result: {len(files)} result files")
+    else:
+        written = result.read(files[0])
+        outcome.verdict, outcome.result_id = written.verdict, written.run_id
+        outcome.said = written.errors
+        outcome.lost = written.messages.lost
+        expected = kind.says(target, hit)
+        if not any(expected in error for error in written.errors):
+            outcome.problems.append(f"unnamed: no error says {expected!r}")
+        landed = not injected.startswith("not injected")
+        if written.verdict == "pass" and (
+            landed or written.messages.lost or written.messages.received < written.messages.expected
+        ):
+            outcome.problems.append("false_pass: verdict pass after a fault or with messages missing")
+    if left := leftovers(target.project):
+        outcome.problems.append(f"leftover_containers: {', '.join(left)}")
+        Compose(profile, target.project).down({}, stop_s=5, volumes=True, quiet=True)
+    return outcome
+
+
+COUNTED = ("hangs", "no_result", "unnamed", "false_pass", "leftover_containers")
+
+
+def tally(outcomes: list[Outcome]) -> dict[str, int]:
+    """Runs, and per invariant the runs that broke it."""
+    counts = {"runs": len(outcomes), **{key: 0 for key in COUNTED}}
+    for outcome in outcomes:
+        for problem in outcome.problems:
+            key = "hangs" if problem.startswith("hang") else problem.split(":")[0]
+            counts[key] += 1
+    return counts
+
+
+def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
+    """Run the campaign and write results/faults/<id>.json; 0 only when no run broke an invariant."""
+    if runs < 1:
+        raise SettingsError(f"--runs {runs}: give at least 1")
+    names = [profiles.resolve(name).profile for name in names]  # an unknown name: one line, nothing started
+    chosen = plan(runs, seed, names)
+    project = f"{project_name()}-faults"
+    began = datetime.now(UTC)
+    campaign_id = f"{began.strftime('%Y%m%dT%H%M%SZ')}-seed{seed}"
+    out = results_dir / "faults" / campaign_id
+    out.mkdir(parents=True, exist_ok=True)
+    benchmark.setup(sorted(set(names)))
+    rng = random.Random(seed)
+    outcomes = []
+    for number, (profile, kind) in enumerate(chosen, 1):
+        benchmark.log(f"fault run {number}/{runs}: {kind.name} on {profile}")
+        outcome = one_run(number, profile, kind, rng, out, project)
+        benchmark.log(
+            f"  {outcome.verdict} in {outcome.elapsed_s} s; {'; '.join(outcome.problems) or 'all invariants held'}"
+        )
+        outcomes.append(outcome)
+        write(out.with_suffix(".json"), campaign_id, seed, names, began, outcomes)
+    counts = tally(outcomes)
+    benchmark.log(f"faults: {counts}; written to {out.with_suffix('.json')}")
+    return 0 if all(counts[key] == 0 for key in COUNTED) else 1
+
+
+def write(
+    path: Path, campaign_id: str, seed: int, names: list[str], began: datetime, outcomes: list[Outcome]
+) -> None:
+    data = {
+        "id": campaign_id,
+        "seed": seed,
+        "profiles": names,
+        "started_utc": began.isoformat(timespec="seconds"),
+        **tally(outcomes),
+        "kinds": {name: kind.what for name, kind in KINDS.items()},
+        "entries": [asdict(outcome) for outcome in outcomes],
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
