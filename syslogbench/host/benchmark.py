@@ -80,11 +80,12 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
 
 
 def worst_case_s(cfg: settings.Settings) -> int:
-    """The longest a run can take, from `compose up` until `syslogbench run` returns (docs/running.md):
-    compose is stopped RUN_TIMEOUT + START_ALLOWANCE_S after it starts, whatever hangs; then the engine's
-    events drain (11 s at most), `docker ps` and `docker inspect` answer (60 s each at most), and `down`
-    stops what is left (30 s) and removes it (60 s at most)."""
-    return cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
+    """The longest a run can take, from its fingerprint until `syslogbench run` returns (docs/running.md):
+    the fingerprint's container is given up after fingerprint.TIMEOUT_S; compose is stopped RUN_TIMEOUT +
+    START_ALLOWANCE_S after it starts, whatever hangs; then the engine's events drain (11 s at most), `docker
+    ps` and `docker inspect` answer (60 s each at most), and `down` stops what is left (30 s) and removes it
+    (60 s at most)."""
+    return fingerprint.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
 def check_capacity(profile_names: list[str], overrides: dict[str, str]) -> None:

@@ -3,11 +3,13 @@
 A one-shot container of the watcher image gets the daemon's own limits, as compose gives them to the daemon
 service (cpu_period 100000, cpu_quota CENTRAL_CPUS x 100000, mem_limit and memswap_limit CENTRAL_MEM), and a
 fresh anonymous volume of Docker's default driver, the one compose's `logs` volume uses; `--rm` removes both.
-No network but loopback, no capability: it only times work in its own files and processes.
+No network but loopback, no capability: it only times work in its own files and processes. It is named after
+the compose project (<project>-fingerprint), like the run's other containers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import subprocess
 import time
@@ -15,17 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from syslogbench import contract
+from syslogbench.host.compose import project_name
 from syslogbench.model import settings
 from syslogbench.model.result import Fingerprint, ResultError
 
 MOUNT = str(contract.LOG_DIR)  # where the daemon's container mounts the logs volume
-TIMEOUT_S = 60  # about 3 s here; far more means a stuck engine, and the watcher then measures its own
+# About 3 s on a quiet 2-core machine, up to 40 s with load 20 on it (the container's start, mostly); past
+# this the engine is stuck, the container is removed, and the watcher measures its own.
+TIMEOUT_S = 120
 
 
-def command(cfg: settings.Settings, image: str) -> list[str]:
+def command(cfg: settings.Settings, image: str, name: str) -> list[str]:
     """docker run for the fingerprint, with the daemon service's limits."""
     return [
-        "docker", "run", "--rm", "--network", "none",
+        "docker", "run", "--rm", "--name", name, "--network", "none",
         "--cpu-period", "100000", "--cpu-quota", f"{cfg.central_cpus}00000",
         "--memory", str(cfg.central_mem), "--memory-swap", str(cfg.central_mem),
         "--mount", f"type=volume,dst={MOUNT}",
@@ -37,15 +42,16 @@ def command(cfg: settings.Settings, image: str) -> list[str]:
 
 def measure(cfg: settings.Settings, image: str | None = None) -> tuple[Fingerprint | None, str]:
     """The fingerprint (its wall time included), or None and why not."""
-    began = time.monotonic()
+    began, name = time.monotonic(), f"{project_name()}-fingerprint"
     try:
         done = subprocess.run(
-            command(cfg, image or contract.image_name("watcher")),
+            command(cfg, image or contract.image_name("watcher"), name),
             capture_output=True,
             text=True,
             timeout=TIMEOUT_S,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except (OSError, subprocess.SubprocessError) as error:
+        remove(name)  # the client is gone, the container may not be
         return None, f"the fingerprint container failed: {error}"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -57,6 +63,12 @@ def measure(cfg: settings.Settings, image: str | None = None) -> tuple[Fingerpri
     if found is None:
         return None, "the fingerprint container printed nothing"
     return replace(found, wall_s=round(time.monotonic() - began, 3)), ""
+
+
+def remove(name: str) -> None:
+    # If even this fails there is nothing more to do from here; the name says whose container it is.
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=TIMEOUT_S)
 
 
 def summary(found: Fingerprint) -> str:

@@ -256,12 +256,12 @@ def test_a_fingerprint_that_fails_is_a_note_not_the_end_of_the_run(
 
 
 def test_the_container_gets_the_daemons_limits_and_nothing_more() -> None:
-    argv = host_fingerprint.command(from_env(ENV), "syslogbench/watcher:t")
+    argv = host_fingerprint.command(from_env(ENV), "syslogbench/watcher:t", "sb-t-fingerprint")
     text = " ".join(argv)
     assert "--cpu-period 100000 --cpu-quota 100000" in text  # CENTRAL_CPUS=1, as compose.daemons.yaml
     assert f"--memory {512 * 2**20} --memory-swap {512 * 2**20}" in text  # CENTRAL_MEM, no swap beyond
     assert "--mount type=volume,dst=/var/log/bench" in text  # anonymous: fresh, the default driver
-    assert "--rm --network none" in text and "--cap-drop ALL" in text
+    assert "--rm --name sb-t-fingerprint --network none" in text and "--cap-drop ALL" in text
     assert not [arg for arg in argv if "privileged" in arg or "docker.sock" in arg or "cap-add" in arg]
     assert argv[-4:] == [
         "syslogbench/watcher:t",
@@ -297,8 +297,8 @@ def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPat
          "the fingerprint container exited with code 125: Unable to find image 'img' locally"),
         (fake_run("Traceback"), "the fingerprint container printed no fingerprint: fingerprint: not JSON"),
         (fake_run(""), "the fingerprint container printed nothing"),
-        (fake_run(raises=subprocess.TimeoutExpired(["docker"], 60)),
-         "the fingerprint container failed: Command '['docker']' timed out after 60 seconds"),
+        (fake_run(raises=subprocess.TimeoutExpired(["docker"], 120)),
+         "the fingerprint container failed: Command '['docker']' timed out after 120 seconds"),
     ],
     ids=["exit-code", "garbage", "nothing", "timeout"],
 )  # fmt: skip
@@ -306,6 +306,25 @@ def test_a_failed_container_says_why(monkeypatch: pytest.MonkeyPatch, run: objec
     monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
     found, said = host_fingerprint.measure(from_env(ENV), "img")
     assert found is None and said.startswith(why)
+
+
+def test_a_container_past_its_time_is_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        calls.append(argv)
+        if argv[:2] == ["docker", "run"]:
+            raise subprocess.TimeoutExpired(argv, 120)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setenv("SYSLOGBENCH_PROJECT", "sb-t")
+    monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
+    found, _ = host_fingerprint.measure(from_env(ENV), "img")
+    assert found is None
+    assert [call[:4] for call in calls] == [
+        ["docker", "run", "--rm", "--name"],
+        ["docker", "rm", "-f", "sb-t-fingerprint"],
+    ]
 
 
 def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.MonkeyPatch) -> None:
