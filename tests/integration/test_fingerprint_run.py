@@ -19,6 +19,8 @@ from .conftest import PROJECT, ROOT, SMALL
 pytestmark = pytest.mark.integration
 FIGURES = {"cpu": "loops/s", "file_churn": "ops/s", "loopback_tcp": "MB/s"}
 REPEATS = 5
+# About 3 s on a quiet 2-core machine; up to 40 s was seen with load 20 on it (docs/measurement.md).
+SECONDS_NOT_MINUTES = 60
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def check_figures(fingerprint: dict) -> None:
         assert (
             len(figure["repeats"]) == REPEATS and sorted(figure["repeats"])[REPEATS // 2] == figure["value"]
         )
-        assert 0 < figure["seconds"] < 10, f"{name} took {figure['seconds']} s"
+        assert 0 < figure["seconds"] < SECONDS_NOT_MINUTES, f"{name} took {figure['seconds']} s"
 
 
 def test_syslogbench_run_measures_under_the_daemons_limits(rsyslog8: str, tmp_path: Path) -> None:
@@ -57,7 +59,7 @@ def test_syslogbench_run_measures_under_the_daemons_limits(rsyslog8: str, tmp_pa
     assert (fingerprint["cpu_limit"], fingerprint["memory_limit_bytes"]) == (1.0, 2**30)
     assert result["limits"]["central_cpus"]["configured"] == 1.0
     assert result["limits"]["central_memory_bytes"]["configured"] == 2**30
-    assert fingerprint["wall_s"] < 10, f"the fingerprint took {fingerprint['wall_s']} s"
+    assert fingerprint["wall_s"] < SECONDS_NOT_MINUTES, f"the fingerprint took {fingerprint['wall_s']} s"
 
 
 def test_plain_compose_gets_the_watchers_own(rsyslog8: str, tmp_path: Path) -> None:
