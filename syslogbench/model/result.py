@@ -316,7 +316,7 @@ class Host:
     kernel: str
     docker_version: str
     cgroup_version: int
-    # Older results, n/a results and those written from outside the watcher lack it (see Fingerprint).
+    # Older results lack it, and so do n/a results decided on the host, where nothing ran (see Fingerprint).
     fingerprint: Fingerprint | None = optional()
 
     def as_dict(self) -> dict[str, object]:
