@@ -29,6 +29,10 @@ SENDER_BYTES = 7 * MIB
 # UDP and fixed rates keep each message's end offset (array "Q": 8 bytes) for the whole run, and an array
 # grows by a sixteenth: 1,000,000 UDP messages peaked at 15.0 MiB against 6.9 MiB for an all-out sender.
 INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
+# The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
+# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
+WATCHER_MEM = 384 * MIB
+WATCHER_BYTES = 96 * MIB
 # Connection limits of the daemon families whose config does not set one: rsyslog's imtcp takes at most
 # MaxSessions sessions, default 200 (rsyslog documentation, imtcp). syslog-ng's max-connections() is read
 # from the rendered config itself (the manifests' max_connections, e.g. 25 as in 2014).
@@ -160,6 +164,19 @@ def memory_problem(cfg: settings.Settings, scenario: scenarios.Scenario) -> str 
     )
 
 
+def watcher_problem(cfg: settings.Settings) -> str | None:
+    """The watcher reconciles in one byte per message (the DONEs included) within its memory limit."""
+    tally = cfg.senders * (cfg.messages_per_sender + 2)  # index 0 is unused
+    if WATCHER_BYTES + tally <= WATCHER_MEM:
+        return None
+    most = (WATCHER_MEM - WATCHER_BYTES) // cfg.senders - 2
+    return (
+        f"{variant(cfg)}: the watcher reconciles in one byte per message, {human(tally)} beside its own "
+        f"{human(WATCHER_BYTES)}, more than its memory limit of {human(WATCHER_MEM)} (compose.yaml): use "
+        f"MESSAGES_PER_SENDER={most} or less, or fewer senders"
+    )
+
+
 def connection_limit(profile: profiles.Profile, scenario: scenarios.Scenario) -> tuple[int, str] | None:
     """The most connections the daemon's config for this scenario takes, and where that is said."""
     config = render.config_path(profile, scenario.id)
@@ -236,6 +253,7 @@ def problems(
         connections_problem(cfg, scenario, profile),
         datagram_problem(cfg, scenario),
         memory_problem(cfg, scenario),
+        watcher_problem(cfg),
         rate_problem(cfg, scenario),
         disk_problem(cfg, scenario, disk),
     ]

@@ -14,7 +14,7 @@ from pathlib import Path
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, calibrate, faults, fingerprint, images, matrix, profiles, render
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
-from syslogbench.model import scenarios, settings
+from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
 OVERRIDE_HELP = (
@@ -59,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
     )
+    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
@@ -93,6 +94,9 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     ) as error:
         log(f"error: {error}")
         return EXIT_CODES["bad-input"]
+    except result.ResultError as error:  # a result file from another version, or damaged
+        log(f"error: {error}")
+        return EXIT_CODES["error"]
     except (
         subprocess.CalledProcessError
     ) as error:  # a build or a Docker command failed: a tool, not the input
@@ -112,6 +116,9 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
             raise settings.SettingsError(f"--times {args.times}: use 1 or more")
         cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
         return fingerprint.main(cfg, args.times, log)
+    if args.command == "faults" and args.summary:
+        print(faults.summary(args.summary))
+        return 0
     if args.command == "faults":
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         return faults.campaign(args.runs, args.seed, names, args.results)

@@ -88,17 +88,22 @@ def engine_time(text: str) -> datetime | None:
     return datetime.fromisoformat(f"{match.group(1)}.{fraction}{zone}")
 
 
+STOPPED_BY_COMPOSE = 143  # 128 + SIGTERM
+
+
 def ended_before_the_watcher(states: list[ContainerState]) -> list[ContainerState]:
     """The containers that ended badly (a non-zero code or OOMKilled) before the watcher did, first first:
     the first is the one whose exit made compose stop the others. After the watcher's own end, compose
-    stops every container anyway, so what ends then says nothing."""
+    stops every container anyway, so what ends then says nothing. Nor does 143: compose's own SIGTERM, which
+    can reach a container a moment before the watcher ends (a SIGTERM from elsewhere is in the engine's
+    events, host/events.py)."""
     watcher_end = next((c.finished_at for c in states if c.service == "watcher"), None)
     early = [
         c
         for c in states
         if c.service != "watcher"
         and c.finished_at is not None
-        and (c.exit_code != 0 or c.oom_killed)
+        and (c.exit_code not in (0, STOPPED_BY_COMPOSE) or c.oom_killed)
         and (watcher_end is None or c.finished_at <= watcher_end)
     ]
     return sorted(early, key=lambda c: c.finished_at or datetime.min)

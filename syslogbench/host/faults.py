@@ -37,6 +37,7 @@ OOM = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "300000", "
 # a cut network, a full disk) then ends in a timeout within this.
 RUN_TIMEOUT = "45"
 WINDOW = (0.5, 8.0)  # seconds after the start signal
+RELAY_WINDOW = (0.5, 4.5)  # within relay-pause's 5 s pause: syslog-ng relays the rest in about 2 s after it
 START_WAIT_S = 120.0  # images are built; rendering and connecting take seconds
 # The logs volume as a small tmpfs: 40,000 messages of about 100 bytes need 4 MB.
 SMALL_LOGS = "volumes:\n  logs:\n    driver_opts: {type: tmpfs, device: tmpfs, o: 'size=1m'}\n"
@@ -73,6 +74,7 @@ class Kind:
     # What the result must say, given the container hit.
     says: Callable[[Target, str], str]
     compose_extra: str | None = None
+    window: tuple[float, float] = WINDOW  # when, after the start signal, the fault may land
 
 
 def docker(*args: str) -> Callable[[Target, random.Random], tuple[list[str], str]]:
@@ -110,7 +112,7 @@ KINDS = {
         Kind("generator-disconnect", "one generator's network disconnected", PACED,
              docker("network", "disconnect", "generator"), lambda t, hit: f"{hit} was disconnected"),
         Kind("lasthop-kill", "`docker kill` of the last hop in a relay run", RELAY,
-             docker("kill", "lasthop"), lambda t, hit: f"{hit} exited with code 137"),
+             docker("kill", "lasthop"), lambda t, hit: f"{hit} exited with code 137", window=RELAY_WINDOW),
         Kind("logs-full", "the logs volume a 1 MiB tmpfs: it fills mid-run", PACED,
              None, lambda t, hit: "the logs volume is full", SMALL_LOGS),
         Kind("watcher-sigterm", "SIGTERM to the watcher", PACED,
@@ -217,7 +219,7 @@ def one_run(
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "fault.yaml").write_text(kind.compose_extra)
         extra = (run_dir / "fault.yaml",)
-    moment = round(rng.uniform(*WINDOW), 2) if kind.inject else None
+    moment = round(rng.uniform(*kind.window), 2) if kind.inject else None
     codes: list[int] = []
 
     def go() -> None:
@@ -257,18 +259,26 @@ def check(number: int, profile: str, kind: Kind, target: Target, run_dir: Path, 
     if len(files) != 1:
         outcome.problems.append(f"no_result: {len(files)} result files")
     else:
-        written = result.read(files[0])
+        try:
+            written = result.read(files[0])
+        except result.ResultError as error:
+            outcome.problems.append(f"no_result: the result cannot be read: {error}")
+            return leftover_check(outcome, profile, target)
         outcome.verdict, outcome.result_id = written.verdict, written.run_id
         outcome.said = written.errors
         outcome.lost = written.messages.lost
         expected = kind.says(target, hit)
-        if not any(expected in error for error in written.errors):
-            outcome.problems.append(f"unnamed: no error says {expected!r}")
         landed = not injected.startswith("not injected")
+        if landed and not any(expected in error for error in written.errors):
+            outcome.problems.append(f"unnamed: no error says {expected!r}")
         if written.verdict == "pass" and (
             landed or written.messages.lost or written.messages.received < written.messages.expected
         ):
             outcome.problems.append("false_pass: verdict pass after a fault or with messages missing")
+    return leftover_check(outcome, profile, target)
+
+
+def leftover_check(outcome: Outcome, profile: str, target: Target) -> Outcome:
     if left := leftovers(target.project):
         outcome.problems.append(f"leftover_containers: {', '.join(left)}")
         Compose(profile, target.project).down({}, stop_s=5, volumes=True, quiet=True)
@@ -279,8 +289,10 @@ COUNTED = ("hangs", "no_result", "unnamed", "false_pass", "leftover_containers")
 
 
 def tally(outcomes: list[Outcome]) -> dict[str, int]:
-    """Runs, and per invariant the runs that broke it."""
-    counts = {"runs": len(outcomes), **{key: 0 for key in COUNTED}}
+    """Runs, per invariant the runs that broke it, and the runs whose fault never landed (the run had ended
+    before its moment, or never started): no invariant is broken there, but the kind was not exercised."""
+    missed = sum(outcome.injected.startswith("not injected") for outcome in outcomes)
+    counts = {"runs": len(outcomes), "missed": missed, **{key: 0 for key in COUNTED}}
     for outcome in outcomes:
         for problem in outcome.problems:
             key = "hangs" if problem.startswith("hang") else problem.split(":")[0]
@@ -328,3 +340,32 @@ def write(
         "entries": [asdict(outcome) for outcome in outcomes],
     }
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def summary(path: Path) -> str:
+    """A campaign file as Markdown: per kind, the runs, their verdicts, how many landed mid-run, and the
+    longest against its bound; then the invariants' counts."""
+    data = json.loads(path.read_text())
+    rows = [
+        "| fault | runs | verdicts | injected mid-run | named | longest run (bound) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in KINDS:
+        entries = [e for e in data["entries"] if e["fault"] == name]
+        if not entries:
+            continue
+        verdicts = sorted({e["verdict"] or "none" for e in entries})
+        counted = ", ".join(f"{v} {sum((e['verdict'] or 'none') == v for e in entries)}" for v in verdicts)
+        landed = sum(
+            e["moment_s"] is not None and not e["injected"].startswith("not injected") for e in entries
+        )
+        named = sum(not any(p.startswith("unnamed") for p in e["problems"]) for e in entries)
+        longest = max(entries, key=lambda e: e["elapsed_s"])
+        mid = f"{landed} of {len(entries)}" if entries[0]["moment_s"] is not None else "from the start"
+        rows.append(
+            f"| `{name}` | {len(entries)} | {counted} | {mid} | {named} | {longest['elapsed_s']} s ({longest['bound_s']} s) |"
+        )
+    counts = ", ".join(f"{key} {data[key]}" for key in ("runs", *COUNTED, "missed") if key in data)
+    return "\n".join(
+        [*rows, "", f"{path.name}: {counts}; profiles {', '.join(data['profiles'])}, seed {data['seed']}."]
+    )

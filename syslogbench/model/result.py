@@ -562,6 +562,28 @@ class Matrix:
 
 
 @dataclass
+class HarnessContainer:
+    """One harness container's own cost, from its own cgroup; None where not measured."""
+
+    # The cgroup's peak (v1 memory.max_usage_in_bytes, v2 memory.peak), page cache included, over the
+    # container's life: its reconciliation too.
+    peak_memory_bytes: int | None = None
+    peak_memory_source: str | None = None  # which file it came from, as memory.peak_source
+    memory_limit_bytes: int | None = None  # None: unlimited (or unknown)
+
+
+@dataclass
+class Harness:
+    """What the harness itself cost the run. Results from before it lack the block (all None when read)."""
+
+    watcher: HarnessContainer = field(default_factory=HarnessContainer)
+    # Wall time of the reconciliation of the output against the ledgers, after the daemon stopped, and the
+    # watcher's CPU time in it: on a shared machine the wall time also counts waiting for a core.
+    reconcile_s: float | None = None
+    reconcile_cpu_s: float | None = None
+
+
+@dataclass
 class Samples:
     columns: list[str] = field(default_factory=lambda: list(SAMPLE_COLUMNS))
     rows: list[list[float | None]] = field(default_factory=list)
@@ -601,6 +623,7 @@ class Result:
     udp: Udp | None = None  # UDP runs only
     progress: list[list[float]] = field(default_factory=list)
     samples: Samples = field(default_factory=Samples)
+    harness: Harness = field(default_factory=Harness)
     matrix: Matrix | None = optional()  # one cell of `python -m syslogbench matrix`
     relay: Relay | None = optional()  # relay scenarios only
     schema_version: int = SCHEMA_VERSION

@@ -114,9 +114,7 @@ def _read_v1(path: Path, time: float, max_rss: int | None) -> Snapshot:
     user_s, system_s = _cpuacct_stat_seconds(_read_text(path / "cpuacct.stat"))
     current = _int_file(path / "memory.usage_in_bytes")
     peak, peak_source = _peak(path, "memory.max_usage_in_bytes", "memory.usage_in_bytes", current)
-    limit = _int_file(path / "memory.limit_in_bytes")
-    if limit is not None and (limit >= _V1_UNLIMITED_MEMORY or limit < 0):
-        limit = None
+    limit = _v1_limit(_int_file(path / "memory.limit_in_bytes"))
     return Snapshot(
         version=1,
         time=time,
@@ -132,6 +130,10 @@ def _read_v1(path: Path, time: float, max_rss: int | None) -> Snapshot:
         max_rss_bytes=max_rss,
         oom_kills=_keyed_ints(_read_text(path / "memory.oom_control")).get("oom_kill"),
     )
+
+
+def _v1_limit(limit: int | None) -> int | None:
+    return None if limit is None or limit >= _V1_UNLIMITED_MEMORY or limit < 0 else limit
 
 
 def _read_v2(path: Path, time: float, max_rss: int | None) -> Snapshot:
@@ -343,6 +345,25 @@ def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, 
         cpu = _keyed_ints(_read_text(root / "cpu.stat"))
         return _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
     return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))
+
+
+@dataclass(frozen=True)
+class OwnMemory:
+    peak_bytes: int | None
+    peak_source: str  # the file peak_bytes came from, as Snapshot.memory_peak_source
+    limit_bytes: int | None  # None when unlimited
+
+
+def own_memory(root: Path = Path("/sys/fs/cgroup")) -> OwnMemory:
+    """The memory peak and limit of the container this runs in, read live from its own cgroup (the same
+    files and fallbacks as a snapshot's)."""
+    if (root / "cgroup.controllers").exists():
+        peak, source = _peak(root, "memory.peak", "memory.current", _int_file(root / "memory.current"))
+        return OwnMemory(peak, source, _int_or_max(_read_text(root / "memory.max")))
+    memory = root / "memory"
+    current = _int_file(memory / "memory.usage_in_bytes")
+    peak, source = _peak(memory, "memory.max_usage_in_bytes", "memory.usage_in_bytes", current)
+    return OwnMemory(peak, source, _v1_limit(_int_file(memory / "memory.limit_in_bytes")))
 
 
 def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | None]:

@@ -58,6 +58,7 @@ class Observed:
     scenario: Scenario | None = None
     unsupported: str | None = None
     relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
+    harness: model.Harness = field(default_factory=model.Harness)  # what the harness itself cost
 
 
 def limits(obs: Observed) -> model.Limits:
@@ -247,6 +248,7 @@ def result(obs: Observed) -> model.Result:
         progress=obs.progress,
         samples=model.Samples(list(SAMPLE_COLUMNS), obs.samples),
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
+        harness=obs.harness,
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
         relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
     )

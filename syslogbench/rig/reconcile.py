@@ -4,14 +4,19 @@ Counts come from the senders' side: a message is lost when its sender's ledger s
 output line carries it whole. A line is the message only if everything after its fields is what the sender
 sent there: the padding to the scenario's message size, or DONE. A line with a sender's key and anything
 else there (cut by a size limit, mangled by a framing error) is counted as truncated, not as received.
-Stdlib only: runs in the watcher container.
+
+Memory does not grow with the output: files are read in blocks of whole lines (`line_blocks`), and each
+sender's tally is one byte per sequence number. Stdlib only: runs in the watcher container.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
@@ -36,6 +41,16 @@ DONE = b"DONE"
 TAILS_KEPT = 16_384
 DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
 DONE_LOG = "done.log"
+# Read size. 4 MiB holds about 40,000 seed lines: large enough that the per-read cost vanishes beside the
+# per-line work, small enough that one block's findall list stays a few MiB (tests/perf/reconcile_speed.py).
+BLOCK_BYTES = 4 * 2**20
+# A longer line is read as its first LONGEST_LINE bytes and CUT: it is no scenario's message (the committed ones
+# send 100 or 400 bytes, and daemons cut messages at 8 to 64 KiB by default), and keeping it whole would let
+# one missing newline (a framing error) hold the whole file in memory. The mark makes its tail unlike any sender's: a key in it is truncated.
+# Not below BLOCK_BYTES: a line that ends within one read is never longer, so whether a line is cut does not
+# depend on where the reads fall.
+LONGEST_LINE = BLOCK_BYTES
+CUT = b" [cut: longer than 4 MiB]\n"
 
 
 @dataclass
@@ -171,6 +186,67 @@ class Tails(dict):
         return messages.padding(fields, self.expect.message_bytes, self.expect.format, self.expect.payload)
 
 
+class Block(NamedTuple):
+    """Whole lines: data[start:end], handed to the regexps as (data, start, end) so that no block is copied."""
+
+    data: bytes
+    start: int
+    end: int
+
+    def lines(self) -> list[bytes]:
+        return self.data[self.start : self.end].splitlines()
+
+
+def line_blocks(path: Path, size: int | None = None, forget: bool = False) -> Iterator[Block]:
+    """The file in blocks that end at a newline (the last one at the file's end, newline or not), read size
+    bytes at a time (BLOCK_BYTES by default; at most LONGEST_LINE).
+
+    A line split across two reads comes as one small block of its own. forget: drop each read from the page
+    cache. A run's output was written by the daemon, and what its cgroup could not keep cached is charged to
+    the reader's cgroup when read: without this, reading a 3 GB output would fill the watcher's memory limit
+    with cache.
+    """
+    size = size or BLOCK_BYTES
+    rest, skipping, offset = bytearray(), False, 0  # rest: the line begun in earlier reads
+    with path.open("rb", buffering=0) as handle:
+        while data := handle.read(size):
+            if forget:
+                os.posix_fadvise(handle.fileno(), offset, len(data), os.POSIX_FADV_DONTNEED)
+            offset += len(data)
+            start = 0
+            if skipping:  # the rest of an overlong line, already read as cut
+                start = data.find(b"\n") + 1
+                skipping = start == 0
+                if skipping:
+                    continue
+            last = data.rfind(b"\n", start) + 1
+            if last == 0:  # no newline in this read: the line goes on
+                rest += data[start:]
+                if len(rest) > LONGEST_LINE:
+                    yield cut(bytes(rest))
+                    rest, skipping = bytearray(), True
+                continue
+            if rest:  # the line begun in earlier reads ends in this one
+                first = data.index(b"\n", start) + 1
+                yield whole(bytes(rest) + data[start:first])
+                rest, start = bytearray(), first
+            if last > start:
+                yield Block(data, start, last)
+            rest += data[last:]
+    if rest:
+        yield whole(bytes(rest))
+
+
+def whole(line: bytes) -> Block:
+    """One line (or the file's unterminated end), cut if it is overlong."""
+    return cut(line) if len(line.rstrip(b"\n")) > LONGEST_LINE else Block(line, 0, len(line))
+
+
+def cut(line: bytes) -> Block:
+    data = line[:LONGEST_LINE] + CUT
+    return Block(data, 0, len(data))
+
+
 def is_done_tail(tail: bytes) -> bool:
     match = TAIL_RE.fullmatch(tail)
     return match is not None and match.group(3) == DONE
@@ -198,9 +274,9 @@ class Tally:
         self.cut = dict.fromkeys(self.seen, 0)
         self.unknown = 0
 
-    def add(self, data: bytes) -> tuple[int, int]:
-        """Count every message line of data; (lines, those that still show their facility and severity)."""
-        found = LINE_RE.findall(data)
+    def add(self, block: Block) -> tuple[int, int]:
+        """Count every message line of block; (lines, those that still show their facility and severity)."""
+        found = LINE_RE.findall(*block)
         seen, last = self.seen, self.per_sender
         shown = len(found)
         # One pass over millions of lines, kept to a few operations per line: the common case (an ordinary
@@ -234,21 +310,28 @@ class Tally:
         return self.cut[who(sender)]
 
 
-def read_split_file(path: Path, facility: int, severity: int, tally: Tally) -> int:
+def read_split_file(path: Path, facility: int, severity: int, tally: Tally, forget: bool = False) -> int:
     """Count every line into the tally; return how many lines sit in the wrong facility/severity file."""
-    data = path.read_bytes()
-    _, shown = tally.add(data)
     # Every correctly filed line carries exactly one " f=F v=V " token (DONE lines end in " DONE"). A line
     # cut before it cannot say where it belongs: it is truncated, not misfiled.
-    filed = data.count(b" f=%d v=%d " % (facility, severity))
-    return shown - filed
+    token = b" f=%d v=%d " % (facility, severity)
+    misfiled = 0
+    for block in line_blocks(path, forget=forget):
+        _, shown = tally.add(block)
+        misfiled += shown - block.data.count(token, block.start, block.end)
+    return misfiled
 
 
-def read_plain_file(path: Path, tally: Tally, proof: re.Pattern[bytes] | None = None) -> int:
+def read_plain_file(
+    path: Path, tally: Tally, proof: re.Pattern[bytes] | None = None, forget: bool = False
+) -> int:
     """Count every line into the tally; return how many message lines lack the proof (0 without one)."""
-    data = path.read_bytes()
-    lines, _ = tally.add(data)
-    return 0 if proof is None else lines - len(proof.findall(data))
+    unproven = 0
+    for block in line_blocks(path, forget=forget):
+        lines, _ = tally.add(block)
+        # The proofs match within one line (MULTILINE ^, [^\n]*), and a block starts at a line's start.
+        unproven += 0 if proof is None else lines - len(proof.findall(*block))
+    return unproven
 
 
 def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
@@ -257,7 +340,7 @@ def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
         return set(), 0, 0
     done: set[tuple[int, int]] = set()
     lines = extra = 0
-    for line in path.read_bytes().splitlines():
+    for line in (line for block in line_blocks(path) for line in block.lines()):
         match = DONE_RE.search(line)
         if match is None:
             extra += 1
@@ -267,14 +350,29 @@ def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
     return done, lines, extra
 
 
+# bytes.translate tables over a tally: 1 where a number arrived at all.
+ARRIVED = bytes([0] + [1] * 255)
+
+
 def arrivals(counts: bytearray, mask: bytearray | None) -> tuple[int, int, int]:
-    """(expected, expected that arrived, not expected that arrived), over sequence numbers 1..len-1."""
+    """(expected, expected that arrived, not expected that arrived), over sequence numbers 1..len-1.
+
+    In C-speed passes over the tally (translate, count, one big-integer AND): a few ms per million numbers.
+    """
     if mask is None:
         expected = len(counts) - 1
         return expected, expected - counts.count(0) + 1, 0  # index 0 is never used
-    arrived = bytes(1 if count else 0 for count in counts)
-    hits = sum(a & m for a, m in zip(arrived, mask, strict=True))
-    return sum(mask), hits, sum(arrived) - hits
+    arrived = counts.translate(ARRIVED)
+    both = int.from_bytes(arrived, "little") & int.from_bytes(mask, "little")
+    hits = both.to_bytes(len(arrived), "little").count(1)
+    return mask.count(1), hits, arrived.count(1) - hits
+
+
+def copies(counts: bytearray) -> int:
+    """The sum of the tally; without summing byte by byte when no number arrived twice (the usual case)."""
+    if counts.translate(None, b"\x00\x01"):
+        return sum(counts)
+    return len(counts) - counts.count(0)
 
 
 def sender_count(
@@ -302,7 +400,7 @@ def sender_count(
     per_sender = len(counts) - 1
     result.expected, result.received, result.unexpected = arrivals(counts, mask)
     result.filtered = per_sender - result.expected
-    result.duplicated = sum(counts) - result.received - result.unexpected
+    result.duplicated = copies(counts) - result.received - result.unexpected
     # A sender that failed may still have delivered part: judge it against everything it should have sent.
     result.lost = result.expected - result.received
     result.truncated = truncated
@@ -316,10 +414,12 @@ def reconcile(
     senders: list[SenderId],
     per_sender: int,
     expect: Expectation | None = None,
+    forget: bool = False,
 ) -> Reconciliation:
     """per_sender counts the DONE message too; ledgers are keyed by SenderId.name.
 
     expect: what the scenario lets through and what its lines must show (default: everything, nothing).
+    forget: drop the output from the page cache as it is read (line_blocks), as the watcher does.
     """
     expect = expect or Expectation()
     tally = Tally(senders, per_sender, expect)
@@ -329,10 +429,10 @@ def reconcile(
         if match:
             split_files += 1
             output_bytes += path.stat().st_size
-            misfiled += read_split_file(path, int(match.group(1)), int(match.group(2)), tally)
+            misfiled += read_split_file(path, int(match.group(1)), int(match.group(2)), tally, forget)
         elif PLAIN_RE.match(path.name):
             output_bytes += path.stat().st_size
-            unprocessed += read_plain_file(path, tally, expect.proof())
+            unprocessed += read_plain_file(path, tally, expect.proof(), forget)
     done, done_lines, done_extra = read_done_log(log_dir / DONE_LOG)
     counts = [
         sender_count(

@@ -13,6 +13,7 @@ import mmap
 import multiprocessing
 import os
 import resource
+import signal
 import socket
 import ssl
 import struct
@@ -32,6 +33,8 @@ from syslogbench.rig import cgroup, control
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+# After SIGTERM: the senders have this long to write their ledgers (compose allows 10 s before SIGKILL).
+STOP_GRACE_S = 5.0
 DRAIN_TIMEOUT = 120.0
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # TLS: the name the server certificate must carry, and where the run's throwaway CA is (the watcher writes it).
@@ -423,6 +426,15 @@ def _minus(end: float | None, start: float | None) -> float | None:
     return None if end is None or start is None else round(end - start, 3)
 
 
+def stop(workers: list[multiprocessing.Process]) -> None:
+    """SIGTERM (compose stopping the run): the senders see the daemon go within a moment and write their
+    ledgers, which the watcher needs to count what they sent; give them STOP_GRACE_S, then exit."""
+    deadline = time.monotonic() + STOP_GRACE_S
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+    os._exit(128 + signal.SIGTERM)
+
+
 def main() -> int:
     control.exit_on_sigterm()
     cfg = settings.from_env(os.environ)
@@ -438,6 +450,7 @@ def main() -> int:
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:
         worker.start()
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop(workers))
     try:
         control.wait_for_start(READY_TIMEOUT)
     except control.WaitTimeout:

@@ -77,12 +77,11 @@ def test_a_generator_container_killed_mid_run_leaves_a_result_naming_it(
     assert outcome.hit.startswith(f"{PROJECT}-generator-")
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert result.errors[0].split(": ", 1)[1].startswith(f"{outcome.hit} exited with code 137 (SIGKILL)")
-    # Its two senders were mid-send when it died: they left no ledger, and the watcher names them.
-    # (A generator takes the lowest free host number when it starts, which need not be its container's.)
+    # Its two senders were mid-send when it died: they left no ledger, and the watcher names them. (The other
+    # generator's may or may not have reported before compose stopped the run.)
     missing = [s.id for s in result.senders if s.status.startswith("no ledger")]
-    assert missing in (["host1-s1", "host1-s2"], ["host2-s1", "host2-s2"]), [
-        (s.id, s.status) for s in result.senders
-    ]
+    assert len(missing) >= 2, [(s.id, s.status) for s in result.senders]
+    assert any(error.startswith("no ledger from ") for error in result.errors), result.errors
     assert 0 < received(result) < result.messages.expected == 4 * 10001
 
 
@@ -98,11 +97,15 @@ def test_the_daemon_killed_for_memory_is_named_with_its_limit(rsyslog_built: Non
     """Measured on rsyslog 8.2504: 12 MiB cannot hold 2 x 2 x 300,000 messages, the kernel kills it."""
     outcome, result = fault_run(faults.KINDS["daemon-oom"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
-    assert result.errors[0].startswith(
-        "the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB"
+    # The engine's OOM event (the host's line, first) and the watcher's line with the limit and the peak.
+    assert " the kernel's OOM killer acted at +" in engine_line(result)
+    assert any(
+        error.startswith("the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB")
+        for error in result.errors
     ), result.errors
     assert result.daemon.exit_code == 137
-    assert result.memory.peak_bytes == 12 * 2**20
+    # At the limit: cgroup v1's max_usage_in_bytes was seen a few pages above it (12,599,296 bytes).
+    assert result.memory.peak_bytes is not None and result.memory.peak_bytes // 2**20 == 12
 
 
 def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_path: Path) -> None:
@@ -119,7 +122,10 @@ def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path
     outcome, result = fault_run(faults.KINDS["daemon-pause"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert engine_line(result).endswith(f"{outcome.hit} was still paused when the run ended")
-    assert result.timed_out
+    assert result.end.trigger == "timeout"
+    assert any(
+        error.startswith("the daemon's supervisor had written no sample for ") for error in result.errors
+    )
     assert result.messages.lost > 0 and received(result) + result.messages.lost == result.messages.expected
 
 

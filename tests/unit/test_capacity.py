@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, capacity, cli, matrix, profiles
@@ -51,12 +52,16 @@ def refusal(argv: list[str], capsys: pytest.CaptureFixture[str], started: list[s
 def test_a_billion_messages_per_sender_hit_the_disk_check(
     capsys: pytest.CaptureFixture[str], no_docker: list[str], tmp_path: Path
 ) -> None:
-    line = refusal(["--profile", "rsyslog8", "MESSAGES_PER_SENDER=1000000000"], capsys, no_docker, tmp_path)
-    assert line == (
-        "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=1000000000 needs about 3.6 TiB on /var/lib/docker "
-        "(1.8 TiB of rendered messages and as much output), which has 76.0 GiB free: use "
-        "MESSAGES_PER_SENDER=20401093 or less, fewer senders, or free space there"
-    )
+    text = refusal(["--profile", "rsyslog8", "MESSAGES_PER_SENDER=1000000000"], capsys, no_docker, tmp_path)
+    assert text.split("\n") == [
+        "the load cannot fit:",
+        "  - HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=1000000000: the watcher reconciles in one byte "
+        "per message, 18.6 GiB beside its own 96.0 MiB, more than its memory limit of 384.0 MiB (compose.yaml): "
+        "use MESSAGES_PER_SENDER=15099492 or less, or fewer senders",
+        "  - HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=1000000000 needs about 3.6 TiB on "
+        "/var/lib/docker (1.8 TiB of rendered messages and as much output), which has 76.0 GiB free: use "
+        "MESSAGES_PER_SENDER=20401093 or less, fewer senders, or free space there",
+    ]
 
 
 def test_ten_thousand_senders_per_host_do_not_fit_a_generator(
@@ -81,6 +86,9 @@ def test_ten_thousand_senders_on_rsyslog_list_each_problem_on_its_own_line(
         "  - SENDERS_PER_HOST=10000: each generator needs about 68.4 GiB (12 MiB, then 7 MiB per sender "
         "process), more than REMOTE_MEM=512.0 MiB: use SENDERS_PER_HOST=71 or less (and more HOSTS), or "
         "raise REMOTE_MEM",
+        "  - HOSTS=5 x SENDERS_PER_HOST=10000 x MESSAGES_PER_SENDER=300000: the watcher reconciles in one byte "
+        "per message, 14.0 GiB beside its own 96.0 MiB, more than its memory limit of 384.0 MiB (compose.yaml): "
+        "use MESSAGES_PER_SENDER=6037 or less, or fewer senders",
         "  - HOSTS=5 x SENDERS_PER_HOST=10000 x MESSAGES_PER_SENDER=300000 needs about 2.7 TiB on "
         "/var/lib/docker (1.4 TiB of rendered messages and as much output), which has 76.0 GiB free: use "
         "MESSAGES_PER_SENDER=8159 or less, fewer senders, or free space there",
@@ -147,7 +155,8 @@ def test_conn200_in_one_generator_does_not_fit_512m(
 def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
     capsys: pytest.CaptureFixture[str], no_docker: list[str], tmp_path: Path
 ) -> None:
-    # All-out UDP (no rate) with 1 TiB free: the index each sender keeps is the one problem left...
+    # All-out UDP (no rate) with 1 TiB free: the index each sender keeps and the watcher's tally are the
+    # problems left...
     ample = capacity.Disk("/var/lib/docker", 1024 * GIB)
     cfg, _ = benchmark.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "30000000"})
     found = capacity.problems(cfg, scenarios.load("udp-allout"), profiles.resolve("rsyslog8"), ample)
@@ -155,7 +164,10 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=30000000: each generator needs about 1012.7 MiB "
         "(4 senders x (7 MiB + 8.5 bytes per message, the index a UDP or fixed-rate sender keeps)), more than "
         "REMOTE_MEM=512.0 MiB: use MESSAGES_PER_SENDER=14556701 or less, fewer SENDERS_PER_HOST, or raise "
-        "REMOTE_MEM"
+        "REMOTE_MEM",
+        "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=30000000: the watcher reconciles in one byte per "
+        "message, 572.2 MiB beside its own 96.0 MiB, more than its memory limit of 384.0 MiB (compose.yaml): "
+        "use MESSAGES_PER_SENDER=15099492 or less, or fewer senders",
     ]
     # ... and through the command line, the fixed-rate `udp` scenario: its rate and the disk say so too.
     text = refusal(
@@ -164,6 +176,7 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
     assert text.split("\n") == [
         "the load cannot fit:",
         f"  - {found[0]}",
+        f"  - {found[1]}",
         "  - scenario udp sends 30,000,000 messages per sender at 1,000 msg/s, which takes 30,000 s, not less "
         "than RUN_TIMEOUT=900: lower MESSAGES_PER_SENDER below 900000, or raise RUN_TIMEOUT",
         "  - HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=30000000 needs about 110.6 GiB on "
@@ -178,6 +191,27 @@ def test_the_largest_messages_in_memory_fit_exactly(tmp_path: Path) -> None:
     assert capacity.memory_problem(cfg, scenarios.load("udp-allout")) is None
     cfg, _ = benchmark.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556702"})
     assert capacity.memory_problem(cfg, scenarios.load("udp-allout")) is not None
+
+
+def test_the_largest_tally_fits_the_watcher_exactly() -> None:
+    """The watcher bound's own arithmetic: the most messages it allows fit, one more does not."""
+    cfg, _ = benchmark.run_env({"MESSAGES_PER_SENDER": "15099492"})
+    assert capacity.watcher_problem(cfg) is None
+    cfg, _ = benchmark.run_env({"MESSAGES_PER_SENDER": "15099493"})
+    assert capacity.watcher_problem(cfg) is not None
+
+
+def test_the_watchers_limit_is_the_one_compose_gives_it() -> None:
+    watcher = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["watcher"]
+    assert settings.parse_size(watcher["mem_limit"]) == capacity.WATCHER_MEM
+    assert watcher["memswap_limit"] == watcher["mem_limit"]  # no swap: the peak is all in memory
+
+
+def test_thirty_million_messages_on_the_baseline_fit() -> None:
+    """The largest run of docs/measurement.md: 5 x 4 x 1,500,000, with this machine's free disk."""
+    cfg, _ = benchmark.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "4", "MESSAGES_PER_SENDER": "1500000"})
+    scenario, profile = scenarios.load("seed2014"), profiles.resolve("baseline")
+    assert capacity.problems(cfg, scenario, profile, capacity.Disk("/var/lib/docker", FREE)) == []
 
 
 def udp_scenario(tmp_path: Path, message_bytes: int) -> scenarios.Scenario:

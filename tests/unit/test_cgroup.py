@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.rig import cgroup
 from syslogbench.rig.cgroup import Snapshot, cpu_delta, oom_kills_between, read_snapshot, snapshot_files
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -297,3 +298,40 @@ def test_supervisor_copies_every_file(version: int) -> None:
     script = SUPERVISOR.read_text()
     missing = [name for name in snapshot_files(version) if name not in script]
     assert not missing, f"supervise.sh does not mention {missing}"
+
+
+# --- the watcher's own memory, read live ---------------------------------------------------------------------
+
+
+def own_root(tmp_path: Path, version: int, sample: str = "end") -> Path:
+    """A container's /sys/fs/cgroup as the watcher sees it, from a sample snapshot's files: v1 mounts each
+    controller in its own directory, v2 has one directory with cgroup.controllers."""
+    source = SAMPLES / f"cgroup_v{version}" / sample
+    target = tmp_path / "memory" if version == 1 else tmp_path
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    if version == 2:
+        (tmp_path / "cgroup.controllers").write_text("cpu io memory pids\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_own_memory_reads_what_a_snapshot_reads(tmp_path: Path, version: int) -> None:
+    snapshot = read_snapshot(SAMPLES / f"cgroup_v{version}" / "end")
+    assert snapshot.memory_peak_bytes is not None  # the v2 sample is unlimited ("max"), the v1 one is not
+    assert cgroup.own_memory(own_root(tmp_path, version)) == cgroup.OwnMemory(
+        snapshot.memory_peak_bytes, snapshot.memory_peak_source, snapshot.memory_limit_bytes
+    )
+
+
+def test_own_memory_v2_without_a_peak_file_says_so(tmp_path: Path) -> None:
+    own = cgroup.own_memory(own_root(tmp_path, 2, "no_peak"))
+    assert own.peak_source == "memory.current (no peak file)"
+    assert own.peak_bytes == int((tmp_path / "memory.current").read_text())
+
+
+def test_own_memory_unlimited_and_unknown(tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    assert cgroup.own_memory(tmp_path) == cgroup.OwnMemory(None, "none", None)
+    (tmp_path / "memory" / "memory.max_usage_in_bytes").write_text("1048576\n")
+    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert cgroup.own_memory(tmp_path) == cgroup.OwnMemory(1048576, "memory.max_usage_in_bytes", None)

@@ -56,17 +56,13 @@ def test_describe_names_the_signal_and_the_oom_kill() -> None:
 def test_the_first_to_end_badly_before_the_watcher_comes_first() -> None:
     states = [
         state("p-generator-1", "generator", 137, 4),  # SIGKILLed by compose after its grace
-        state("p-rsyslog8-1", "rsyslog8", 143, 3),  # stopped by compose
+        state("p-rsyslog8-1", "rsyslog8", 143, 3),  # stopped by compose: says nothing
         state("p-generator-2", "generator", 137, 1),  # killed: the cause
         state("p-lasthop-1", "lasthop", 0, 2),  # ended cleanly
         state("p-watcher-1", "watcher", 3, 6),
         state("p-generator-3", "generator", 137, 7),  # after the watcher: compose stopping the rest
     ]
-    assert [c.name for c in ended_before_the_watcher(states)] == [
-        "p-generator-2",
-        "p-rsyslog8-1",
-        "p-generator-1",
-    ]
+    assert [c.name for c in ended_before_the_watcher(states)] == ["p-generator-2", "p-generator-1"]
 
 
 def test_a_clean_run_has_nothing_to_say() -> None:

@@ -562,3 +562,118 @@ def test_two_messages_run_together_on_one_line(tmp_path: Path) -> None:
     assert per_sender(result, "truncated") == [0, 0, 1]
     assert per_sender(result, "lost") == [0, 0, 2]
     assert per_sender(result, "received") == [61, 61, 59]
+
+
+# --- streaming: the files are read in blocks of whole lines, never whole ----------------------------------
+
+
+def lossy_output() -> tuple[list[Entry], list[bytes]]:
+    """Every kind of count at once: a loss, a duplicate, a misfiled line, a cut line, an unknown sender."""
+    entries, done = output()
+    entries = without(entries, {(1, 1, 7)})
+    entries.append(find(entries, 1, 2, 3))
+    facility, severity, line = find(entries, 2, 1, 11)
+    entries = [*without(entries, {(2, 1, 11)}), ((facility + 1) % messages.FACILITIES, severity, line)]
+    entries = replace_line(entries, 2, 1, 40, cut(find(entries, 2, 1, 40)[2], 45))
+    entries.append((0, 0, daemon_line(messages.render_line(SenderId(9, 1), 1, 0, "Nov 22 10:00:00", 7))))
+    return entries, done
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64, 101, 4096])
+def test_counts_do_not_depend_on_where_the_reads_fall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Lines split across reads (a read of 1 byte splits every line) count as if each file were read whole."""
+    log_dir = write(tmp_path / "logs", *lossy_output())
+    whole = run(log_dir)
+    assert per_sender(whole, "lost") == [1, 0, 1] and per_sender(whole, "duplicated") == [0, 1, 0]
+    assert (whole.misfiled, whole.unknown, whole.total("truncated")) == (1, 1, 1)
+    monkeypatch.setattr(reconcile, "BLOCK_BYTES", size)
+    assert run(log_dir) == whole
+
+
+def test_blocks_end_at_newlines_and_join_a_split_line(tmp_path: Path) -> None:
+    path = tmp_path / "lines"
+    path.write_bytes(b"one\ntwo two\nthree\nfour")
+    blocks = list(reconcile.line_blocks(path, size=6))
+    assert [block.data[block.start : block.end] for block in blocks] == [
+        b"one\n",
+        b"two two\n",
+        b"three\n",
+        b"four",
+    ]
+    assert [line for block in blocks for line in block.lines()] == [b"one", b"two two", b"three", b"four"]
+
+
+def test_a_file_without_its_last_newline_still_counts_its_last_line(tmp_path: Path) -> None:
+    entries, done = output()
+    log_dir = write(tmp_path / "logs", entries, done)
+    for path in log_dir.glob("test.*.log"):
+        path.write_bytes(path.read_bytes().removesuffix(b"\n"))
+    (log_dir / "done.log").write_bytes((log_dir / "done.log").read_bytes().removesuffix(b"\n"))
+    result = run(log_dir)
+    assert per_sender(result, "received") == [PER_SENDER] * 3
+    assert result.done_log_lines == 3
+    assert result.clean
+
+
+def test_duplicates_in_two_files_count_once_each(tmp_path: Path) -> None:
+    entries, done = output()
+    facility, severity, line = find(entries, 1, 1, 20)
+    entries += [(facility, severity, line), ((facility + 1) % messages.FACILITIES, severity, line)]
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "duplicated") == [2, 0, 0]
+    assert per_sender(result, "received") == [PER_SENDER] * 3
+    assert result.misfiled == 1
+
+
+@pytest.mark.parametrize("seq", [0, PER_SENDER + 1, 10**15])
+def test_sequence_numbers_beyond_what_was_sent_are_unknown_and_grow_nothing(tmp_path: Path, seq: int) -> None:
+    entries, done = output()
+    late = messages.render_line(SenderId(1, 1), seq, 42, "Nov 22 10:00:00", 7)
+    entries.append((5, 2, daemon_line(late)))
+    result = run(write(tmp_path / "logs", entries, done))
+    assert result.unknown == 1
+    assert per_sender(result, "received") == [PER_SENDER] * 3
+    assert per_sender(result, "duplicated") == [0, 0, 0]
+
+
+def test_an_overlong_line_is_read_cut_and_its_message_truncated(tmp_path: Path) -> None:
+    """A line longer than LONGEST_LINE (a lost newline, say) is read as its first 4 MiB; the lines after it
+    count as usual."""
+    entries, done = output()
+    facility, severity, line = find(entries, 1, 2, 8)
+    long = line[:-1] + b"x" * (reconcile.LONGEST_LINE + 10) + b"\n"
+    entries = replace_line(entries, 1, 2, 8, long)
+    result = run(write(tmp_path / "logs", entries, done))
+    assert per_sender(result, "truncated") == [0, 1, 0]
+    assert per_sender(result, "received") == [PER_SENDER, PER_SENDER - 1, PER_SENDER]
+    assert (result.misfiled, result.unknown) == (0, 0)
+
+
+def test_an_overlong_line_is_cut_wherever_the_reads_fall(tmp_path: Path) -> None:
+    path = tmp_path / "lines"
+    path.write_bytes(b"a\n" + b"y" * (reconcile.LONGEST_LINE + 3) + b"\nb\n")
+    for size in (reconcile.LONGEST_LINE, 1000, 4096 + 1):
+        lines = [line for block in reconcile.line_blocks(path, size=size) for line in block.lines()]
+        assert lines == [b"a", b"y" * reconcile.LONGEST_LINE + reconcile.CUT.rstrip(b"\n"), b"b"], size
+
+
+def test_dropping_the_page_cache_changes_no_count(tmp_path: Path) -> None:
+    log_dir = write(tmp_path / "logs", *lossy_output())
+    assert reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, forget=True) == run(log_dir)
+
+
+def test_memory_does_not_grow_with_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """3.5 MiB of output read 64 KiB at a time: the reconciler's own allocations stay near one read."""
+    import tracemalloc
+
+    entries, done = output()
+    log_dir = write(tmp_path / "logs", entries * 200, done)  # 36,600 lines, about 3.5 MiB
+    monkeypatch.setattr(reconcile, "BLOCK_BYTES", 64 * 1024)
+    tracemalloc.start()
+    result = run(log_dir)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert per_sender(result, "duplicated") == [199 * PER_SENDER] * 3
+    assert peak < 2 * 2**20, f"peak {peak:,} bytes"

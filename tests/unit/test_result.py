@@ -668,3 +668,55 @@ def test_build_round_trips_through_the_model() -> None:
     for obs in (observed(), udp_observed(lost_by_first=7), observed(counts=None, start=None, end=None)):
         document = result.build(obs)
         assert model.Result.from_dict(document).to_dict() == document
+
+
+# --- harness: what the harness itself cost -----------------------------------------------------------------
+
+WATCHER = model.HarnessContainer(
+    peak_memory_bytes=97 * 2**20,
+    peak_memory_source="memory.max_usage_in_bytes",
+    memory_limit_bytes=384 * 2**20,
+)
+
+
+def test_build_records_the_watchers_memory_and_the_reconciliation_time() -> None:
+    harness = model.Harness(watcher=WATCHER, reconcile_s=3.25, reconcile_cpu_s=2.5)
+    document = result.build(observed(harness=harness))
+    assert schema_errors(document) == []
+    assert document["harness"] == {
+        "watcher": {
+            "peak_memory_bytes": 97 * 2**20,
+            "peak_memory_source": "memory.max_usage_in_bytes",
+            "memory_limit_bytes": 384 * 2**20,
+        },
+        "reconcile_s": 3.25,
+        "reconcile_cpu_s": 2.5,
+    }
+    assert model.Result.from_dict(document).harness == harness
+
+
+def test_a_run_that_measured_nothing_of_the_harness_writes_nulls() -> None:
+    document = result.build(observed(counts=None, start=None, end=None))
+    assert schema_errors(document) == []
+    watcher = {"peak_memory_bytes": None, "peak_memory_source": None, "memory_limit_bytes": None}
+    assert document["harness"] == {"watcher": watcher, "reconcile_s": None, "reconcile_cpu_s": None}
+
+
+def test_a_result_from_before_the_harness_block_loads_with_nothing_measured() -> None:
+    document = result.build(observed(harness=model.Harness(watcher=WATCHER, reconcile_s=1.5)))
+    del document["harness"]
+    loaded = model.Result.from_dict(document)
+    assert loaded.harness == model.Harness()
+    assert loaded.harness.watcher.peak_memory_bytes is None and loaded.harness.reconcile_s is None
+    assert schema_errors(loaded.to_dict()) == []
+
+
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [({"colour": "blue"}, "colour"), ({"watcher": {"peak_memory_bytes": 1, "rss": 2}}, "rss")],
+)
+def test_an_unknown_harness_key_is_refused(block: dict, key: str) -> None:
+    document = result.build(observed()) | {"harness": block}
+    assert schema_errors(document) != []
+    with pytest.raises(model.ResultError, match=f"unknown key '{key}'"):
+        model.Result.from_dict(document)

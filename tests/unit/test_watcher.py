@@ -17,7 +17,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import control
+from syslogbench.rig import cgroup, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
@@ -156,6 +156,18 @@ def test_line_counter_counts_split_files_only_and_only_new_bytes(tmp_path: Path)
     append(first, PLAIN_LINE[10:])
     assert counter.update() == 7
     assert counter.offsets == {first.name: first.stat().st_size, second.name: second.stat().st_size}
+
+
+def test_line_counter_reads_a_block_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What arrived since the last look is counted in reads of BLOCK_BYTES, with the same count."""
+    monkeypatch.setattr(files, "BLOCK_BYTES", 7)
+    path = tmp_path / "test.baseline.all.log"
+    path.write_bytes(PLAIN_LINE * 5 + PLAIN_LINE[:3])
+    counter = files.LineCounter(tmp_path)
+    assert counter.update() == 5
+    append(path, PLAIN_LINE[3:] + PLAIN_LINE)
+    assert counter.update() == 7
+    assert counter.offsets == {path.name: path.stat().st_size}
 
 
 def test_line_counter_empty_directory(tmp_path: Path) -> None:
@@ -577,6 +589,29 @@ def test_any_exception_still_writes_a_result(volumes: Path, monkeypatch: pytest.
     assert result["errors"][0] == "the watcher failed: KeyError: 'rate'"
     assert result["messages"]["received"] == 61
     assert result["daemon"]["exit_code"] == 0
+
+
+def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def reconciled(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        raise KeyError("rate")  # the quickest way through conclude: the salvage reconciles what arrived
+
+    monkeypatch.setattr(run, "run", reconciled)
+    monkeypatch.setattr(
+        cgroup, "own_memory", lambda: cgroup.OwnMemory(41 * 2**20, "memory.peak", 384 * 2**20)
+    )
+    run.main()
+    harness = one_result(volumes)["harness"]
+    assert harness["watcher"] == {
+        "peak_memory_bytes": 41 * 2**20,
+        "peak_memory_source": "memory.peak",
+        "memory_limit_bytes": 384 * 2**20,
+    }
+    assert isinstance(harness["reconcile_s"], float) and 0 <= harness["reconcile_s"] < 5
+    assert isinstance(harness["reconcile_cpu_s"], float) and 0 <= harness["reconcile_cpu_s"] < 5
 
 
 def test_a_sigterm_before_the_start_names_the_senders_not_ready(

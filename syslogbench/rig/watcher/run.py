@@ -18,7 +18,8 @@ from syslogbench import contract
 from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import control, fingerprint, tlscerts
+from syslogbench.model.result import HarnessContainer
+from syslogbench.rig import cgroup, control, fingerprint, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
@@ -218,11 +219,8 @@ def read_generator_cpu() -> float | None:
 def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
     wait_for_ledgers(cfg, ledger_wait)
     obs.generator_cpu_s = read_generator_cpu()
-    senders = expected_senders(cfg)
     ledgers = read_ledgers()
-    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
-    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
-    obs.counts = reconcile(control.LOGS, ledgers, senders, cfg.messages_per_sender + 1, expect)
+    reconcile_output(cfg, obs, ledgers)
     if full := fault.logs_full(control.LOGS):
         obs.errors.insert(0, full)  # the cause, before the loss or the timeout it led to
     if note := tls_note(ledgers):
@@ -243,6 +241,18 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
         remove_test_files()
         if contract.QUEUE_DIR.exists():
             clear(contract.QUEUE_DIR)
+
+
+def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, dict]) -> None:
+    """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s)."""
+    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
+    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
+    senders, per_sender = expected_senders(cfg), cfg.messages_per_sender + 1
+    began, cpu = time.monotonic(), time.process_time()
+    # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
+    obs.counts = reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
+    obs.harness.reconcile_s = round(time.monotonic() - began, 3)
+    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
 
 
 def prepare_tls(cfg: settings.Settings) -> str | None:
@@ -293,6 +303,12 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     stop_daemon(obs)
     relay.after_stop(obs)
     conclude(cfg, obs)
+
+
+def own_memory() -> HarnessContainer:
+    """The watcher's own memory peak so far (the reconciliation is its largest part) and its limit."""
+    own = cgroup.own_memory()
+    return HarnessContainer(own.peak_bytes, own.peak_source, own.limit_bytes)
 
 
 def write_result(obs: Observed) -> dict:
@@ -486,6 +502,7 @@ def main() -> int:
     # The key is throwaway, but it need not outlive the run in the volume either.
     shutil.rmtree(control.CONTROL.tls, ignore_errors=True)
     obs.finished = datetime.now(UTC)
+    obs.harness.watcher = own_memory()
     result = write_result(obs)
     report(result)
     try:
