@@ -333,6 +333,20 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
     return 0 if all(counts[key] == 0 for key in COUNTED) else 1
 
 
+def commit() -> str:
+    """The code the campaign ran (with +changes when the checkout had uncommitted ones)."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "syslogbench"], capture_output=True, text=True, cwd=ROOT
+        )
+    except OSError:
+        return "unknown"
+    return (head.stdout.strip() or "unknown") + ("+changes" if dirty.stdout.strip() else "")
+
+
 def write(
     path: Path, campaign_id: str, seed: int, names: list[str], began: datetime, outcomes: list[Outcome]
 ) -> None:
