@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, calibrate, faults, fingerprint, images, matrix, profiles, render
@@ -81,11 +83,23 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     """show prints a run's result; the report's renderer is passed in by the caller (syslogbench.__main__)."""
     args = parser().parse_args(argv)
+    # A SIGTERM (kill, a CI job cancelled) ends a run as Ctrl-C does: its containers are stopped and removed.
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         return dispatch(args, show)
+    except KeyboardInterrupt:
+        log("interrupted: the run's containers were stopped and removed")
+        return INTERRUPTED
     except (
         settings.SettingsError,
         profiles.ProfileError,

@@ -322,7 +322,11 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
     outcomes = []
     for number, (profile, kind) in enumerate(chosen, 1):
         benchmark.log(f"fault run {number}/{runs}: {kind.name} on {profile}")
-        outcome = one_run(number, profile, kind, rng, out, project)
+        try:
+            outcome = one_run(number, profile, kind, rng, out, project)
+        except KeyboardInterrupt:  # the run's thread dies with the process: stop its containers here
+            Compose(profile, project).down({}, stop_s=5, volumes=True, quiet=True)
+            raise
         benchmark.log(
             f"  {outcome.verdict} in {outcome.elapsed_s} s; {'; '.join(outcome.problems) or 'all invariants held'}"
         )
