@@ -29,6 +29,10 @@ SUPERVISOR_ENV: dict[str, str | None] = {
     "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
 }
 
+# The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
+# `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
+FINGERPRINT_ENV = "FINGERPRINT"
+
 # -- the volumes, as each container mounts them -------------------------------------------------------------
 CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] or ""))
 LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))

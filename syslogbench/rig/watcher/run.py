@@ -19,7 +19,7 @@ from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import HarnessContainer
-from syslogbench.rig import cgroup, control, tlscerts
+from syslogbench.rig import cgroup, control, fingerprint, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
@@ -403,6 +403,7 @@ def reset() -> None:
 def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
     """Reset the volumes and tell the others the run (run.json); returns a TLS problem, if any."""
     reset()
+    obs.host.fingerprint = fingerprint.for_run(control.LOGS, obs.notes)  # before the others start
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
