@@ -21,7 +21,7 @@ WATCHER_HOST = "watcher"
 CONTROL_PORT = 5140
 # Its requests, one JSON line each, in the order of docs/DESIGN.md's channel table (a unit test holds the two
 # equal): each is answered by one line.
-CHANNEL_OPS = ("hello", "ready", "start", "ledger", "generator", "finish")
+CHANNEL_OPS = ("hello", "ready", "start", "ledger", "end", "generator", "finish")
 # On Swarm no directory of the user's is mounted on the central node: the watcher prints the result on its
 # output as `<prefix> <i>/<n> <base64 of gzip'd JSON>` lines, which `syslogbench run --swarm` reads back with
 # `docker service logs` (short lines: Docker's log drivers cut lines at 16 KiB).
@@ -39,6 +39,10 @@ SUPERVISOR_ENV: dict[str, str | None] = {
     "SCENARIO": "seed2014",  # picks the rendered config linked to active.conf
     "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
 }
+
+# The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
+# `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
+FINGERPRINT_ENV = "FINGERPRINT"
 
 # -- the volumes, as each container mounts them -------------------------------------------------------------
 CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] or ""))
@@ -167,6 +171,10 @@ class Control:
         return self.root / "restart"
 
     @property
+    def lasthop_cpu(self) -> Path:
+        return self.root / "lasthop" / "cpu.json"
+
+    @property
     def drained(self) -> Path:
         return self.root / "lasthop" / "drained.json"
 
@@ -183,7 +191,7 @@ def protocol_names() -> list[str]:
     names += [c.daemon.version, c.daemon.manifest, c.daemon.base, c.go, c.unsupported, c.samples]
     names += [c.generator("<i>"), c.daemon.ready, c.hosts / "<i>", c.ready("host<i>-s<j>"), c.start]
     names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
-    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.drained, c.finish]
+    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu, c.drained, c.finish]
     return [str(name) for name in names]
 
 

@@ -5,6 +5,9 @@
 #   chmod 2775   group-writable, and setgid: whatever is created below stays in that group
 # A directory not mounted here (the image run for another command, e.g. reading the logs volume) is skipped.
 set -eu
+# The healthcheck's marks (watcher/Dockerfile): a restarted container keeps its /tmp, and must be healthy
+# again only after its own reset.
+rm -f /tmp/watcher-ready /tmp/watcher-healthy
 for dir in /bench/control /var/log/bench /var/spool/bench-queue; do
     [ -d "$dir" ] || continue
     chgrp 10001 "$dir"  # a member of the group (compose.yaml group_add): no capability needed

@@ -17,8 +17,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench.contract import EXIT_CODES
-from syslogbench.host import capacity, events, images, lock, profiles
+from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
+from syslogbench.host import capacity, events, fingerprint, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -82,11 +82,12 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
 
 
 def worst_case_s(cfg: settings.Settings) -> int:
-    """The longest a run can take, from `compose up` until `syslogbench run` returns (docs/running.md):
-    compose is stopped RUN_TIMEOUT + START_ALLOWANCE_S after it starts, whatever hangs; then the engine's
-    events drain (11 s at most), `docker ps` and `docker inspect` answer (60 s each at most), and `down`
-    stops what is left (30 s) and removes it (60 s at most)."""
-    return cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
+    """The longest a run can take, from its fingerprint until `syslogbench run` returns (docs/running.md):
+    the fingerprint's container is given up after fingerprint.TIMEOUT_S; compose is stopped RUN_TIMEOUT +
+    START_ALLOWANCE_S after it starts, whatever hangs; then the engine's events drain (11 s at most), `docker
+    ps` and `docker inspect` answer (60 s each at most), and `down` stops what is left (30 s) and removes it
+    (60 s at most)."""
+    return fingerprint.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
 def check_capacity(profile_names: list[str], overrides: dict[str, str]) -> None:
@@ -255,6 +256,7 @@ def measure(
     # project (or checkout) into the same results directory is never taken for this one.
     staging = Path(tempfile.mkdtemp(prefix=f".run-{runner.project}-", dir=results_dir))
     env["RESULTS_DIR"] = str(staging.resolve())
+    found = measure_fingerprint(cfg, env)
     began = datetime.now(UTC)
     containers: list[ContainerState] = []
     seen: list[events.Event] = []
@@ -276,7 +278,7 @@ def measure(
         log("compose did not finish in time: every container was stopped")
         reasons.insert(0, f"compose did not finish within {cfg.run_timeout + STARTUP_ALLOWANCE_S} s")
     if not new:
-        path = written_from_outside(profile, cfg, scenario, containers, reasons, began, results_dir)
+        path = written_from_outside(profile, cfg, scenario, containers, reasons, began, results_dir, found)
         log(f"the watcher wrote no result: this one, written from outside, says why: {path}")
         show(path)
         return EXIT_CODES["error"]
@@ -294,6 +296,20 @@ def measure(
         return EXIT_CODES["error"]
     # The watcher's exit code, which compose passes on: one of contract.EXIT_CODES.
     return EXIT_CODES["error"] if up.code is None else up.code
+
+
+def measure_fingerprint(cfg: settings.Settings, env: dict[str, str]) -> result.Fingerprint | None:
+    """The machine's fingerprint under the daemon's limits, handed to the watcher in env."""
+    found, why = fingerprint.measure(cfg)
+    if found is None:
+        env.pop(FINGERPRINT_ENV, None)
+        log(f"notice: {why}; the watcher measures the fingerprint in its own container")
+        return None
+    env[FINGERPRINT_ENV] = json.dumps(found.to_dict(), sort_keys=True)
+    log(f"fingerprint: {fingerprint.summary(found)}")
+    if note := found.unsteady():
+        log(f"notice: {note}")
+    return found
 
 
 def container_reasons(containers: list[ContainerState]) -> list[str]:
@@ -322,14 +338,15 @@ def written_from_outside(
     reasons: list[str],
     began: datetime,
     results_dir: Path,
+    found: result.Fingerprint | None = None,
 ) -> Path:
-    """The watcher itself was killed (or never ran): a result from the host, verdict error, nothing measured,
-    with the containers' states. It is built the way an n/a result is."""
+    """The watcher itself was killed (or never ran): a result from the host, verdict error, nothing measured
+    but the fingerprint taken before compose up, with the containers' states. Built the way an n/a result is."""
     watcher = next((c for c in containers if c.service == "watcher"), None)
     said = watcher.describe() if watcher else "no watcher container was found"
     errors = [f"the watcher wrote no result ({said}); this result was written by `syslogbench run`", *reasons]
     states = "; ".join(c.describe() for c in containers) or "none (the engine did not answer)"
-    host = machine.host_facts(docker_version=docker_version())
+    host = replace(machine.host_facts(docker_version=docker_version()), fingerprint=found)
     empty = result.not_applicable(cfg, scenario, daemon_of(profile), host, "", began)
     data = replace(
         empty,
@@ -370,7 +387,8 @@ def not_applicable(
     """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
     reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
     daemon = daemon_of(profile)
-    # The watcher reads the same facts from /proc in its container, which shares this machine's kernel.
+    # The watcher reads the same facts from /proc in its container, which shares this machine's kernel. No
+    # fingerprint: nothing runs, so there is nothing for it to explain.
     host = machine.host_facts(docker_version=docker_version())
     data = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).to_dict()
     results_dir.mkdir(parents=True, exist_ok=True)

@@ -7,12 +7,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, calibrate, faults, images, matrix, profiles, render, stack, swarm
+from syslogbench.host import (
+    benchmark,
+    calibrate,
+    faults,
+    fingerprint,
+    images,
+    matrix,
+    profiles,
+    render,
+    stack,
+    swarm,
+)
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import result, scenarios, settings
 
@@ -70,10 +83,14 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument(
         "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
     )
+    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
     cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
     cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
     cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
+    cmd = sub.add_parser("fingerprint", help="time this machine's fingerprint (as a run does) and its spread")
+    cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="CENTRAL_CPUS, CENTRAL_MEM, ...")
     cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
     cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
     cmd = sub.add_parser("report", help="Markdown table over results/")
@@ -88,11 +105,23 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
+def interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str], show: Show = benchmark.show_path) -> int:
     """show prints a run's result; the report's renderer is passed in by the caller (syslogbench.__main__)."""
     args = parser().parse_args(argv)
+    # A SIGTERM (kill, a CI job cancelled) ends a run as Ctrl-C does: its containers are stopped and removed.
+    signal.signal(signal.SIGTERM, interrupt)
     try:
         return dispatch(args, show)
+    except KeyboardInterrupt:
+        log("interrupted: the run's containers were stopped and removed")
+        return INTERRUPTED
     except (
         settings.SettingsError,
         profiles.ProfileError,
@@ -140,6 +169,14 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
     if args.command == "stack":
         return write_stack(args)
+    if args.command == "fingerprint":
+        if args.times < 1:
+            raise settings.SettingsError(f"--times {args.times}: use 1 or more")
+        cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+        return fingerprint.main(cfg, args.times, log)
+    if args.command == "faults" and args.summary:
+        print(faults.summary(args.summary))
+        return 0
     if args.command == "faults":
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         return faults.campaign(args.runs, args.seed, names, args.results)

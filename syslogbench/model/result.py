@@ -9,14 +9,15 @@ place that knows what an older document lacked. Stdlib only: the watcher imports
 
 from __future__ import annotations
 
+import json
 import secrets
 import sys
 import types
 import typing
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from statistics import median
+from statistics import mean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, read_json
@@ -230,6 +231,83 @@ def readable(name: str, value: float | None) -> str:
     return f"{value / 2**30:.2f} GiB" if name.endswith("bytes") else f"{value:g}"
 
 
+UNSTEADY_COV = 0.2  # above this, a fingerprint figure's repeats say the machine was busy
+
+
+@dataclass
+class Figure:
+    """One figure of the fingerprint: the median rate of its repeats per wall second, in `unit`."""
+
+    value: float
+    unit: str
+    seconds: float  # all repeats together
+    repeats: list[float] = field(default_factory=list)  # each repeat's rate, in order
+    # The CPU seconds (user and system) the timed work used, and the rate per CPU second over all repeats:
+    # close to `value` on a quiet machine, above it where the work waited for a CPU.
+    cpu_s: float | None = optional()
+    per_cpu_s: float | None = optional()
+
+    def cov(self) -> float | None:
+        """The repeats' coefficient of variation (sample standard deviation / mean)."""
+        if len(self.repeats) < 2 or not mean(self.repeats):
+            return None
+        return stdev(self.repeats) / mean(self.repeats)
+
+
+@dataclass
+class Fingerprint:
+    """What this machine did with fixed work, just before the run (syslogbench/rig/fingerprint.py).
+
+    Machines that report the same CPU model differ, so two results compare through these figures: cpu for
+    CPU-bound daemons (syslog-ng), file_churn for rsyslog's seed run (open and close per message), loopback_tcp
+    for the senders' path. docs/measurement.md says how to read them.
+    """
+
+    version: int  # of the fixed work: figures of different versions do not compare
+    # "container": a one-shot container under the daemon's CPU and memory limits, on a fresh volume of the
+    # logs volume's kind (`syslogbench run`); "watcher": in the watcher, on the logs volume (plain compose).
+    source: str
+    cpu: Figure
+    file_churn: Figure
+    loopback_tcp: Figure
+    seconds: float  # the three figures, inside the container
+    cpu_limit: float | None = None  # the CPUs and memory the measuring cgroup had; None: unlimited
+    memory_limit_bytes: int | None = None
+    wall_s: float | None = optional()  # `syslogbench run` only: container and volume included
+
+    def figures(self) -> dict[str, Figure]:
+        return {"cpu": self.cpu, "file_churn": self.file_churn, "loopback_tcp": self.loopback_tcp}
+
+    def unsteady(self) -> str | None:
+        """A note when a figure's repeats vary by more than UNSTEADY_COV: something else was using the machine.
+
+        On the project's machine, quiet, the repeats varied by 2-10% (CoV); with other benchmarks running on
+        its 2 cores, by 40-60%, every figure a third of the quiet one."""
+        covs = {name: figure.cov() for name, figure in self.figures().items()}
+        high = {name: cov for name, cov in covs.items() if cov is not None and cov > UNSTEADY_COV}
+        if not high:
+            return None
+        listed = ", ".join(f"{name} {cov:.0%}" for name, cov in high.items())
+        return (
+            f"the fingerprint's repeats varied by more than {UNSTEADY_COV:.0%} (CoV: {listed}): something else "
+            "was using the machine, and this run's figures may not compare with others"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return plain(self)  # type: ignore[return-value]
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Fingerprint | None:
+        """A fingerprint passed as JSON (the FINGERPRINT variable), None for none; ResultError if bad."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise ResultError(f"fingerprint: not JSON ({error})") from error
+        return load(cls, data, "fingerprint")
+
+
 @dataclass
 class Host:
     cpu_model: str
@@ -238,6 +316,8 @@ class Host:
     kernel: str
     docker_version: str
     cgroup_version: int
+    # Older results lack it, and so do n/a results decided on the host, where nothing ran (see Fingerprint).
+    fingerprint: Fingerprint | None = optional()
 
     def as_dict(self) -> dict[str, object]:
         return plain(self)  # type: ignore[return-value]
@@ -381,6 +461,7 @@ class Generators:
     cpu_s_total: float | None = None
     cpu_share_of_send: float | None = None
     container_cpu_s: float | None = None
+    tcp_congestion: str | None = optional()  # the senders' TCP congestion control; older results lack it
 
 
 @dataclass
@@ -514,6 +595,51 @@ class HarnessContainer:
 
 
 @dataclass
+class Samples:
+    columns: list[str] = field(default_factory=lambda: list(SAMPLE_COLUMNS))
+    rows: list[list[float | None]] = field(default_factory=list)
+
+    def series(self) -> list[dict[str, float | None]]:
+        """Each row by column name."""
+        return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
+
+
+@dataclass
+class GeneratorReport:
+    """What one generator container reports of its own cgroup (control: generators/host<i>.json). The fields,
+    not the way they travel, are the contract: any transport carries this same object."""
+
+    host: int
+    # While its senders sent: the start signal to the last sender's end (10 ms ticks on cgroup v1).
+    cpu_user_s: float | None = None
+    cpu_system_s: float | None = None
+    # The start signal to the end of the run (the daemon's exit), at the cgroup's finest resolution; older
+    # generators did not report it.
+    run_cpu_s: float | None = None
+    tcp_congestion: str | None = None  # its senders' TCP congestion control
+    node: Node | None = optional()  # the node it ran on, for the result's topology; older generators lack it
+
+
+@dataclass
+class LastHopCpu:
+    """What the last hop reports of its own cgroup (control: lasthop/cpu.json), in every scenario."""
+
+    run_cpu_s: float | None = None  # the start signal to the end of the run
+
+
+@dataclass
+class HarnessCpu:
+    """CPU seconds of each harness container from the start signal to the end of the run (the daemon's end
+    snapshot, after its stop), each read by the container from its own cgroup. SEC runs in the watcher's."""
+
+    watcher_s: float | None = None
+    last_hop_s: float | None = None
+    generators_s: dict[str, float | None] = field(default_factory=dict)  # host<i>: seconds
+    total_s: float | None = None  # None when any part is unknown
+    daemon_s: float | None = None  # the daemon's in the same window (cpu.total_s)
+
+
+@dataclass
 class Harness:
     """What the harness itself cost the run. Results from before it lack the block (all None when read)."""
 
@@ -522,16 +648,42 @@ class Harness:
     # watcher's CPU time in it: on a shared machine the wall time also counts waiting for a core.
     reconcile_s: float | None = None
     reconcile_cpu_s: float | None = None
+    # Every harness container's CPU while it measured (the run's window), and their sum over the daemon's:
+    # the harness shares the machine's cores with the daemon it measures.
+    cpu: HarnessCpu = field(default_factory=HarnessCpu)
+    cpu_share_of_daemon: float | None = None
+
+    def with_cpu(
+        self,
+        watcher_s: float | None,
+        last_hop_s: float | None,
+        generators_s: dict[str, float | None],
+        daemon_s: float | None,
+    ) -> Harness:
+        """This block with the containers' CPU in the window, their sum and its share of the daemon's."""
+        parts = [watcher_s, last_hop_s, *generators_s.values()]
+        total = None if not generators_s or None in parts else sum(p for p in parts if p is not None)
+        cpu = HarnessCpu(
+            watcher_s=_rounded(watcher_s),
+            last_hop_s=_rounded(last_hop_s),
+            generators_s={name: _rounded(value) for name, value in sorted(generators_s.items())},
+            total_s=_rounded(total),
+            daemon_s=_rounded(daemon_s),
+        )
+        # From the figures as written, so that a reader of the result gets the same share from them.
+        return replace(self, cpu=cpu, cpu_share_of_daemon=cpu_share(cpu.total_s, cpu.daemon_s))
 
 
-@dataclass
-class Samples:
-    columns: list[str] = field(default_factory=lambda: list(SAMPLE_COLUMNS))
-    rows: list[list[float | None]] = field(default_factory=list)
+def cpu_share(harness_s: float | None, daemon_s: float | None) -> float | None:
+    """The harness's CPU over the daemon's in the same window; None where either is unknown or the daemon
+    used none."""
+    if harness_s is None or daemon_s is None or daemon_s <= 0:
+        return None
+    return round(harness_s / daemon_s, 6)
 
-    def series(self) -> list[dict[str, float | None]]:
-        """Each row by column name."""
-        return [dict(zip(self.columns, row, strict=False)) for row in self.rows]
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 # -- the document -------------------------------------------------------------------------------------------

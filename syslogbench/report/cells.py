@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from statistics import median
 
-from syslogbench.model.result import Host, Limit, Result
+from syslogbench.model.result import Fingerprint, Host, Limit, Result
 from syslogbench.report.load import Group, finished_at, profile_order, sender_bound, throughput_ratio
 from syslogbench.report.published import pe7, seed2014
 
@@ -68,6 +69,8 @@ RUN_COLUMNS: list[tuple[str, Callable[[Result], str]]] = [
     ("central CPUs", lambda r: fmt_limit(r.limits.central_cpus, "g")),
     ("central memory", lambda r: fmt_limit(r.limits.central_memory_bytes, ".2f", GIB, " GiB")),
     ("sender-bound", sender_bound_cell),
+    # The harness's CPU (watcher with SEC, generators, last hop) over the daemon's, in the same window.
+    ("harness CPU / daemon", lambda r: fmt_percent(r.harness.cpu_share_of_daemon, ".2f")),
     ("run id", lambda r: f"`{r.run_id}`"),
 ]
 
@@ -85,6 +88,65 @@ def machine_label(host: Host) -> str:
         f"{host.cpu_model}, {host.cores} cores, {fmt(host.memory_bytes, '.1f', GIB)} GiB RAM, "
         f"kernel {host.kernel}, cgroup v{host.cgroup_version}, Docker {host.docker_version}"
     )
+
+
+# -- the machine fingerprint -----------------------------------------------------------------------
+
+# Each figure as the report shows it: (label, the Fingerprint's field, scale, format, the amount's unit).
+FINGERPRINT_COLUMNS: list[tuple[str, str, float, str, str]] = [
+    ("cpu", "cpu", 1e6, ".1f", "M loops"),
+    ("file churn", "file_churn", 1e3, ",.0f", "k ops"),
+    ("loopback TCP", "loopback_tcp", 1, ",.0f", " MB"),
+]
+FINGERPRINT_HEADER = [
+    "profile",
+    "runs with a fingerprint",
+    *(
+        f"{label} {unit.strip()} per CPU s: median (min{DASH}max)"
+        for label, _, _, _, unit in FINGERPRINT_COLUMNS
+    ),
+    "measured in",
+]
+
+
+def fingerprints(results: Sequence[Result]) -> list[Fingerprint]:
+    return [run.host.fingerprint for run in results if run.host.fingerprint is not None]
+
+
+def fingerprint_cell(found: Sequence[Fingerprint], name: str, scale: float, spec: str) -> str:
+    """The median work per CPU second of one figure over these runs, and its range: the rate CPU times
+    scale with, which neighbours on the machine change far less than the rate per wall second."""
+    values = [rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None]
+    if not values:
+        return NA
+    return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
+
+
+def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
+    """Per profile, over all its runs in the scenario (counted or not: the machine is the same)."""
+    rows = []
+    for group in groups:
+        found = fingerprints(group.runs)
+        cells = [
+            fingerprint_cell(found, name, scale, spec) for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
+        ]
+        sources = ", ".join(sorted({f.source for f in found})) or NA
+        rows.append([group.profile, f"{len(found)} of {len(group.runs)}", *cells, sources])
+    return rows
+
+
+def fingerprint_line(result: Result) -> str:
+    """One run's fingerprint in a sentence: per wall second, and per CPU second."""
+    found = result.host.fingerprint
+    if found is None:
+        return "Fingerprint: none (an older or n/a result)."
+    parts = []
+    for label, name, scale, spec, unit in FINGERPRINT_COLUMNS:
+        figure = getattr(found, name)
+        per_cpu = fmt(figure.per_cpu_s, spec, scale, unit)
+        parts.append(f"{label} {fmt(figure.value, spec, scale, unit)}/s ({per_cpu} per CPU s)")
+    took = found.wall_s if found.wall_s is not None else found.seconds
+    return f"Fingerprint ({found.source}, {took:.1f} s): {', '.join(parts)}."
 
 
 def machines_line(results: Sequence[Result]) -> str:

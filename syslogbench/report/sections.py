@@ -27,6 +27,7 @@ from syslogbench.report.blocks import (
     Table,
 )
 from syslogbench.report.cells import (
+    FINGERPRINT_HEADER,
     PUBLISHED_HEADER,
     PUBLISHED_MARK,
     RATIO_HEADER,
@@ -34,6 +35,9 @@ from syslogbench.report.cells import (
     SENDER_BOUND_MARK,
     STATS_HEADER,
     describe_scenario,
+    fingerprint_line,
+    fingerprint_rows,
+    fingerprints,
     machines_line,
     overview,
     published_rows,
@@ -81,6 +85,17 @@ SENDER_BOUND_NOTE = (
     "while the daemon had CPU to spare), so msgs/s is a floor for the daemon, not its ceiling."
 )
 NO_BASELINE_NOTE = f"No `{BASELINE}` profile with a passing run in this scenario: no % of baseline."
+FINGERPRINT_NOTE = (
+    "Fixed work timed on the machine just before each run, under the daemon's limits "
+    "(`host.fingerprint`): a pure-Python loop (cpu), open-append-close across 192 files on a volume of the logs "
+    "volume's kind (file churn: what rsyslog's seed run spends its time on), and 100-byte lines over "
+    "loopback TCP. Shown per CPU second, the rate the daemon's CPU seconds scale with; the cell is the median "
+    "over the profile's runs here and their range. docs/measurement.md says how to compare two machines."
+)
+NO_FINGERPRINT_NOTE = (
+    "No run here carries a machine fingerprint (results written before `host.fingerprint` existed, or n/a): "
+    "whether they ran on machines that differ cannot be told from the results."
+)
 LATEST_NOTE = "Every verdict; null figures, not measured, are shown as n/a."
 PUBLISHED_NOTE = (
     f"Published figures, not ours: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
@@ -152,6 +167,13 @@ def ratio_blocks(groups: Sequence[Group]) -> list[Block]:
     ]
 
 
+def fingerprint_blocks(groups: Sequence[Group]) -> list[Block]:
+    heading = Heading("Machine fingerprint", 3)
+    if not fingerprints([run for group in groups for run in group.runs]):
+        return [heading, Note(NO_FINGERPRINT_NOTE)]
+    return [heading, Note(FINGERPRINT_NOTE), Table(FINGERPRINT_HEADER, fingerprint_rows(groups))]
+
+
 def latest_blocks(scenario: str, runs: Sequence[Result]) -> list[Block]:
     return [
         Heading("Latest run per profile", 3),
@@ -183,6 +205,7 @@ def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -
         *statistics_blocks(groups),
         *ratio_blocks(groups),
         *(Figure(caption, path) for caption, path in figures.get(scenario, [])),
+        *fingerprint_blocks(groups),
         *latest_blocks(scenario, runs),
         *published_blocks(runs),
     ]
@@ -239,4 +262,4 @@ def run_blocks(result: Result) -> list[Block]:
     blocks: list[Block] = [Table(runs_header(), runs_rows([result]))]
     if extra:
         blocks.append(Paragraph("\n".join(extra)))
-    return [*blocks, Paragraph(machines_line([result])), *seed_blocks()]
+    return [*blocks, Paragraph(machines_line([result])), Paragraph(fingerprint_line(result)), *seed_blocks()]

@@ -347,6 +347,14 @@ def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, 
     return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))
 
 
+def own_cpu_total_s(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """CPU seconds (user + system) of the container this runs in, at the cgroup's finest resolution: v1's
+    cpuacct.stat counts 10 ms ticks, too coarse for a container that uses a few tens of milliseconds."""
+    if (root / "cgroup.controllers").exists():
+        return _usec_to_s(_keyed_ints(_read_text(root / "cpu.stat")).get("usage_usec"))
+    return _ns_to_s(_int_file(root / "cpuacct" / "cpuacct.usage"))
+
+
 @dataclass(frozen=True)
 class OwnMemory:
     peak_bytes: int | None
@@ -379,3 +387,14 @@ def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | No
         return user, system, _int(text.get("memory.current"))
     user, system = _cpuacct_stat_seconds(text.get("cpuacct.stat"))
     return user, system, _int(text.get("memory.usage_in_bytes"))
+
+
+def own_limits(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, int | None]:
+    """The CPUs (quota / period) and memory bytes the container this runs in may use; None: unlimited."""
+    if (root / "cgroup.controllers").exists():
+        return _cpu_max(_read_text(root / "cpu.max")), _int_or_max(_read_text(root / "memory.max"))
+    cpu = _cpu_limit(
+        _int_file(root / "cpu" / "cpu.cfs_quota_us"), _int_file(root / "cpu" / "cpu.cfs_period_us")
+    )
+    memory = _int_file(root / "memory" / "memory.limit_in_bytes")
+    return cpu, None if memory is None or memory >= _V1_UNLIMITED_MEMORY or memory < 0 else memory

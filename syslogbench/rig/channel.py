@@ -100,6 +100,10 @@ class Link:
     def ledger(self, sender: str, ledger: dict, only_if_absent: bool = False) -> None:
         self.call("ledger", sender=sender, ledger=ledger, only_if_absent=only_if_absent)
 
+    def wait_end(self, timeout: float) -> None:
+        """Until the end of the run (the daemon's exit, or finish), for the harness's own CPU figure."""
+        self.call("end", timeout=timeout)
+
     def generator(self, host: int, report: dict) -> None:
         self.call("generator", host=host, report=report)
 
@@ -132,7 +136,7 @@ class Server:
     def __init__(self, names: contract.Control, port: int | None = None) -> None:
         self.names = names
         port = PORT if port is None else port
-        self.started, self.finished = threading.Event(), threading.Event()
+        self.started, self.ended, self.finished = threading.Event(), threading.Event(), threading.Event()
         self.waiting = 0
         self.lock = threading.Lock()
         self.listener = socket.create_server(("", port), reuse_port=False, backlog=256)
@@ -154,11 +158,13 @@ class Server:
         self.listener.close()
 
     def watch(self) -> None:
-        """The watcher writes start and finish as files (the daemon's supervisor and the last hop read them):
-        one thread turns them into events for every connection."""
+        """The watcher writes start and finish, the supervisor daemon/exit, as files (the daemon's supervisor
+        and the last hop read them): one thread turns them into events for every connection."""
         while not self.finished.is_set():
             if not self.started.is_set() and self.names.start.exists():
                 self.started.set()
+            if not self.ended.is_set() and self.names.daemon.exit.exists():
+                self.ended.set()
             if self.names.finish.exists():
                 self.finished.set()
             time.sleep(POLL_S)
@@ -195,6 +201,8 @@ class Server:
             return self.until(self.started)
         if op == "ledger":
             return self.ledger(sender_name(request), request["ledger"], bool(request.get("only_if_absent")))
+        if op == "end":
+            return self.until(self.ended)
         if op == "generator":
             control.write_json(self.names.generator(int(request["host"])), request["report"])
             return {}

@@ -39,6 +39,24 @@ def wait_for(path: Path, timeout: float, what: str, poll: float = POLL_S) -> Non
         time.sleep(poll)
 
 
+def wait_for_any(paths: list[Path], timeout: float, what: str, poll: float = POLL_S) -> Path:
+    """The first of paths to exist."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for path in paths:
+            if path.exists():
+                return path
+        if time.monotonic() > deadline:
+            raise WaitTimeout(f"gave up after {timeout:.0f} s waiting for {what}")
+        time.sleep(poll)
+
+
+def wait_for_end(timeout: float, poll: float) -> None:
+    """The end of the run for a harness container's own CPU figure: the daemon's exit (its supervisor takes
+    the end snapshot just before it writes it), or finish when the daemon never stopped."""
+    wait_for_any([CONTROL.daemon.exit, CONTROL.finish], timeout, "the end of the run", poll)
+
+
 def wait_for_start(timeout: float) -> None:
     """The start signal; the watcher's finish (it gave up before the start) ends the wait too."""
     deadline = time.monotonic() + timeout

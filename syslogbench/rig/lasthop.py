@@ -11,8 +11,10 @@ here. `relay_target` sets how it reads:
   it can.
 - pause-restart: as pause; meanwhile the watcher has the supervisor restart the central daemon.
 
-In any other scenario it only waits for `finish`, so it costs nothing. Stdlib only: it runs in the generator
-image. It needs no Docker socket; it talks to the watcher through the control volume (docs/DESIGN.md).
+In any other scenario it only waits for `finish`, looking twice a second, so it costs next to nothing. In every
+scenario it reports its own CPU from the start signal to the end of the run (result: harness). Stdlib only: it
+runs in the generator image. It needs no Docker socket; it talks to the watcher through the control volume
+(docs/DESIGN.md).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.model import result, scenarios
-from syslogbench.rig import control
+from syslogbench.rig import cgroup, control
 
 HOST = contract.LASTHOP_HOST
 PORT = contract.LASTHOP_PORT
@@ -47,6 +49,8 @@ SLOW_LINES_PER_S = 25_000  # well below what either daemon forwards on this mach
 PAUSE_S = 5.0
 POLL_S = 0.1  # how often it looks at the control files
 READY_FILE = Path("/tmp/lasthop-ready")  # its compose healthcheck; the central daemon starts after it
+HEALTHY_FILE = Path("/tmp/lasthop-healthy")  # the healthcheck's own mark: healthy once, then it blocks
+IDLE_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class LastHop:
         self.paced_from: float | None = None  # monotonic time of the first paced read
         self.paced_lines0 = 0
         self.server: socket.socket | None = None
+        self.run0: float | None = None  # its own CPU at the start signal
 
     def since_start(self) -> float | None:
         return None if self.start_wall is None else round(time.time() - self.start_wall, 3)
@@ -202,6 +207,7 @@ class LastHop:
 
     def look_at_control(self) -> None:
         if self.start_wall is None and control.CONTROL.start.exists():
+            self.run0 = cgroup.own_cpu_total_s()
             self.start_wall = float(control.CONTROL.start.read_text().split()[0])
 
     def drained(self) -> bool:
@@ -242,22 +248,47 @@ def open_append(name: str) -> int:
 
 
 def wait_for_finish(timeout: float) -> None:
-    control.wait_for(control.CONTROL.finish, timeout, "the finish signal", poll=0.5)
+    control.wait_for(control.CONTROL.finish, timeout, "the finish signal", poll=IDLE_POLL_S)
+
+
+def report_cpu(run0: float | None) -> None:
+    """Its own CPU from the start signal (run0) to now, the end of the run."""
+    run1 = cgroup.own_cpu_total_s()
+    spent = None if run0 is None or run1 is None else round(run1 - run0, 6)
+    control.write_json(control.CONTROL.lasthop_cpu, asdict(result.LastHopCpu(run_cpu_s=spent)))
+
+
+def idle(lifetime: float) -> None:
+    """No relay in this scenario: wait for the start, then the end of the run, then finish (no busy loop)."""
+    try:
+        control.wait_for_any(
+            [control.CONTROL.start, control.CONTROL.finish], lifetime, "the start", IDLE_POLL_S
+        )
+    except control.WaitTimeout:
+        return
+    if control.CONTROL.start.exists():
+        run0 = cgroup.own_cpu_total_s()
+        control.wait_for_end(lifetime, IDLE_POLL_S)
+        report_cpu(run0)
+    wait_for_finish(lifetime)
 
 
 def main() -> int:
     control.exit_on_sigterm()
     lifetime = float(os.environ.get("MAX_LIFETIME", "7200"))
+    for mark in (READY_FILE, HEALTHY_FILE):  # a restarted container keeps its /tmp
+        mark.unlink(missing_ok=True)
     control.wait_for(control.CONTROL.run_json, 300, "the watcher's run.json", poll=0.2)
     scenario = scenarios.load(os.environ.get("SCENARIO") or scenarios.DEFAULT)
     if scenario.destination != "relay":
         READY_FILE.touch()  # nothing to do here: idle until the run is over
-        wait_for_finish(lifetime)
+        idle(lifetime)
         return 0
     hop = LastHop(behaviour(scenario.relay_target), open_append(OUTPUT), open_append("done.log"))
     hop.listen()
     print(f"lasthop: {scenario.relay_target} target on port {PORT}", flush=True)
     hop.serve()
+    report_cpu(hop.run0)
     wait_for_finish(lifetime)
     return 0
 

@@ -46,6 +46,11 @@ class Observed:
     sec_fired_s: float | None = None
     done_spread_s: float | None = None
     generator_cpu_s: float | None = None
+    # Each harness container's own CPU from the start signal to the end of the run (result: harness).
+    watcher_cpu_s: float | None = None
+    last_hop_cpu_s: float | None = None
+    generators_cpu_s: dict[str, float | None] = field(default_factory=dict)
+    tcp_congestion: str | None = None  # the senders', as the generators reported it
     start: Snapshot | None = None
     end: Snapshot | None = None
     daemon_exit: int | None = None
@@ -120,7 +125,7 @@ def throughput(obs: Observed, received: int) -> model.Throughput:
 
 def generator_figures(obs: Observed) -> model.Generators:
     """How busy the senders were while sending: near 1 would mean they, not the daemon, set the pace."""
-    figures = model.Generators(container_cpu_s=obs.generator_cpu_s)
+    figures = model.Generators(container_cpu_s=obs.generator_cpu_s, tcp_congestion=obs.tcp_congestion)
     if obs.counts is None:
         return figures
     sends = [s.send_s for s in obs.counts.senders if s.send_s is not None]
@@ -249,9 +254,11 @@ def result(obs: Observed) -> model.Result:
         progress=obs.progress,
         samples=model.Samples(list(SAMPLE_COLUMNS), obs.samples),
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
-        harness=obs.harness,
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
         relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
+        harness=obs.harness.with_cpu(
+            obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s
+        ),
         topology=obs.topology,
     )
 

@@ -29,6 +29,7 @@ from typing import BinaryIO
 from syslogbench import contract
 from syslogbench.model import machine, preprocess, scenarios, settings
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
+from syslogbench.model.result import GeneratorReport
 from syslogbench.rig import cgroup, channel, control
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
@@ -37,20 +38,46 @@ READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 # After SIGTERM: the senders have this long to write their ledgers (compose allows 10 s before SIGKILL).
 STOP_GRACE_S = 5.0
 DRAIN_TIMEOUT = 120.0
+DRAIN_LOOK_S = (0.01, 0.25)  # the shortest and the longest wait between two looks at the send queue
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # TLS: the name the server certificate must carry, and where the run's throwaway CA is (the watcher writes it).
 TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", contract.CENTRAL_HOST)
 TLS_CA_ENV = "TLS_CA"
 TLS_CHUNK = 256 * 1024
+# The senders' TCP congestion control, the same on every machine. Reno is the one every Linux lets an
+# unprivileged process choose (net.ipv4.tcp_allowed_congestion_control); where BBR is the default, as on the
+# machines of the November 2026 runs, cubic is not allowed. BBR paces each connection with a timer although
+# the daemon's receive window limits them all (ss: rwnd_limited 93 to 94% of the time), and its timers cost
+# the generators, on the daemon's cores, about twice the CPU on rsyslog (docs/measurement.md).
+TCP_CONGESTION = "reno"
 # A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop.
 TICK_S = 0.005
+
+
+def pin_congestion(sock: socket.socket) -> str | None:
+    """Set the senders' congestion control (TCP_CONGESTION) where the kernel allows it; the one in force."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, TCP_CONGESTION.encode())
+    try:
+        name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    except OSError:
+        return None
+    return name.split(b"\0", 1)[0].decode() or None
+
+
+def congestion_in_force() -> str | None:
+    """What pin_congestion gives a sender's socket in this container (for the generator's report)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return pin_congestion(sock)
 
 
 def connect(timeout: float) -> socket.socket:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            return socket.create_connection((CENTRAL, PORT), timeout=10)
+            sock = socket.create_connection((CENTRAL, PORT), timeout=10)
+            pin_congestion(sock)
+            return sock
         except OSError as error:
             if time.monotonic() > deadline:
                 raise control.WaitTimeout(f"cannot connect to {CENTRAL}:{PORT}: {error}") from error
@@ -67,11 +94,23 @@ def drain(sock: socket.socket, timeout: float) -> int:
     """Close our side and wait until the peer has acknowledged every byte; return what is left."""
     sock.shutdown(socket.SHUT_WR)
     deadline = time.monotonic() + timeout
-    left = unsent_bytes(sock)
+    left, wait = unsent_bytes(sock), DRAIN_LOOK_S[0]
     while left and time.monotonic() < deadline:
-        time.sleep(0.01)
-        left = unsent_bytes(sock)
+        time.sleep(wait)
+        before, left = left, unsent_bytes(sock)
+        wait = next_look(before, left, wait)
     return left
+
+
+def next_look(before: int, left: int, wait: float) -> float:
+    """The wait before the next look at the send queue: about half the time it takes to empty at the pace it
+    went, and twice as long as the last while it does not move. rsyslog serves its connections unevenly
+    and left queues standing for tens of seconds, looked at every 10 ms inside the measured window."""
+    shortest, longest = DRAIN_LOOK_S
+    if left >= before:
+        return min(wait * 2, longest)
+    pace = (before - left) / wait
+    return min(max(left / pace / 2, shortest), longest)
 
 
 def tls_ca() -> Path:
@@ -293,7 +332,7 @@ def send_tcp_paced(sock: socket.socket, path: Path, ends: array, rate: int) -> i
 
 def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario) -> dict[str, object]:
     """UDP (any rate) or TCP at a fixed rate: messages are indexed so they can go out in batches."""
-    path = WORK_DIR / f"{sender.name}.msgs"
+    path = rendered(sender)
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
     ends = render_indexed(path, cfg, sender, scenario)
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
@@ -310,7 +349,6 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     left = 0 if udp else drain(sock, DRAIN_TIMEOUT)
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
     sock.close()
-    path.unlink()
     total = ends[-1]
     status = "ok" if sent == total and left == 0 else f"incomplete: {total - sent + left} bytes not delivered"
     return ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
@@ -357,7 +395,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     scenario = scenarios.load(cfg.scenario)
     if scenario.transport == "udp" or scenario.rate:
         return send_rated(sender, cfg, scenario)
-    path = WORK_DIR / f"{sender.name}.msgs"
+    path = rendered(sender)
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
     total = render_to_file(
         path,
@@ -386,7 +424,6 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
     peer_closed = wait_for_close(sock, DRAIN_TIMEOUT) if tls else None
     sock.close()
-    path.unlink()
     status = "ok" if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
     record = ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
         "status": status,
@@ -397,6 +434,11 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     if tls:
         record["tls"] = {**tls.describe(), "peer_closed": peer_closed}
     return record
+
+
+def rendered(sender: SenderId) -> Path:
+    """The sender's messages, rendered before the start signal; its generator removes it after the run."""
+    return WORK_DIR / f"{sender.name}.msgs"
 
 
 def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
@@ -420,8 +462,8 @@ def record_death(sender: SenderId, exitcode: int | None) -> None:
     channel.link().ledger(sender.name, {"id": sender.name, "status": status}, only_if_absent=True)
 
 
-def _minus(end: float | None, start: float | None) -> float | None:
-    return None if end is None or start is None else round(end - start, 3)
+def _minus(end: float | None, start: float | None, digits: int = 3) -> float | None:
+    return None if end is None or start is None else round(end - start, digits)
 
 
 def stop(workers: list[multiprocessing.Process]) -> None:
@@ -460,15 +502,28 @@ def main() -> int:
             worker.join()
         return 1
     user0, system0 = cgroup.own_cpu_seconds()
+    run0 = cgroup.own_cpu_total_s()
     for sender, worker in zip(senders, workers, strict=True):
         worker.join()
         record_death(sender, worker.exitcode)
     user1, system1 = cgroup.own_cpu_seconds()
-    # The whole container's CPU while sending (kernel TCP work included), not only the senders' own.
-    report = {"host": host, "cpu_user_s": _minus(user1, user0), "cpu_system_s": _minus(system1, system0)}
-    # The node this generator ran on, for the result's topology (its services are the watcher's to add).
-    node = {key: value for key, value in asdict(machine.node([])).items() if key != "services"}
-    channel.link().generator(host, {**report, "node": node})
+    # The harness's share of the machine (result: harness) runs to the end of the run, like the daemon's CPU.
+    channel.link().wait_end(cfg.run_timeout + READY_TIMEOUT)
+    run1 = cgroup.own_cpu_total_s()
+    # The whole container's CPU (kernel TCP work included), not only the senders' own; and the node it ran on,
+    # for the result's topology (its services are the watcher's to add).
+    report = GeneratorReport(
+        host=host,
+        tcp_congestion=congestion_in_force(),
+        cpu_user_s=_minus(user1, user0),
+        cpu_system_s=_minus(system1, system0),
+        run_cpu_s=_minus(run1, run0, 6),
+        node=machine.node([]),
+    )
+    channel.link().generator(host, asdict(report))
+    # Each sender's rendered file goes only now: freeing its pages cost about 1 ms of CPU each, in the window.
+    for sender in senders:
+        rendered(sender).unlink(missing_ok=True)
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
     channel.link().wait_finish(cfg.run_timeout + READY_TIMEOUT)
     return 0

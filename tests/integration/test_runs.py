@@ -85,6 +85,18 @@ def test_every_message_arrives_once_in_its_file(bench, profile: str) -> None:
     assert result["elapsed_s"] > 0 and result["throughput"]["msgs_per_s"] > 0
     assert profiles.resolve(profile).version in result["daemon"]["version"]
     assert result["sender_bound"]["value"] is not None
+    check_harness(result)
+
+
+def check_harness(result: dict) -> None:
+    """Every harness container reported its own CPU in the measured window, and the share follows from them."""
+    cpu = result["harness"]["cpu"]
+    assert sorted(cpu["generators_s"]) == [f"host{h}" for h in range(1, HOSTS + 1)]
+    parts = [cpu["watcher_s"], cpu["last_hop_s"], *cpu["generators_s"].values()]
+    assert all(part > 0 for part in parts), cpu
+    assert cpu["total_s"] == pytest.approx(sum(parts), abs=1e-5)  # each part rounded to 1 us
+    assert cpu["daemon_s"] == result["cpu"]["total_s"]
+    assert result["harness"]["cpu_share_of_daemon"] == round(cpu["total_s"] / cpu["daemon_s"], 6)
 
 
 def check_plain_file(logs: dict[str, bytes], daemon: str = "baseline") -> None:

@@ -86,7 +86,7 @@ def test_a_result_that_names_the_fault_keeps_every_invariant(tmp_path: Path, not
     outcome = checked(written(tmp_path, "error", [line], lost=100), "daemon-kill")
     assert outcome.problems == []
     assert (outcome.verdict, outcome.lost, outcome.said) == ("error", 100, [line])
-    assert faults.tally([outcome]) == {"runs": 1, **dict.fromkeys(faults.COUNTED, 0)}
+    assert faults.tally([outcome]) == {"runs": 1, "missed": 0, **dict.fromkeys(faults.COUNTED, 0)}
 
 
 def test_a_pass_after_a_fault_is_false_and_unnamed(tmp_path: Path, nothing_left: list[str]) -> None:
@@ -102,7 +102,22 @@ def test_a_pass_with_messages_lost_is_false_even_when_nothing_landed(
     outcome = checked(
         written(tmp_path, "pass", [], lost=1), "daemon-kill", injected="not injected: the run had ended"
     )
-    assert "false_pass" in [p.split(":")[0] for p in outcome.problems]
+    assert [p.split(":")[0] for p in outcome.problems] == ["false_pass"]
+
+
+def test_a_fault_that_never_landed_is_missed_not_unnamed(tmp_path: Path, nothing_left: list[str]) -> None:
+    """The run had ended before the moment came: a clean pass, counted as missed (the kind not exercised)."""
+    outcome = checked(
+        written(tmp_path, "pass", []), "lasthop-kill", injected="not injected: docker kill x failed"
+    )
+    assert outcome.problems == []
+    assert faults.tally([outcome])["missed"] == 1
+
+
+def test_the_last_hop_is_killed_within_its_pause() -> None:
+    assert faults.KINDS["lasthop-kill"].window == (0.5, 4.5)
+    assert faults.KINDS["lasthop-kill"].load["SCENARIO"] == "relay-pause"
+    assert scenarios.load("relay-pause").relay_target == "pause"
 
 
 def test_no_result_a_hang_and_leftovers_are_each_counted(
@@ -113,7 +128,7 @@ def test_no_result_a_hang_and_leftovers_are_each_counted(
     (tmp_path / "run001").mkdir()
     outcome = checked(tmp_path / "run001", "daemon-kill", hung=True)
     assert faults.tally([outcome]) == {
-        "runs": 1, "hangs": 1, "no_result": 1, "unnamed": 0, "false_pass": 0, "leftover_containers": 1,
+        "runs": 1, "missed": 0, "hangs": 1, "no_result": 1, "unnamed": 0, "false_pass": 0, "leftover_containers": 1,
     }  # fmt: skip
 
 
@@ -130,3 +145,29 @@ def test_zero_runs_is_refused_before_anything_starts(tmp_path: Path) -> None:
     with pytest.raises(profiles.ProfileError):
         faults.campaign(1, 1, ["nosuch"], tmp_path)
     assert not (tmp_path / "faults").exists()
+
+
+def test_the_summary_of_a_campaign_file(tmp_path: Path) -> None:
+    entry = {"fault": "daemon-kill", "verdict": "error", "moment_s": 2.5, "injected": "docker kill x",
+             "problems": [], "elapsed_s": 26.0, "bound_s": 885}  # fmt: skip
+    missed = {
+        **entry,
+        "verdict": "pass",
+        "injected": "not injected: the run had ended",
+        "problems": ["unnamed: x"],
+    }
+    data = {
+        "profiles": ["rsyslog-8.2504"],
+        "seed": 3,
+        "runs": 2,
+        "missed": 1,
+        **dict.fromkeys(faults.COUNTED, 0),
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**data, "unnamed": 1, "entries": [entry, missed]}))
+    lines = faults.summary(path).splitlines()
+    assert lines[2] == "| `daemon-kill` | 2 | error 1, pass 1 | 1 of 2 | 1 | 26.0 s (885 s) |"
+    assert lines[-1] == (
+        "c.json: runs 2, hangs 0, no_result 0, unnamed 1, false_pass 0, leftover_containers 0, missed 1; "
+        "profiles rsyslog-8.2504, seed 3."
+    )

@@ -123,6 +123,7 @@ NEW = make_result(
     throughput__msgs_per_s=97991.5,
     messages__received=5999000,
     messages__lost=1030,
+    harness={"cpu": {"total_s": 0.5, "daemon_s": 75.75}, "cpu_share_of_daemon": 0.006601},
     messages__duplicated=10,
     verdict="loss",
 )
@@ -218,6 +219,7 @@ def test_runs_table_has_exact_figures(results_dir: Path) -> None:
         "8",
         "2.00 GiB",
         "n/a",  # sender-bound not recorded
+        "0.66%",  # the harness's CPU over the daemon's
         "`20250102T000000Z-rsyslog8`",
     ]
     assert "99.99" not in latest_part(markdown)  # the older run is not in the latest-run table
@@ -729,3 +731,68 @@ def test_markdown_and_html_of_each_section_carry_the_same_cells(stats_dir: Path)
     # Rows, header included. The overview: 2 scenarios. seed2014 and small: statistics, ratio to the
     # fastest and latest run, for 3 profiles and for 1. The 2014 figures: 6 daemons.
     assert counts == [[3], [4, 4, 4], [2, 2, 2], [7]]
+
+
+# -- the machine fingerprint ----------------------------------------------------------------------
+
+
+FINGERPRINT = json.loads((Path(__file__).resolve().parent / "samples" / "fingerprint.json").read_text())
+
+
+def fingerprint_scaled(factor: float, source: str = "container") -> dict[str, Any]:
+    """The sample fingerprint with every figure times factor: another machine."""
+    scaled = copy.deepcopy(FINGERPRINT) | {"source": source}
+    for name in ("cpu", "file_churn", "loopback_tcp"):
+        scaled[name]["per_cpu_s"] = round(scaled[name]["per_cpu_s"] * factor, 1)
+    return scaled
+
+
+def test_fingerprint_table_gives_median_and_range_per_profile(tmp_path: Path) -> None:
+    runs = [
+        make_result("20250101T000000Z-r1", "rsyslog8", "2025-01-01T00:10:00Z", host__fingerprint=FINGERPRINT),
+        make_result(
+            "20250101T010000Z-r2",
+            "rsyslog8",
+            "2025-01-01T01:10:00Z",
+            host__fingerprint=fingerprint_scaled(0.5),
+        ),
+        make_result("20250101T020000Z-r3", "rsyslog8", "2025-01-01T02:10:00Z"),  # an older result
+        make_result(
+            "20250101T030000Z-s1",
+            "syslog-ng",
+            "2025-01-01T03:10:00Z",
+            host__fingerprint=fingerprint_scaled(2, "watcher"),
+        ),
+    ]
+    for run in runs:
+        (tmp_path / f"{run['run_id']}.json").write_text(json.dumps(run))
+    text = report.render_markdown(tmp_path)
+    assert sections.FINGERPRINT_NOTE in text
+    # Per CPU second, medians of two: (22.11 + 11.06) / 2 M loops, (629 + 315) / 2 k ops, (2,986 + 1,493) / 2 MB.
+    rows = [line for line in text.splitlines() if line.startswith("| rsyslog8 | 2 of 3 |")]
+    assert rows == [
+        "| rsyslog8 | 2 of 3 | 16.6 (11.1\u201322.1) | 472 (315\u2013629) | 2,239 (1,493\u20132,986) | container |"
+    ]
+    rows = [line for line in text.splitlines() if line.startswith("| syslog-ng | 1 of 1 |")]
+    assert rows == [
+        "| syslog-ng | 1 of 1 | 44.2 (44.2\u201344.2) | 1,259 (1,259\u20131,259) | 5,971 (5,971\u20135,971) | watcher |"
+    ]
+
+
+def test_without_any_fingerprint_the_report_says_so(results_dir: Path) -> None:
+    text = report.render_markdown(results_dir)
+    assert text.count(sections.NO_FINGERPRINT_NOTE) == 1  # one scenario in the default report
+    assert sections.FINGERPRINT_NOTE not in text
+
+
+def test_render_run_gives_the_fingerprint_line() -> None:
+    (run,) = typed(
+        make_result("20250101T000000Z-r1", "rsyslog8", "2025-01-01T00:10:00Z", host__fingerprint=FINGERPRINT)
+    )
+    assert (
+        "Fingerprint (container, 6.7 s): cpu 4.0M loops/s (22.1M loops per CPU s), file churn 351k ops/s "
+        "(629k ops per CPU s), loopback TCP 1,831 MB/s (2,986 MB per CPU s)."
+        in report.render_run(run).splitlines()
+    )
+    (older,) = typed(OLD)
+    assert "Fingerprint: none (an older or n/a result)." in report.render_run(older).splitlines()

@@ -238,3 +238,30 @@ def test_minus_rounds_and_passes_none() -> None:
     assert sender._minus(3.5004, 1.25) == 2.25
     assert sender._minus(None, 1.0) is None
     assert sender._minus(1.0, None) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "left", "wait", "expected"),
+    [
+        (1000, 1000, 0.01, 0.02),  # the queue did not move: look half as often
+        (1000, 1000, 0.2, 0.25),  # but at least every 0.25 s
+        (1000, 800, 0.1, 0.2),  # 2,000 bytes/s: 0.4 s to empty, look in half that
+        (1000, 10, 0.1, 0.01),  # nearly empty: the shortest wait
+        (1000, 900, 0.01, 0.045),  # 10,000 bytes/s, 900 left
+    ],
+)
+def test_the_drain_looks_at_the_queue_by_its_pace(
+    before: int, left: int, wait: float, expected: float
+) -> None:
+    assert sender.next_look(before, left, wait) == pytest.approx(expected)
+
+
+def test_the_senders_congestion_control_is_pinned_to_reno() -> None:
+    """Reno is in every kernel's tcp_allowed_congestion_control, so an unprivileged sender gets it anywhere."""
+    assert sender.congestion_in_force() == "reno"
+    server, thread, _, _ = serve_once(read=True)
+    with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
+        assert sender.pin_congestion(sock) == "reno"
+        name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+        assert name.rstrip(b"\0") == b"reno"
+    thread.join(5)

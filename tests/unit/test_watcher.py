@@ -137,6 +137,25 @@ def test_done_tail_times_are_seconds_after_t0(tmp_path: Path) -> None:
     assert before <= tail.seen[0] <= after
 
 
+def test_done_tail_times_are_done_logs_mtime_within_the_looks(tmp_path: Path) -> None:
+    log = tmp_path / "done.log"
+    log.touch()
+    t0, wall0 = time.monotonic() - 10.0, time.time() - 10.0  # the start was 10 s ago
+    tail = files.DoneTail(log, t0, wall0)
+    tail.update()
+    tail.looked = 2.0  # the previous look was at 2.0 s
+    append(log, DONE_LINE * 2)
+    written = wall0 + 3.25
+    os.utime(log, ns=(int(written * 1e9), int(written * 1e9)))  # the daemon wrote them at 3.25 s
+    assert tail.update() == 2
+    assert tail.seen == [pytest.approx(3.25, abs=1e-6)] * 2
+    append(log, DONE_LINE)
+    os.utime(log, ns=(int((wall0 - 5) * 1e9),) * 2)  # before the previous look: a clock step
+    previous = tail.looked
+    tail.update()
+    assert tail.seen[2] == previous  # kept within the looks
+
+
 # --- LineCounter ---------------------------------------------------------------------------------------------
 
 
@@ -172,6 +191,60 @@ def test_line_counter_reads_a_block_at_a_time(tmp_path: Path, monkeypatch: pytes
 
 def test_line_counter_empty_directory(tmp_path: Path) -> None:
     assert files.LineCounter(tmp_path).update() == 0
+
+
+# --- OutputSize, Ledgers -------------------------------------------------------------------------------------
+
+
+def test_output_size_sums_split_files_only_and_estimates_lines_from_a_sample(tmp_path: Path) -> None:
+    short, long = b"<13>a f=1 v=5 x\n", b"<13>a f=12 v=5 xxx\n"  # 16 and 19 bytes
+    first = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    first.write_bytes(short)
+    (tmp_path / "done.log").write_bytes(DONE_LINE * 4)
+    (tmp_path / "test.rsyslog8.facility.x.severity.0.log").write_bytes(b"a\n" * 100)
+    size = files.OutputSize(tmp_path, line_sample=69)
+    assert (size.update(), size.lines, size.line_bytes) == (16, 0, None)  # too little to measure a line yet
+    append(first, (long + short) * 2)  # 86 bytes; the first 69 hold 3 whole lines, 51 bytes
+    (tmp_path / "test.rsyslog8.facility.2.severity.0.log").write_bytes(long * 2)
+    assert size.update() == 86 + 38
+    assert size.line_bytes == 17.0
+    assert size.lines == round(124 / 17)  # 7: the files hold 7 lines
+
+
+def test_output_size_reads_the_sample_once(tmp_path: Path) -> None:
+    out = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    out.write_bytes(PLAIN_LINE * 3)
+    size = files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE))
+    size.update()
+    out.write_bytes(b"x" * 7 + b"\n")  # a later read would measure 8 bytes a line
+    append(out, PLAIN_LINE * 5)
+    size.update()
+    assert (size.line_bytes, size.lines) == (
+        len(PLAIN_LINE),
+        round((8 + 5 * len(PLAIN_LINE)) / len(PLAIN_LINE)),
+    )
+
+
+def test_output_size_serves_a_recent_look_to_whoever_accepts_its_age(tmp_path: Path) -> None:
+    out = tmp_path / "test.rsyslog8.facility.1.severity.5.log"
+    out.write_bytes(PLAIN_LINE * 3)
+    size = files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE))
+    assert size.update(1.0) == 3 * len(PLAIN_LINE)
+    append(out, PLAIN_LINE)
+    assert (size.update(1.8, max_age=1.0), size.at) == (3 * len(PLAIN_LINE), 1.0)  # the look of 1.0 s
+    assert (size.update(2.0, max_age=1.0), size.at) == (4 * len(PLAIN_LINE), 2.0)  # too old: a new look
+    assert (size.update(2.1), size.at) == (4 * len(PLAIN_LINE), 2.1)  # no age given: always a new look
+
+
+def test_ledgers_read_each_file_once_and_name_the_failed(control_dir: Path) -> None:
+    ledgers = files.Ledgers()
+    assert ledgers.update() == {}
+    write_ledgers(control_dir, 2)
+    (control_dir / "ledgers" / ".host9-s1.json.tmp12").write_text("{half")  # being written: not a ledger
+    assert sorted(ledgers.update()) == ["host1-s1", "host1-s2"]
+    (control_dir / "ledgers" / "host1-s1.json").write_text('{"status": "failed: changed"}')
+    control.write_json(control_dir / "ledgers" / "host2-s1.json", {"status": "failed: boom"})
+    assert ledgers.failed() == ["host2-s1: failed: boom"]  # host1-s1 was read once, before
 
 
 # --- the DONE/SEC end ---------------------------------------------------------------------------------------
@@ -319,7 +392,7 @@ def quiet_in(tmp_path: Path, seen: list[float] | None = None) -> tuple[udp.UdpQu
     logs.mkdir()
     out = logs / "test.rsyslog8.facility.1.severity.5.log"
     out.write_bytes(b"")
-    return udp.UdpQuiet(files.LineCounter(logs), tail_with(tmp_path, seen or []), senders=3), out
+    return udp.UdpQuiet(files.OutputSize(logs), tail_with(tmp_path, seen or []), senders=3), out
 
 
 def test_udp_quiet_not_over_while_a_ledger_is_missing(tmp_path: Path, control_dir: Path) -> None:
@@ -342,7 +415,7 @@ def test_udp_quiet_over_after_the_quiet_time_once_every_ledger_is_in(
     assert not quiet.over(2.5)  # grew: the quiet time starts again
     assert not quiet.over(4.4)
     assert quiet.over(4.5)
-    assert (quiet.lines, quiet.last_growth) == (2, 2.5)
+    assert (quiet.bytes, quiet.last_growth) == (2 * len(PLAIN_LINE), 2.5)
 
 
 def test_udp_quiet_counts_from_the_last_ledger_when_nothing_arrived(
@@ -362,9 +435,9 @@ def test_udp_quiet_polls_at_most_every_poll_interval(tmp_path: Path, control_dir
     assert not quiet.over(1.0)
     out.write_bytes(PLAIN_LINE)
     assert not quiet.over(1.05)  # not looked at yet
-    assert quiet.lines == 0
+    assert quiet.bytes == 0
     assert not quiet.over(1.1)
-    assert (quiet.lines, quiet.last_growth) == (1, 1.1)
+    assert (quiet.bytes, quiet.last_growth) == (len(PLAIN_LINE), 1.1)
 
 
 def test_udp_quiet_ends_the_run_and_records_the_last_growth(tmp_path: Path, control_dir: Path) -> None:
@@ -401,7 +474,7 @@ def test_samples_rows_carry_the_time_the_cpu_since_the_start_the_memory_and_the_
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 4)
-    series = samples.Samples(files.LineCounter(logs), None)
+    series = samples.Samples(files.OutputSize(logs, line_sample=len(PLAIN_LINE)), None)
     series.update(0.5)  # no samples.log yet
     block = "sample 1\ncpu.stat user_usec 1500000\ncpu.stat system_usec 250000\nmemory.current 2048\nend 1\n"
     (control_dir / "samples.log").write_text(block + "sample 2\n")  # the second block is not complete
@@ -413,7 +486,9 @@ def test_samples_rows_carry_the_time_the_cpu_since_the_start_the_memory_and_the_
 
 def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 10)
-    report = progress.Progress(files.LineCounter(tmp_path), expected=40, every=2.0)
+    report = progress.Progress(
+        files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE)), expected=40, every=2.0
+    )
     report.update(1.0)  # not due
     report.update(2.0)
     (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 30)
@@ -422,7 +497,7 @@ def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[s
     obs = observed(settings())
     report.record(obs)
     assert obs.progress == [[2.0, 10], [4.5, 30]]
-    assert "watcher: 30 / 40 received (75.0%), 8 msg/s" in capsys.readouterr().out
+    assert "watcher: ~30 / 40 received (75.0%), 8 msg/s" in capsys.readouterr().out
 
 
 # --- which concerns run --------------------------------------------------------------------------------------
@@ -441,6 +516,14 @@ def test_the_scenario_picks_the_concerns() -> None:
         ["RelayQueue", "Restart", "DoneEnd", "Guard", "Samples", "Progress"],
         "RelayTail",
     )
+
+
+def test_the_watch_looks_four_times_a_second_and_ten_where_a_udp_run_may_end_on_quiet() -> None:
+    looks = {
+        scenario: concerns.for_scenario(settings(), scenarios.load(scenario), None, 0.0).poll_s
+        for scenario in ("seed2014", "relay", "udp", "tcp-rate")
+    }
+    assert looks == {"seed2014": 0.25, "relay": 0.25, "udp": 0.1, "tcp-rate": 0.25}
 
 
 def test_every_concern_records_after_the_ends_and_the_queue_before_the_tail_and_restart() -> None:
@@ -526,6 +609,8 @@ def volumes(control_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("CENTRAL_MEM", "12m")
+    # As `syslogbench run` passes it: the watcher then measures none of its own (about 3 s).
+    monkeypatch.setenv(contract.FINGERPRINT_ENV, (SAMPLES / "fingerprint.json").read_text())
     before = signal.getsignal(signal.SIGTERM)
     yield tmp_path / "results"
     signal.signal(signal.SIGTERM, before)
@@ -571,6 +656,7 @@ def test_sigterm_mid_run_writes_an_error_result_that_reconciles_what_arrived(
     m = result["messages"]
     assert (m["expected"], m["sent"], m["received"], m["lost"], m["duplicated"]) == (122, 61, 61, 61, 0)
     assert [s["status"] for s in result["senders"]] == ["ok", "no ledger: the sender never reported"]
+    assert result["host"]["fingerprint"] == json.loads((SAMPLES / "fingerprint.json").read_text())
     assert control.CONTROL.finish.exists()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN  # a second SIGTERM cannot cut the result
 

@@ -9,9 +9,20 @@ class Concern:
     """One concern of the watch. `now` is always seconds after the start signal."""
 
     ended = False  # this concern ends the run (only the ones that can end it ever set it)
+    # At most one look per `every` seconds; 0 is every look of the watch (concerns.POLL_S). The watch runs
+    # inside the measured window on the daemon's cores: a look that need not be that quick is made less often.
+    every = 0.0
+    next_look = 0.0
+
+    def due(self, now: float) -> bool:
+        if now < self.next_look:
+            return False
+        self.next_look = now + self.every
+        return True
 
     def update(self, now: float) -> None:
-        """Look at what it follows; called about every 20 ms until some concern has ended the run."""
+        """Look at what it follows; called every look of the watch (concerns.POLL_S) until some concern has
+        ended the run."""
 
     def stop(self, now: float) -> None:
         """The watch is over at `now`: a last look, where the figure needs one."""

@@ -10,13 +10,19 @@ from syslogbench.rig import control
 from syslogbench.rig.cgroup import Snapshot
 from syslogbench.rig.watcher.concern import Concern
 from syslogbench.rig.watcher.done import DoneEnd
-from syslogbench.rig.watcher.files import DoneTail, LineCounter
+from syslogbench.rig.watcher.files import DoneTail, LineCounter, OutputSize
 from syslogbench.rig.watcher.guard import Guard
 from syslogbench.rig.watcher.progress import Progress
 from syslogbench.rig.watcher.relay import RelayQueue, RelayTail
 from syslogbench.rig.watcher.restart import Restart
 from syslogbench.rig.watcher.samples import Samples
-from syslogbench.rig.watcher.udp import UdpQuiet
+from syslogbench.rig.watcher.udp import UDP_POLL_S, UdpQuiet
+
+# The watch runs inside the measured window, on the daemon's cores, and each wake-up costs the watcher CPU:
+# four looks a second. The DONEs' times do not depend on it (done.log's mtime, files.DoneTail); SEC's firing
+# is seen at most 0.25 s late. A UDP run that may end on quiet output looks ten times a second, since its end
+# is the last growth the watch saw (udp.UDP_POLL_S).
+POLL_S = 0.25
 
 
 @dataclass
@@ -29,11 +35,14 @@ class Watch:
     during: list[Concern]
     tail: RelayTail | None
     every: list[Concern]
+    poll_s: float = POLL_S  # seconds between two looks of the watch
 
 
-def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float) -> Watch:
-    counter = LineCounter(control.LOGS)
-    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0))
+def for_scenario(
+    cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float, wall0: float | None = None
+) -> Watch:
+    size = OutputSize(control.LOGS)
+    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0, wall0))
     relay = scenario is not None and scenario.destination == "relay"
     udp = scenario is not None and scenario.transport == "udp"
     relay_during: list[Concern] = []  # looked at each poll before the end is decided
@@ -41,11 +50,16 @@ def for_scenario(cfg: Settings, scenario: Scenario | None, start: Snapshot | Non
         relay_during.append(RelayQueue(scenario))
         if scenario.relay_target == "pause-restart":
             relay_during.append(Restart(cfg.senders))
-    ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(counter, done.tail, cfg.senders)] if udp else [])
-    series: list[Concern] = [Samples(counter, start), Progress(counter, cfg.expected_messages)]
-    tail = RelayTail(cfg, counter) if relay else None
+    ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(size, done.tail, cfg.senders)] if udp else [])
+    series: list[Concern] = [Samples(size, start), Progress(size, cfg.expected_messages)]
+    # The relay tail waits for every line: it counts them exactly, reading what was added since its last look.
+    tail = RelayTail(cfg, LineCounter(control.LOGS)) if relay else None
     # The queue's record makes the relay section that the tail and the restart write into.
     relay_records = relay_during[:1] + ([tail] if tail else []) + relay_during[1:]
     return Watch(
-        done=done, during=relay_during + ends + series, tail=tail, every=ends + series + relay_records
+        done=done,
+        during=relay_during + ends + series,
+        tail=tail,
+        every=ends + series + relay_records,
+        poll_s=UDP_POLL_S if udp else POLL_S,
     )

@@ -40,25 +40,86 @@ class LineCounter:
         return offset
 
 
-class DoneTail:
-    """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start)."""
+class OutputSize:
+    """The daemon's split files so far, from their sizes alone (one stat each, nothing read): counting their
+    lines read every byte the daemon wrote once more, in the measured window (docs/measurement.md). Lines are
+    estimated with the mean line length of the first `line_sample` bytes of the largest file; exact counts come from the
+    reconciliation after the run."""
 
-    def __init__(self, path: Path, t0: float) -> None:
-        self.path, self.t0 = path, t0
+    def __init__(self, directory: Path, line_sample: int = 64 * 1024) -> None:
+        self.directory, self.line_sample = directory, line_sample
+        self.bytes = 0
+        self.line_bytes: float | None = None  # mean bytes per line, once measured
+        self.at: float | None = None  # seconds after the start of the last look, where the caller said
+
+    def update(self, now: float | None = None, max_age: float = 0.0) -> int:
+        """The output's bytes now, or as of a look at most max_age seconds before now (one look serves the
+        samples and the progress alike); `lines` is the estimate for them, `at` when they were looked at."""
+        if now is not None and self.at is not None and now - self.at < max_age:
+            return self.bytes
+        self.at = now
+        sizes = {}
+        for entry in os.scandir(self.directory):
+            if OUTPUT_RE.match(entry.name):
+                try:
+                    sizes[entry.path] = entry.stat().st_size
+                except FileNotFoundError:  # removed meanwhile
+                    continue
+        self.bytes = sum(sizes.values())
+        if self.line_bytes is None and sizes and max(sizes.values()) >= self.line_sample:
+            self.line_bytes = mean_line_bytes(max(sizes, key=sizes.__getitem__), self.line_sample)
+        return self.bytes
+
+    @property
+    def lines(self) -> int:
+        return round(self.bytes / self.line_bytes) if self.line_bytes else 0
+
+
+def mean_line_bytes(path: str, size: int) -> float | None:
+    """Mean length of the whole lines in the first `size` bytes of path."""
+    with open(path, "rb") as handle:
+        data = handle.read(size)
+    whole = data[: data.rfind(b"\n") + 1]
+    count = whole.count(b"\n")
+    return len(whole) / count if count else None
+
+
+class DoneTail:
+    """Follows done.log like SEC does, noting when each DONE line appeared (seconds after the start).
+
+    Given the start's wall-clock time, a line's time is done.log's modification time when the watcher saw
+    it: the kernel's clock at the daemon's last write (to its clock tick), whatever the watcher's polling
+    interval. Lines that came together share it, within [the previous look, this look]."""
+
+    def __init__(self, path: Path, t0: float, wall0: float | None = None) -> None:
+        self.path, self.t0, self.wall0 = path, t0, wall0
         self.offset = 0
+        self.looked = 0.0  # seconds after the start of the previous look
         self.seen: list[float] = []
 
     def update(self) -> int:
-        size = self.path.stat().st_size if self.path.exists() else 0
-        if size > self.offset:
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return len(self.seen)
+        now = time.monotonic() - self.t0
+        if stat.st_size > self.offset:
             with self.path.open("rb") as handle:
                 handle.seek(self.offset)
-                data = handle.read(size - self.offset)
+                data = handle.read(stat.st_size - self.offset)
             complete = data[: data.rfind(b"\n") + 1]
             self.offset += len(complete)
-            now = time.monotonic() - self.t0
-            self.seen += [now] * sum(1 for line in complete.splitlines() if b"DONE" in line)
+            done = sum(1 for line in complete.splitlines() if b"DONE" in line)
+            self.seen += [self.written(stat.st_mtime_ns, now)] * done
+        self.looked = now
         return len(self.seen)
+
+    def written(self, mtime_ns: int, now: float) -> float:
+        """When the new lines were written: the file's mtime, kept between the previous look and now (a clock
+        step between the two clocks cannot push it out); now without the start's wall-clock time."""
+        if self.wall0 is None:
+            return now
+        return min(now, max(self.looked, mtime_ns / 1e9 - self.wall0))
 
 
 class SampleTail:
@@ -71,7 +132,7 @@ class SampleTail:
         self.base = (start.cpu_user_s, start.cpu_system_s) if start else (None, None)
 
     def update(self) -> list[tuple[float | None, float | None, int | None]]:
-        size = self.path.stat().st_size if self.path.exists() else 0
+        size = file_size(self.path)
         if size <= self.offset:
             return []
         with self.path.open("rb") as handle:
@@ -94,6 +155,39 @@ class SampleTail:
         user = None if user is None or base_user is None else round(user - base_user, 3)
         system = None if system is None or base_system is None else round(system - base_system, 3)
         return user, system, memory
+
+
+class Ledgers:
+    """The ledgers written so far, each read once: a sender writes its ledger once (renamed into place), and
+    the guard looks twice a second."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, dict] = {}
+
+    def update(self) -> dict[str, dict]:
+        directory = control.CONTROL.ledgers
+        if not directory.exists():
+            return self.known
+        for entry in os.scandir(directory):
+            name, dot, ext = entry.name.rpartition(".")
+            if dot and ext == "json" and not name.startswith(".") and name not in self.known:
+                self.known[name] = control.read_json(Path(entry.path))
+        return self.known
+
+    def failed(self) -> list[str]:
+        return [
+            f"{name}: {ledger['status']}"
+            for name, ledger in self.update().items()
+            if ledger["status"] != "ok"
+        ]
+
+
+def file_size(path: Path) -> int:
+    """0 for a file not there yet; one system call, since the watch asks every look."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def read_ledgers() -> dict[str, dict]:

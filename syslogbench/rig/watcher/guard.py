@@ -6,12 +6,15 @@ from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Concern
-from syslogbench.rig.watcher.files import failed_senders
+from syslogbench.rig.watcher.files import Ledgers
 
 
 class Guard(Concern):
+    every = 0.5  # a timeout, a dead daemon or a failed sender ends the run half a second late at most
+
     def __init__(self, cfg: Settings) -> None:
         self.cfg = cfg
+        self.ledgers = Ledgers()
         self.trigger: str | None = None
         self.error: str | None = None
 
@@ -24,7 +27,7 @@ class Guard(Concern):
             self.trigger = "timeout"
         elif control.CONTROL.daemon.exit.exists():
             self.trigger, self.error = "daemon-exited", "the daemon exited before the DONE threshold fired"
-        elif failed := failed_senders():
+        elif failed := self.ledgers.failed():
             self.trigger, self.error = "sender-failed", "a sender failed: " + "; ".join(failed)
 
     def record(self, obs: Observed) -> None:

@@ -1,4 +1,5 @@
-"""Progress: every PROGRESS_EVERY seconds, the lines received so far, printed and kept for the result."""
+"""Progress: every PROGRESS_EVERY seconds, the lines received so far (estimated from the output's size,
+files.OutputSize), printed and kept for the result."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Concern
-from syslogbench.rig.watcher.files import LineCounter
+from syslogbench.rig.watcher.files import OutputSize
 
 PROGRESS_EVERY = float(os.environ.get("PROGRESS_EVERY", "2"))
 
@@ -16,7 +17,7 @@ def say(text: str) -> None:
 
 
 class Progress(Concern):
-    def __init__(self, counter: LineCounter, expected: int, every: float = PROGRESS_EVERY) -> None:
+    def __init__(self, counter: OutputSize, expected: int, every: float = PROGRESS_EVERY) -> None:
         self.counter, self.expected, self.every = counter, expected, every
         self.next_report, self.last_lines, self.last_time = every, 0, 0.0
         self.rows: list[list[float]] = []
@@ -24,12 +25,16 @@ class Progress(Concern):
     def update(self, now: float) -> None:
         if self.every <= 0 or now < self.next_report:
             return
-        lines = self.counter.update()
-        rate = (lines - self.last_lines) / (now - self.last_time)
-        self.rows.append([round(now, 2), lines])
+        self.next_report = now + self.every
+        self.counter.update(now, max_age=self.every / 2)  # the samples' look of up to a second ago will do
+        lines, at = self.counter.lines, self.counter.at if self.counter.at is not None else now
+        if at <= self.last_time:
+            return
+        rate = (lines - self.last_lines) / (at - self.last_time)
+        self.rows.append([round(at, 2), lines])
         share = 100 * lines / self.expected
-        say(f"{lines:,} / {self.expected:,} received ({share:.1f}%), {rate:,.0f} msg/s")
-        self.next_report, self.last_lines, self.last_time = now + self.every, lines, now
+        say(f"~{lines:,} / {self.expected:,} received ({share:.1f}%), {rate:,.0f} msg/s")
+        self.last_lines, self.last_time = lines, at
 
     def record(self, obs: Observed) -> None:
         obs.progress = self.rows

@@ -21,11 +21,11 @@ from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import HarnessContainer
-from syslogbench.rig import cgroup, channel, control, tlscerts
+from syslogbench.rig import cgroup, channel, control, fingerprint, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
-from syslogbench.rig.watcher import concerns, fault, relay, topology
+from syslogbench.rig.watcher import concerns, fault, harness, relay, topology
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
 from syslogbench.rig.watcher.files import failed_senders, read_ledgers
 from syslogbench.rig.watcher.progress import say
@@ -41,7 +41,6 @@ STOPPING_LEDGER_WAIT = 1.0
 # After any other failure the senders still running see the daemon stop and report within seconds; a sender
 # whose generator vanished never will.
 FAILED_LEDGER_WAIT = 10.0
-POLL_S = 0.02
 TAIL_POLL_S = 0.05
 
 
@@ -149,15 +148,15 @@ def take_snapshot(name: str) -> Snapshot:
     return read_snapshot(snapshot)
 
 
-def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
+def watch(cfg: settings.Settings, obs: Observed, t0: float, wall0: float | None = None) -> None:
     """Until SEC fires (or every DONE is in), the daemon dies, a sender fails, or RUN_TIMEOUT passes; then,
     in relay scenarios ended by the DONEs, until the last hop has every line. Each concern records its part."""
-    plan = concerns.for_scenario(cfg, obs.scenario, obs.start, t0)
+    plan = concerns.for_scenario(cfg, obs.scenario, obs.start, t0, wall0)
     while True:
         now = time.monotonic() - t0
         if any(poll(concern, now) for concern in plan.during):  # the first that ends the run ends this poll
             break
-        time.sleep(POLL_S)
+        time.sleep(plan.poll_s)
     stopped = time.monotonic() - t0
     for concern in plan.during:
         concern.stop(stopped)
@@ -171,7 +170,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float) -> None:
 
 
 def poll(concern: concerns.Concern, now: float) -> bool:
-    concern.update(now)
+    if concern.due(now):
+        concern.update(now)
     return concern.ended
 
 
@@ -211,20 +211,8 @@ def remove_test_files() -> None:
             path.unlink()
 
 
-def read_generator_cpu() -> float | None:
-    """CPU seconds all generator containers used while sending, from their own cgroups."""
-    total = 0.0
-    reports = [control.read_json(p) for p in control.CONTROL.generators.glob("host*.json")]
-    for entry in reports:
-        if entry["cpu_user_s"] is None or entry["cpu_system_s"] is None:
-            return None
-        total += entry["cpu_user_s"] + entry["cpu_system_s"]
-    return round(total, 3) if reports else None
-
-
 def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
     wait_for_ledgers(cfg, ledger_wait)
-    obs.generator_cpu_s = read_generator_cpu()
     ledgers = read_ledgers()
     reconcile_output(cfg, obs, ledgers)
     if full := fault.logs_full(control.LOGS):
@@ -243,6 +231,8 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
             f"the DONE threshold ({cfg.done_threshold} in {cfg.done_window} s) did not fire within "
             f"RUN_TIMEOUT={cfg.run_timeout} s; DONE never reached done.log from: {', '.join(missing) or 'none'}"
         )
+    # After the reconciliation, which gives the others time to see the daemon's exit and report.
+    harness.collect(cfg.hosts, obs, min(harness.REPORT_WAIT_S, ledger_wait))
     if not cfg.keep_logs:
         remove_test_files()
         if contract.QUEUE_DIR.exists():
@@ -300,13 +290,16 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     sec = start_sec(cfg)
     try:
         time.sleep(0.5)  # let SEC load its rules before any DONE can arrive
-        t0 = time.monotonic()
-        control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
+        t0, cpu0 = time.monotonic(), harness.own_cpu()  # SEC has loaded: its start-up is not in the window
+        wall0 = time.time()
+        control.write_atomic(control.CONTROL.start, f"{wall0}\n")
         say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
-        watch(cfg, obs, t0)
+        watch(cfg, obs, t0, wall0)
     finally:
         stop_sec(sec)
     stop_daemon(obs)
+    if obs.end is not None:  # the window's end, as for the daemon's CPU
+        obs.watcher_cpu_s = harness.since(cpu0)
     relay.after_stop(obs)
     conclude(cfg, obs)
 
@@ -427,6 +420,7 @@ def reset() -> None:
 def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
     """Reset the volumes and tell the others the run (run.json); returns a TLS problem, if any."""
     reset()
+    obs.host.fingerprint = fingerprint.for_run(control.LOGS, obs.notes)  # before the others start
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")

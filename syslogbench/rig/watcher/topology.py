@@ -4,10 +4,11 @@ the daemon and the last hop share with it, and each generator's node as its repo
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from syslogbench.model import machine
 from syslogbench.model.result import Host, Node, Topology
-from syslogbench.rig import control
+from syslogbench.rig.watcher.harness import generator_reports
 
 # The stack file sets SWARM=1 for the watcher: the generators reach the daemon over the overlay network.
 SWARM_ENV = "SWARM"
@@ -16,12 +17,9 @@ SWARM_ENV = "SWARM"
 def gather(host: Host, profile: str) -> Topology:
     central = machine.node(["watcher", profile, "lasthop"], host)
     nodes = [central]
-    for path in sorted(control.CONTROL.generators.glob("host*.json")):
-        try:
-            report = control.read_json(path)
-            place(nodes, Node(**{**report["node"], "services": [f"generator host{report['host']}"]}))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a report without its node (an older generator image): the node is not known
+    for report in sorted(generator_reports(), key=lambda report: report.host):
+        if report.node is not None:  # an older generator image does not say
+            place(nodes, replace(report.node, services=[f"generator host{report.host}"]))
     return Topology(network="overlay" if os.environ.get(SWARM_ENV) else "bridge", nodes=nodes)
 
 

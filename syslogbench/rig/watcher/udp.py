@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Concern
-from syslogbench.rig.watcher.files import DoneTail, LineCounter, read_ledgers
+from syslogbench.rig.watcher.files import DoneTail, OutputSize, read_ledgers
 
 UDP_QUIET_S = 2.0
 UDP_POLL_S = 0.1
@@ -18,9 +18,9 @@ UDP_POLL_S = 0.1
 class UdpQuiet(Concern):
     """Ends a UDP run whose DONE datagrams did not all arrive: every ledger in, then no new line for a while."""
 
-    def __init__(self, counter: LineCounter, done: DoneTail, senders: int) -> None:
+    def __init__(self, counter: OutputSize, done: DoneTail, senders: int) -> None:
         self.counter, self.done, self.senders = counter, done, senders
-        self.lines = 0
+        self.bytes = 0
         self.last_growth: float | None = None
         self.ledgers_in: float | None = None
         self.next_poll = 0.0
@@ -36,9 +36,9 @@ class UdpQuiet(Concern):
         if now < self.next_poll:
             return False
         self.next_poll = now + UDP_POLL_S
-        lines = self.counter.update()
-        if lines > self.lines:
-            self.lines, self.last_growth = lines, now
+        size = self.counter.update()  # growth in bytes is growth in lines: the daemon appends whole lines
+        if size > self.bytes:
+            self.bytes, self.last_growth = size, now
         if self.ledgers_in is None and len(read_ledgers()) >= self.senders:
             self.ledgers_in = now
         if self.ledgers_in is None:

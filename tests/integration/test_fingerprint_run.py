@@ -1,0 +1,78 @@
+"""The machine fingerprint in a real run: from `syslogbench run` (a container with the daemon's limits) and
+from plain compose (the watcher's own), rsyslog 8 at small scale."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from syslogbench.host import benchmark, profiles
+from syslogbench.host.compose import Compose
+
+from .conftest import PROJECT, ROOT, SMALL
+
+pytestmark = pytest.mark.integration
+FIGURES = {"cpu": "loops/s", "file_churn": "ops/s", "loopback_tcp": "MB/s"}
+REPEATS = 5
+# About 3 s on a quiet 2-core machine; up to 40 s was seen with load 20 on it (docs/measurement.md).
+SECONDS_NOT_MINUTES = 60
+
+
+@pytest.fixture(scope="module")
+def rsyslog8() -> str:
+    """Only the images this file needs (the session's `built` makes every profile's)."""
+    benchmark.setup(["rsyslog8"])
+    return profiles.resolve("rsyslog8").profile
+
+
+def check_figures(fingerprint: dict) -> None:
+    """Three figures, each positive, the median of its repeats, in its unit."""
+    assert {name: fingerprint[name]["unit"] for name in FIGURES} == FIGURES
+    for name in FIGURES:
+        figure = fingerprint[name]
+        assert figure["value"] > 0, f"{name}: {figure}"
+        assert (
+            len(figure["repeats"]) == REPEATS and sorted(figure["repeats"])[REPEATS // 2] == figure["value"]
+        )
+        assert 0 < figure["seconds"] < SECONDS_NOT_MINUTES, f"{name} took {figure['seconds']} s"
+
+
+def test_syslogbench_run_measures_under_the_daemons_limits(rsyslog8: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "syslogbench", "run", "--profile", rsyslog8, "--results", str(tmp_path),
+         "HOSTS=1", "SENDERS_PER_HOST=2", "MESSAGES_PER_SENDER=2000", "CENTRAL_CPUS=1", "CENTRAL_MEM=1g"],
+        cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "syslogbench: fingerprint: cpu " in done.stdout
+    (path,) = tmp_path.glob("*.json")
+    result = json.loads(path.read_text())
+    fingerprint = result["host"]["fingerprint"]
+    check_figures(fingerprint)
+    assert fingerprint["source"] == "container"
+    # The limits the daemon's own cgroup had, read inside the fingerprint's container.
+    assert (fingerprint["cpu_limit"], fingerprint["memory_limit_bytes"]) == (1.0, 2**30)
+    assert result["limits"]["central_cpus"]["configured"] == 1.0
+    assert result["limits"]["central_memory_bytes"]["configured"] == 2**30
+    assert fingerprint["wall_s"] < SECONDS_NOT_MINUTES, f"the fingerprint took {fingerprint['wall_s']} s"
+
+
+def test_plain_compose_gets_the_watchers_own(rsyslog8: str, tmp_path: Path) -> None:
+    env = {**os.environ, **SMALL, "RESULTS_DIR": str(tmp_path), "GENERATORS": SMALL["HOSTS"]}
+    env.pop("FINGERPRINT", None)
+    runner = Compose(rsyslog8, PROJECT)
+    runner.down(env, stop_s=5, volumes=True, quiet=True)
+    try:
+        up = runner.up(env, 600, capture=True)
+    finally:
+        runner.down(env, stop_s=5, volumes=True, quiet=True)
+    assert up.code == 0, up.output[-3000:]
+    (path,) = tmp_path.glob("*.json")
+    fingerprint = json.loads(path.read_text())["host"]["fingerprint"]
+    check_figures(fingerprint)
+    assert fingerprint["source"] == "watcher" and "wall_s" not in fingerprint
