@@ -77,6 +77,11 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
             wait_files(ctl / "ready", "host*", connections, name)
             (ctl / "start").write_text(f"{time.time()}\n")
             wait_files(ctl / "ledgers", "*.json", connections)
+            # The end of the measured window, as the daemon's supervisor marks it in a run (there is no daemon
+            # here): the generator then reports its CPU.
+            end = contract.Control(ctl).daemon.exit
+            end.parent.mkdir(parents=True, exist_ok=True)
+            end.write_text("0\n")
             wait_files(ctl / "generators", "*.json", 1)
             ledgers = [contract.read_json(path) for path in (ctl / "ledgers").glob("*.json")]
             container = contract.read_json(next((ctl / "generators").glob("*.json")))
