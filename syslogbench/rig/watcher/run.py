@@ -293,6 +293,8 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
         t0, cpu0 = time.monotonic(), harness.own_cpu()  # SEC has loaded: its start-up is not in the window
         wall0 = time.time()
         control.write_atomic(control.CONTROL.start, f"{wall0}\n")
+        if gateway is not None:
+            gateway.start()
         say(f"start: {cfg.senders} senders x {cfg.messages_per_sender:,} messages to {obs.daemon.profile}")
         watch(cfg, obs, t0, wall0)
     finally:
