@@ -102,5 +102,8 @@ def test_plain_compose_runs_a_connection_scenario_and_idles_the_generators_it_do
     assert run.result["scenario"]["connections"] == 10
     exact_counts(run.result, 10, 30)
     generators = [c for c in run.containers if c["Service"] == "generator"]
-    assert [(c["State"], c["ExitCode"]) for c in generators] == [("exited", 0)] * 5
+    # 0: it saw the run end; 143: compose's SIGTERM reached it first (`--exit-code-from` stops the rest once the
+    # watcher exits). Neither is a failure; a SIGKILL (137) or an error (1) would be.
+    assert [c["State"] for c in generators] == ["exited"] * 5
+    assert {c["ExitCode"] for c in generators} <= {0, 143}, generators
     assert run.output.count("not needed, the run has 2 hosts") == 3
