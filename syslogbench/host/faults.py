@@ -319,6 +319,7 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     benchmark.setup(sorted(set(names)))
     rng = random.Random(seed)
+    code = commit()  # the code the campaign runs, as it starts
     outcomes = []
     for number, (profile, kind) in enumerate(chosen, 1):
         benchmark.log(f"fault run {number}/{runs}: {kind.name} on {profile}")
@@ -331,7 +332,7 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
             f"  {outcome.verdict} in {outcome.elapsed_s} s; {'; '.join(outcome.problems) or 'all invariants held'}"
         )
         outcomes.append(outcome)
-        write(out.with_suffix(".json"), campaign_id, seed, names, began, outcomes)
+        write(out.with_suffix(".json"), campaign_id, code, seed, names, began, outcomes)
     counts = tally(outcomes)
     benchmark.log(f"faults: {counts}; written to {out.with_suffix('.json')}")
     return 0 if all(counts[key] == 0 for key in COUNTED) else 1
@@ -352,11 +353,17 @@ def commit() -> str:
 
 
 def write(
-    path: Path, campaign_id: str, seed: int, names: list[str], began: datetime, outcomes: list[Outcome]
+    path: Path,
+    campaign_id: str,
+    code: str,
+    seed: int,
+    names: list[str],
+    began: datetime,
+    outcomes: list[Outcome],
 ) -> None:
     data = {
         "id": campaign_id,
-        "commit": commit(),
+        "commit": code,
         "seed": seed,
         "profiles": names,
         "started_utc": began.isoformat(timespec="seconds"),
