@@ -105,9 +105,6 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
-
-
 def interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -121,7 +118,7 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
         return dispatch(args, show)
     except KeyboardInterrupt:
         log("interrupted: the run's containers were stopped and removed")
-        return INTERRUPTED
+        return benchmark.INTERRUPTED  # 128 + SIGINT, as a shell reports Ctrl-C
     except (
         settings.SettingsError,
         profiles.ProfileError,
