@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from statistics import median
 
-from syslogbench.model.result import Fingerprint, Host, Limit, Result
-from syslogbench.report.load import Group, finished_at, profile_order, sender_bound, throughput_ratio
+from syslogbench.model.result import Fingerprint, Limit, Result
+from syslogbench.report import stats
+from syslogbench.report.load import (
+    Group,
+    finished_at,
+    machine_label,
+    profile_order,
+    sender_bound,
+    throughput_ratio,
+)
 from syslogbench.report.published import pe7, seed2014
 
 MIB = 2**20
@@ -83,13 +91,6 @@ def runs_rows(results: Sequence[Result]) -> list[list[str]]:
     return [[column(result) for _, column in RUN_COLUMNS] for result in results]
 
 
-def machine_label(host: Host) -> str:
-    return (
-        f"{host.cpu_model}, {host.cores} cores, {fmt(host.memory_bytes, '.1f', GIB)} GiB RAM, "
-        f"kernel {host.kernel}, cgroup v{host.cgroup_version}, Docker {host.docker_version}"
-    )
-
-
 # -- the machine fingerprint -----------------------------------------------------------------------
 
 # Each figure as the report shows it: (label, the Fingerprint's field, scale, format, the amount's unit).
@@ -132,6 +133,30 @@ def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
         ]
         sources = ", ".join(sorted({f.source for f in found})) or NA
         rows.append([group.profile, f"{len(found)} of {len(group.runs)}", *cells, sources])
+    return rows
+
+
+MACHINES_HEADER = [
+    "machine",
+    "what its results say of it",
+    "runs",
+    "first run",
+    "last run",
+    *(f"{label}, {unit.strip()} per CPU s" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
+]
+
+
+def machines_rows(results: Sequence[Result], numbers: dict[str, int]) -> list[list[str]]:
+    """One row per machine, numbered as the report's sections name them, with its fingerprint's medians."""
+    rows = []
+    for label, number in numbers.items():
+        runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
+        found = fingerprints(runs)
+        figures = [
+            fingerprint_cell(found, name, scale, spec) for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
+        ]
+        dates = [f"{finished_at(run):%Y-%m-%d %H:%M}" for run in (runs[0], runs[-1])]
+        rows.append([str(number), label, str(len(runs)), *dates, *figures])
     return rows
 
 
@@ -237,6 +262,8 @@ STATS_HEADER = [
     "erratic",
     "% of baseline",
     "median elapsed s",
+    "median CPU s per M msgs",
+    "CoV of CPU s per M",
     "median user s",
     "median system s",
     "median max RSS MiB",
@@ -258,6 +285,8 @@ def stats_row(group: Group, baseline: Group | None) -> list[str]:
         erratic_cell(group),
         percent_of_baseline_cell(group, baseline),
         fmt(group.median("elapsed_s"), ".2f"),
+        fmt(group.median("cpu_s_per_million"), ".2f"),
+        fmt_percent(group.cpu_per_million.cov if group.cpu_per_million else None),
         fmt(group.median("cpu_user_s"), ".2f"),
         fmt(group.median("cpu_system_s"), ".2f"),
         fmt(group.median("max_rss_bytes"), ".1f", MIB),
@@ -347,6 +376,64 @@ def seed_row(daemon: str, m: seed2014.Medians) -> list[str]:
 
 def seed_rows() -> list[list[str]]:
     return [seed_row(daemon, m) for daemon, m in seed2014.medians().items()]
+
+
+VERSIONS_HEADER = [
+    "daemon",
+    "measured",
+    "n",
+    "median elapsed s",
+    "median msgs/s",
+    "CoV of msgs/s",
+    "median CPU s per M msgs",
+    "CoV of CPU s per M",
+    "median user s",
+    "median system s",
+    "median max RSS MiB",
+]
+
+
+def versions_row(group: Group, machine: str) -> list[str]:
+    """A profile of the version matrix: the medians of its counted runs, and the spread of both rates."""
+    rate, cpu = group.throughput, group.cpu_per_million
+    return [
+        f"`{group.profile}` ({group.daemon})",
+        machine,
+        str(rate.n if rate else 0),
+        fmt(group.median("elapsed_s"), ".2f"),
+        fmt(rate.median if rate else None, ",.0f"),
+        fmt_percent(rate.cov if rate else None),
+        fmt(cpu.median if cpu else None, ".2f"),
+        fmt_percent(cpu.cov if cpu else None),
+        fmt(group.median("cpu_user_s"), ".2f"),
+        fmt(group.median("cpu_system_s"), ".2f"),
+        fmt(group.median("max_rss_bytes"), ".1f", MIB),
+    ]
+
+
+def published_versions_rows() -> list[list[str]]:
+    """The 2014 daemons in the version matrix's columns: rates derived from the three published runs."""
+    rows = []
+    for daemon, runs in seed2014.RUNS.items():
+        m = seed2014.daemon_medians(runs)
+        rates = [seed2014.MESSAGES_TOTAL / run.elapsed_s for run in runs]
+        cpu = [(run.user_s + run.system_s) / seed2014.MESSAGES_TOTAL * 1e6 for run in runs]
+        rows.append(
+            [
+                daemon,
+                "2014, published",
+                str(len(runs)),
+                f"{m.elapsed_s:.2f}",
+                f"{m.msgs_per_s:,.0f}",
+                fmt_percent(stats.cov(rates)),
+                f"{median(cpu):.2f}",
+                fmt_percent(stats.cov(cpu)),
+                f"{m.user_s:.2f}",
+                f"{m.system_s:.2f}",
+                f"{m.max_rss_mib:.1f}",
+            ]
+        )
+    return rows
 
 
 PUBLISHED_HEADER = ["published configuration", "msgs/s", "MB/s"]

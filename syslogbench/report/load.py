@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from syslogbench.model.result import Result, ResultError, read
+from syslogbench.model.result import Host, Result, ResultError, read
 from syslogbench.report import stats
 
 DEFAULT_SCENARIO = "seed2014"
@@ -53,6 +53,25 @@ def profile_of(result: Result) -> str:
     return result.daemon.profile
 
 
+def machine_label(host: Host) -> str:
+    """What the result says of its machine. Runs whose labels differ never pool: the same CPU model can
+    give quite different figures (docs/measurement.md, the machine fingerprint)."""
+    gib = host.memory_bytes / 2**30
+    return (
+        f"{host.cpu_model}, {host.cores} cores, {gib:.1f} GiB RAM, "
+        f"kernel {host.kernel}, cgroup v{host.cgroup_version}, Docker {host.docker_version}"
+    )
+
+
+def machine_numbers(results: Sequence[Result]) -> dict[str, int]:
+    """Each machine's number in the report: 1 for the one whose first run is the oldest."""
+    first: dict[str, datetime] = {}
+    for result in results:
+        label = machine_label(result.host)
+        first[label] = min(first.get(label, result.finished), result.finished)
+    return {label: number for number, label in enumerate(sorted(first, key=first.__getitem__), start=1)}
+
+
 def latest_per_profile(results: Sequence[Result], scenario_id: str = DEFAULT_SCENARIO) -> list[Result]:
     """The newest run (by finished_utc) of each daemon profile in the scenario, sorted by profile."""
     latest: dict[str, Result] = {}
@@ -88,9 +107,16 @@ METRICS: dict[str, Callable[[Result], float | None]] = {
     "cpu_user_s": lambda r: r.cpu.user_s,
     "cpu_system_s": lambda r: r.cpu.system_s,
     "cpu_s": lambda r: r.cpu.used_s,
+    # The daemon's CPU per million messages: what compares across machines (docs/measurement.md).
+    "cpu_s_per_million": lambda r: cpu_per_million(r),
     "max_rss_bytes": lambda r: r.memory.max_rss_bytes,
     "peak_bytes": lambda r: r.memory.peak_bytes,
 }
+
+
+def cpu_per_million(result: Result) -> float | None:
+    used, received = result.cpu.used_s, result.messages.received
+    return None if used is None or not received else used / received * 1e6
 
 
 @dataclass
@@ -127,6 +153,10 @@ class Group:
         return self.summaries["msgs_per_s"]
 
     @property
+    def cpu_per_million(self) -> stats.Summary | None:
+        return self.summaries["cpu_s_per_million"]
+
+    @property
     def not_counted(self) -> Counter[str]:
         return Counter(run.verdict for run in self.runs if run.verdict != COUNTED_VERDICT)
 
@@ -140,16 +170,23 @@ class Group:
 
 
 def group_results(results: Sequence[Result], scenario_id: str | None = None) -> dict[str, list[Group]]:
-    """Per scenario (the default first), its profiles' groups, the baseline first."""
-    by_key: dict[tuple[str, str], list[Result]] = {}
-    for result in results:
-        if scenario_id is None or scenario_of(result) == scenario_id:
-            by_key.setdefault((scenario_of(result), profile_of(result)), []).append(result)
+    """Per scenario (the default first), its profiles' groups, the baseline first.
+
+    Runs of one scenario on two machines never pool: each machine's runs get a section of their own,
+    named "<scenario> on machine <n>" (see machine_numbers)."""
+    chosen = [r for r in results if scenario_id is None or scenario_of(r) == scenario_id]
+    numbers = machine_numbers(chosen)
+    by_key: dict[tuple[str, int, str], list[Result]] = {}
+    for result in chosen:
+        key = (scenario_of(result), numbers[machine_label(result.host)], profile_of(result))
+        by_key.setdefault(key, []).append(result)
     grouped: dict[str, list[Group]] = {}
-    for scenario in scenario_ids(results):
-        profiles = sorted((p for s, p in by_key if s == scenario), key=profile_order)
-        if profiles:
-            grouped[scenario] = [Group(scenario, p, by_key[scenario, p]) for p in profiles]
+    for scenario in scenario_ids(chosen):
+        machines = sorted({m for s, m, _ in by_key if s == scenario})
+        for machine in machines:
+            name = scenario if len(machines) == 1 else f"{scenario} on machine {machine}"
+            profiles = sorted((p for s, m, p in by_key if (s, m) == (scenario, machine)), key=profile_order)
+            grouped[name] = [Group(name, p, by_key[scenario, machine, p]) for p in profiles]
     return grouped
 
 

@@ -28,19 +28,23 @@ from syslogbench.report.blocks import (
 )
 from syslogbench.report.cells import (
     FINGERPRINT_HEADER,
+    MACHINES_HEADER,
     PUBLISHED_HEADER,
     PUBLISHED_MARK,
     RATIO_HEADER,
     SEED_HEADER,
     SENDER_BOUND_MARK,
     STATS_HEADER,
+    VERSIONS_HEADER,
     describe_scenario,
     fingerprint_line,
     fingerprint_rows,
     fingerprints,
     machines_line,
+    machines_rows,
     overview,
     published_rows,
+    published_versions_rows,
     rate_and_udp_lines,
     ratio_rows,
     runs_header,
@@ -48,6 +52,7 @@ from syslogbench.report.cells import (
     seed_rows,
     sender_bound_notes,
     stats_row,
+    versions_row,
 )
 from syslogbench.report.load import (
     BASELINE,
@@ -58,6 +63,8 @@ from syslogbench.report.load import (
     finished_at,
     group_results,
     latest_per_profile,
+    machine_label,
+    machine_numbers,
 )
 from syslogbench.report.published import pe7, seed2014
 
@@ -174,11 +181,11 @@ def fingerprint_blocks(groups: Sequence[Group]) -> list[Block]:
     return [heading, Note(FINGERPRINT_NOTE), Table(FINGERPRINT_HEADER, fingerprint_rows(groups))]
 
 
-def latest_blocks(scenario: str, runs: Sequence[Result]) -> list[Block]:
+def latest_blocks(runs: Sequence[Result]) -> list[Block]:
     return [
         Heading("Latest run per profile", 3),
         Note(LATEST_NOTE),
-        Table(runs_header(), runs_rows(latest_per_profile(runs, scenario))),
+        Table(runs_header(), runs_rows(latest_per_profile(runs, runs[0].label))),
     ]
 
 
@@ -206,10 +213,71 @@ def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -
         *ratio_blocks(groups),
         *(Figure(caption, path) for caption, path in figures.get(scenario, [])),
         *fingerprint_blocks(groups),
-        *latest_blocks(scenario, runs),
+        *latest_blocks(runs),
         *published_blocks(runs),
     ]
     return Section(blocks, anchor=scenario_anchor(scenario))
+
+
+# -- the version matrix and the machines -----------------------------------------------------------
+
+VERSIONS_TITLE = "The version matrix: the seed scenario, version by version, beside 2014"
+VERSIONS_NOTE = (
+    f"`{DEFAULT_SCENARIO}` at its own shape, every profile on one machine (below), the medians of its counted "
+    "runs; `python -m syslogbench matrix` interleaves the profiles' replicates. Then the 2014 daemons as "
+    f"published, measured on {seed2014.HARDWARE}: medians of their three runs, with msgs/s and CPU s per "
+    f"million messages derived by us from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
+    "different hardware: compare the daemons' order and CPU s per million messages, not elapsed time."
+)
+OTHER_SEEDS_NOTE = "The seed scenario on other machines has sections of its own: {}."
+MACHINES_TITLE = "Machines"
+MACHINES_NOTE = (
+    "Each machine the results in this report came from, as the results describe it, with the median (and "
+    "range) of its runs' fingerprints per CPU second. Runs of two machines never pool: where a scenario ran "
+    "on several, each has its own section, named by the machine's number here. docs/measurement.md says how "
+    "to compare two machines with the fingerprint."
+)
+
+
+def seed_sections(grouped: Mapping[str, Sequence[Group]]) -> dict[str, Sequence[Group]]:
+    """The sections of the seed scenario at its own shape, one per machine."""
+    return {name: groups for name, groups in grouped.items() if groups[0].runs[0].label == DEFAULT_SCENARIO}
+
+
+def matrix_rank(groups: Sequence[Group]) -> tuple[int, object]:
+    """The machine with the most profiles counted wins; on a tie, the one with the newest run."""
+    return sum(1 for g in groups if g.throughput), max(finished_at(r) for g in groups for r in g.runs)
+
+
+def versions_section(grouped: Mapping[str, Sequence[Group]], numbers: Mapping[str, int]) -> Section | None:
+    seeds = seed_sections(grouped)
+    if not seeds:
+        return None
+    name = max(seeds, key=lambda key: matrix_rank(seeds[key]))
+    groups = seeds[name]
+    runs = [run for group in groups for run in group.runs]
+    machine = f"machine {numbers[machine_label(runs[0].host)]}"
+    rows = [versions_row(group, machine) for group in groups] + published_versions_rows()
+    blocks: list[Block] = [
+        Heading(VERSIONS_TITLE, 2),
+        Note(VERSIONS_NOTE),
+        Table(VERSIONS_HEADER, rows),
+        Paragraph(machines_line(runs)),
+    ]
+    others = [f"`{other}`" for other in seeds if other != name]
+    if others:
+        blocks.append(Note(OTHER_SEEDS_NOTE.format(", ".join(others))))
+    return Section(blocks, anchor="versions")
+
+
+def machines_section(results: Sequence[Result], numbers: dict[str, int]) -> Section:
+    return Section(
+        [
+            Heading(MACHINES_TITLE, 2),
+            Note(MACHINES_NOTE),
+            Table(MACHINES_HEADER, machines_rows(results, numbers)),
+        ]
+    )
 
 
 # -- the whole report ------------------------------------------------------------------------------
@@ -250,7 +318,15 @@ def document(
     title = "syslogbench results" + (f": scenario `{scenario_id}`" if scenario_id else "")
     if grouped:
         scenarios = [scenario_section(s, groups, figures or {}) for s, groups in grouped.items()]
-        sections = [overview_section(grouped), *scenarios]
+        chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
+        numbers = machine_numbers(chosen)
+        versions = versions_section(grouped, numbers)
+        sections = [
+            *([versions] if versions else []),
+            machines_section(chosen, numbers),
+            overview_section(grouped),
+            *scenarios,
+        ]
     else:
         sections = [nothing_section(results_dir, scenario_id)]
     return Document(title, [*sections, Section([*seed_blocks(), Note(MEMORY_NOTE)])])

@@ -728,9 +728,59 @@ def test_markdown_and_html_of_each_section_carry_the_same_cells(stats_dir: Path)
         page.feed("\n".join(html.section(section)))
         assert in_markdown == page.tables, section.anchor
         counts.append([len(rows) for rows in in_markdown])
-    # Rows, header included. The overview: 2 scenarios. seed2014 and small: statistics, ratio to the
-    # fastest and latest run, for 3 profiles and for 1. The 2014 figures: 6 daemons.
-    assert counts == [[3], [4, 4, 4], [2, 2, 2], [7]]
+    # Rows, header included. The version matrix: 3 profiles and the 6 daemons of 2014. The machines: one.
+    # The overview: 2 scenarios. seed2014 and small: statistics, ratio to the fastest and latest run, for
+    # 3 profiles and for 1. The 2014 figures: 6 daemons.
+    assert counts == [[10], [2], [3], [4, 4, 4], [2, 2, 2], [7]]
+
+
+# -- machines and the version matrix --------------------------------------------------------------
+
+
+def on_other_machine(result: dict[str, Any], finished: str) -> dict[str, Any]:
+    moved = copy.deepcopy(result)
+    moved["run_id"] = "other-" + moved["run_id"]
+    moved["finished_utc"] = finished
+    moved["host"]["kernel"] = "6.1.0-other"  # the same CPU model: still another machine
+    return moved
+
+
+def test_two_machines_never_pool_and_are_numbered_oldest_first() -> None:
+    later = [on_other_machine(run, "2026-01-01T00:00:00Z") for run in STATS_RUNS[:3]]
+    grouped = load.group_results(typed(*STATS_RUNS, *later, OTHER_SCENARIO))
+    assert list(grouped) == ["seed2014 on machine 1", "seed2014 on machine 2", "small"]
+    assert [g.profile for g in grouped["seed2014 on machine 2"]] == ["baseline"]
+    assert len(grouped["seed2014 on machine 2"][0].runs) == 3
+    assert len(grouped["seed2014 on machine 1"][0].runs) == 3  # not 6: the runs did not pool
+
+
+def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles() -> None:
+    later = [on_other_machine(run, "2026-01-01T00:00:00Z") for run in STATS_RUNS[:3]]
+    doc = sections.document(typed(*STATS_RUNS, *later), Path("results"), None)
+    text = markdown.document(doc)
+    first = markdown_tables(text)[0]
+    assert first[0] == cells.VERSIONS_HEADER
+    ours = [row for row in first[1:] if row[1].startswith("machine")]
+    # Machine 1 has three profiles, machine 2 only the baseline, although its runs are newer.
+    assert [(row[0], row[1], row[2]) for row in ours] == [
+        ("baseline (baseline)", "machine 1", "3"),
+        ("rsyslog8 (rsyslog8)", "machine 1", "3"),
+        ("syslog-ng (syslog)", "machine 1", "3"),
+    ]
+    assert [row[0] for row in first[1:] if row[1] == "2014, published"] == list(seed2014.RUNS)
+    assert "seed2014 on machine 2" in text.split("## Machines")[0]  # named as the other seed section
+    machines = markdown_tables(text)[1]
+    assert [row[0] for row in machines[1:]] == ["1", "2"] and "6.1.0-other" in machines[2][1]
+
+
+def test_cpu_seconds_per_million_messages() -> None:
+    run = typed(make_result("20250101T000000Z-rsyslog8", "rsyslog8", "2025-01-01T00:10:00Z"))[0]
+    assert load.cpu_per_million(run) == pytest.approx((30.25 + 20.75) / 6000020 * 1e6)
+    published = cells.published_versions_rows()
+    rsyslog8 = next(row for row in published if row[0] == "Rsyslog8")
+    runs = seed2014.RUNS["Rsyslog8"]
+    per_million = sorted((r.user_s + r.system_s) / seed2014.MESSAGES_TOTAL * 1e6 for r in runs)
+    assert rsyslog8[6] == f"{per_million[1]:.2f}"
 
 
 # -- the machine fingerprint ----------------------------------------------------------------------
