@@ -130,7 +130,11 @@ def main() -> None:
     parser.add_argument("results", type=Path)
     parser.add_argument("--host", type=Path)
     args = parser.parse_args()
-    host = [list(map(float, line.split("\t"))) for line in args.host.read_text().splitlines()] if args.host else []
+    host = (
+        [list(map(float, line.split("\t"))) for line in args.host.read_text().splitlines()]
+        if args.host
+        else []
+    )
     results = sorted((read(path) for path in args.results.glob("*.json")), key=lambda r: r.started_utc)
     report([cut(result, host) for result in results if result.samples.rows])
 
