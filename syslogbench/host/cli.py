@@ -72,6 +72,12 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
     cmd.add_argument("--replicates", type=int, default=3)
     cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
+    cmd.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
+    )
     cmd.add_argument("--results", type=Path, default=ROOT / "results")
     cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
     cmd = sub.add_parser(
@@ -163,7 +169,9 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
     if args.command == "matrix":
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)
-        return matrix.run_matrix(names, args.replicates, overrides, args.results, args.fresh, show=show)
+        return matrix.run_matrix(
+            names, args.replicates, overrides, args.results, args.fresh, show=show, warmup=args.warmup
+        )
     if args.command == "stack":
         return write_stack(args)
     if args.command == "fingerprint":

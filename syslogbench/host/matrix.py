@@ -55,6 +55,11 @@ def progress_line(finished: int, total: int, elapsed: float) -> str:
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {finished}/{total} runs, {share:.0%}, elapsed {clock(elapsed)}, ETA {eta}"
 
 
+def warmup_dir(results_dir: Path) -> Path:
+    """Warm-up runs are kept, apart: the report reads only the results directory's own files."""
+    return results_dir / "warmup"
+
+
 def run_matrix(
     names: list[str],
     replicates: int,
@@ -62,13 +67,23 @@ def run_matrix(
     results_dir: Path,
     fresh: bool,
     show: Callable[[Path], None] = benchmark.show_path,
+    warmup: int = 0,
 ) -> int:
     canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
     benchmark.check_capacity(canonical, overrides)  # every setting and load checked before anything starts
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
+    if warmup < 0:
+        raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
     mid = matrix_id(canonical, overrides)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
+        if warmup:
+            # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
+            code = run_cells(
+                canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show
+            )
+            if code == benchmark.INTERRUPTED:
+                return code
         return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -34,6 +35,46 @@ def test_done_cells_reads_only_this_matrix(tmp_path: Path) -> None:
     write(tmp_path / "3.json", {"daemon": {"profile": "b"}})
     (tmp_path / "4.json").write_text("not json")
     assert matrix.done_cells(tmp_path, "m1") == {(2, "a")}
+
+
+def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[str, str]]]:
+    """run_matrix with benchmark.run faked: what it was asked to run, in order."""
+    calls: list[tuple[str, Path, dict[str, str]]] = []
+
+    def fake_run(
+        name: str, overrides: dict, results_dir: Path, extra_env: dict, build: bool, show: object
+    ) -> int:
+        calls.append((name, results_dir, extra_env))
+        return EXIT_CODES["pass"]
+
+    monkeypatch.setattr(matrix.benchmark, "run", fake_run)
+    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: None)
+    monkeypatch.setattr(matrix.benchmark, "log", lambda line: None)
+    monkeypatch.setattr(matrix.benchmark, "check_capacity", lambda names, overrides: None)
+    monkeypatch.setattr(matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name}))
+    monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
+    return calls
+
+
+def test_warmup_runs_first_apart_and_under_their_own_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = quiet_matrix(monkeypatch)
+    assert matrix.run_matrix(["a", "b"], 2, {}, tmp_path, False, warmup=1) == EXIT_CODES["pass"]
+    mid = matrix.matrix_id(["a", "b"], {})
+    assert [(name, where, env["MATRIX_ID"]) for name, where, env in calls] == [
+        ("a", tmp_path / "warmup", f"{mid}-warmup"),
+        ("b", tmp_path / "warmup", f"{mid}-warmup"),
+        *[(name, tmp_path, mid) for name in ("a", "b", "a", "b")],
+    ]
+    assert [env["MATRIX_REPLICATE"] for _, _, env in calls] == ["1", "1", "1", "1", "2", "2"]
+
+
+def test_a_negative_warmup_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = quiet_matrix(monkeypatch)
+    with pytest.raises(matrix.benchmark.settings.SettingsError, match="--warmup -1: use 0 or more"):
+        matrix.run_matrix(["a"], 1, {}, Path("/nonexistent"), False, warmup=-1)
+    assert calls == []
 
 
 def test_progress_line_shows_share_and_eta() -> None:
