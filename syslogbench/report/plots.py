@@ -305,7 +305,7 @@ def cpu_figure(scenario: str, groups: Sequence[Group], caption: str) -> Figure:
         [g.median("cpu_system_s") for g in groups],
     )
     profile_axis(ours, groups)
-    ours.set_title(f"Ours: daemon CPU per profile, scenario {scenario}")
+    ours.set_title(f"This project: daemon CPU per profile, scenario {scenario}")
     if theirs is not None:
         medians = seed2014.medians()
         stacked_cpu(

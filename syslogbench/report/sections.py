@@ -105,26 +105,26 @@ NO_FINGERPRINT_NOTE = (
 )
 LATEST_NOTE = "Every verdict; null figures, not measured, are shown as n/a."
 PUBLISHED_NOTE = (
-    f"Published figures, not ours: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
+    f"Published figures, not this project's: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
     f"{PUBLISHED_MARK} marks the rows that correspond to this scenario; the other rows are the table's context."
 )
 SEED_TITLE = "Published 2014 figures, on the 2014 hardware"
 SEED_INTRO = (
-    "Published figures, not ours: median of three `/usr/bin/time` runs per daemon, measured "
+    "Published figures, not this project's: median of three `/usr/bin/time` runs per daemon, measured "
     f"in 2014 on {seed2014.HARDWARE}. Workload: {seed2014.HOSTS} remote hosts x "
     f"{seed2014.SENDERS_PER_HOST} senders x {seed2014.MESSAGES_PER_SENDER:,} messages. "
     "Each column is the median on its own."
 )
 SEED_RATE_NOTE = (
-    f"msgs/s is derived by us as {seed2014.MESSAGES_TOTAL:,} messages (including the 20 DONE "
+    f"msgs/s is derived here as {seed2014.MESSAGES_TOTAL:,} messages (including the 20 DONE "
     "messages) / median elapsed; the 2014 post did not publish a rate."
 )
 MEMORY_NOTE = (
-    "Note on memory: our *peak mem* column is the cgroup peak of the central container, which "
+    "Note on memory: the *peak mem* column is the cgroup peak of the central container, which "
     "includes the page cache of the files the daemon wrote; the 2014 *max RSS* column is "
-    "`/usr/bin/time` maxresident of the daemon. Compare RSS to RSS (our *max RSS* column, the "
+    "`/usr/bin/time` maxresident of the daemon. Compare RSS to RSS (the *max RSS* column, the "
     "daemon's VmHWM), not the cgroup peak. GNU time 1.7, current in 2014, is known to report "
-    "maxresident about 4x too high on Linux (fixed in 1.8); we do not know which build was used."
+    "maxresident about 4x too high on Linux (fixed in 1.8); which build was used is not known."
 )
 
 
@@ -226,7 +226,7 @@ VERSIONS_NOTE = (
     f"`{DEFAULT_SCENARIO}` at its own shape, every profile on one machine (below), the medians of its counted "
     "runs; `python -m syslogbench matrix` interleaves the profiles' replicates. Then the 2014 daemons as "
     f"published, measured on {seed2014.HARDWARE}: medians of their three runs, with msgs/s and CPU s per "
-    f"million messages derived by us from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
+    f"million messages derived here from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
     "different hardware: compare the daemons' order and CPU s per million messages, not elapsed time."
 )
 OTHER_SEEDS_NOTE = "The seed scenario on other machines has sections of its own: {}."

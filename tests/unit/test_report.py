@@ -256,7 +256,7 @@ def test_seed_section(results_dir: Path) -> None:
         "291,830",
     ]
     assert table_row(seed_part, "NXLog")[1] == "367.30"
-    assert "derived by us" in seed_part
+    assert "derived here" in seed_part
     assert "cgroup peak" in markdown and "RSS to RSS" in markdown
 
 

@@ -44,7 +44,7 @@ class Medians(NamedTuple):
     elapsed_s: float
     cpu_percent: float
     max_rss_mib: float
-    # Derived by us as MESSAGES_TOTAL / median elapsed; the 2014 post did not publish a rate.
+    # Derived here as MESSAGES_TOTAL / median elapsed; the 2014 post did not publish a rate.
     msgs_per_s: float
 
 
