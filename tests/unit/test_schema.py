@@ -22,8 +22,9 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 # results/ holds the report's runs; results/reshaping/ the before/after runs of the package reshaping and
 # results/fingerprint/ the small runs docs/measurement.md cites for the machine fingerprint, results/scale/ the
 # largest runs and results/harness/ those of the harness's own CPU (docs/measurement.md), results/swarm/ the
-# runs of docs/swarm.md (a three-node swarm on one machine beside one host), kept apart so that the report does
-# not pool them with the committed matrix.
+# runs of docs/swarm.md (a three-node swarm on one machine beside one host), results/noise/ and results/cov/ the
+# replicates of docs/measurement.md's Noise, and results/warmup/ a matrix's warm-up runs, kept apart so that the
+# report does not pool them with the committed matrix.
 RESULT_FILES = sorted(
     path
     for path in [
@@ -33,6 +34,9 @@ RESULT_FILES = sorted(
         *RESULTS.glob("scale/*.json"),
         *RESULTS.glob("harness/**/*.json"),
         *RESULTS.glob("swarm/*.json"),
+        *RESULTS.glob("noise/*.json"),
+        *RESULTS.glob("cov/*.json"),
+        *RESULTS.glob("warmup/*.json"),
     ]
     if path.name != "schema.json"
 )
