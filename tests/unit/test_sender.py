@@ -260,8 +260,9 @@ def test_the_senders_congestion_control_is_pinned_to_reno() -> None:
     """Reno is in every kernel's tcp_allowed_congestion_control, so an unprivileged sender gets it anywhere."""
     assert sender.congestion_in_force() == "reno"
     server, thread, _, _ = serve_once(read=True)
-    with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
-        assert sender.pin_congestion(sock) == "reno"
-        name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
-        assert name.rstrip(b"\0") == b"reno"
-    thread.join(5)
+    with server:  # open until the server's thread has accepted: closed first, its accept fails
+        with socket.create_connection(server.getsockname(), timeout=5) as sock:
+            assert sender.pin_congestion(sock) == "reno"
+            name = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+            assert name.rstrip(b"\0") == b"reno"
+        thread.join(5)
