@@ -290,7 +290,8 @@ def stacked_cpu(
 
 
 def cpu_figure(scenario: str, groups: Sequence[Group], caption: str) -> Figure:
-    with_seed = scenario == report.DEFAULT_SCENARIO
+    # The section may be "seed2014 on machine 2": the runs' own scenario says whether 2014 compares.
+    with_seed = groups[0].runs[0].label == report.DEFAULT_SCENARIO
     width = figure_width(groups) + (6.5 if with_seed else 0)
     fig = Figure(figsize=(width, 5.8), layout="constrained")
     if with_seed:

@@ -165,3 +165,16 @@ def test_family_and_labels() -> None:
     ]
     assert plots.offsets(3) == [-0.15, 0.0, 0.15]
     assert plots.machine_caption(RUNS) == "Machine: Test CPU 9000, 16 cores, kernel 6.1.0-test"
+
+
+def test_the_seed_scenario_on_one_of_two_machines_keeps_its_2014_panel() -> None:
+    groups = load.group_results(RUNS)["seed2014"]
+    moved = [replace(group, scenario="seed2014 on machine 2") for group in groups]
+    figure = plots.cpu_figure("seed2014 on machine 2", moved, "caption")
+    assert len(figure.axes) == 2  # this project's runs, and the 2014 medians beside them
+    small = [
+        replace(
+            groups[0], runs=[replace(r, scenario=replace(r.scenario, id="small")) for r in groups[0].runs]
+        )
+    ]
+    assert len(plots.cpu_figure("small", small, "caption").axes) == 1
