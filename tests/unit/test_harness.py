@@ -14,16 +14,9 @@ from syslogbench.model.result import GeneratorReport, Harness, LastHopCpu, cpu_s
 from syslogbench.model.settings import from_env
 from syslogbench.rig import cgroup, control, outcome
 from syslogbench.rig.watcher import harness
+from tests.unit.test_result import ENV  # every key of .env, with the seed scenario's values
 
 MOMENT = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "2",
-    "CENTRAL_MEM": "2g",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "512m",
-}
-ENV |= {"RUN_TIMEOUT": "900", "KEEP_LOGS": "0"}
 
 
 def observed() -> outcome.Observed:

@@ -7,16 +7,8 @@ import yaml
 
 from syslogbench.host import profiles, stack
 from syslogbench.model import settings
+from tests.unit.test_result import ENV  # every key of .env, with the seed scenario's values
 
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "8",
-    "CENTRAL_MEM": "2g",
-    "REMOTE_CPUS": "2",
-    "REMOTE_MEM": "512m",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-}
 # What `docker stack deploy` ignores or refuses (docs/swarm.md); none may appear in any service.
 NOT_FOR_SWARM = {
     "build", "depends_on", "profiles", "restart", "cgroup_parent", "privileged", "security_opt",
