@@ -100,6 +100,11 @@ def sender_bound(result: Result) -> bool | None:
     return result.sender_bound.value
 
 
+def cpu_per_million(result: Result) -> float | None:
+    used, received = result.cpu.used_s, result.messages.received
+    return None if used is None or not received else used / received * 1e6
+
+
 # What the statistics are taken of, from each counted run; None (not measured) is left out.
 METRICS: dict[str, Callable[[Result], float | None]] = {
     "msgs_per_s": lambda r: r.throughput.msgs_per_s,
@@ -108,15 +113,10 @@ METRICS: dict[str, Callable[[Result], float | None]] = {
     "cpu_system_s": lambda r: r.cpu.system_s,
     "cpu_s": lambda r: r.cpu.used_s,
     # The daemon's CPU per million messages: what compares across machines (docs/measurement.md).
-    "cpu_s_per_million": lambda r: cpu_per_million(r),
+    "cpu_s_per_million": cpu_per_million,
     "max_rss_bytes": lambda r: r.memory.max_rss_bytes,
     "peak_bytes": lambda r: r.memory.peak_bytes,
 }
-
-
-def cpu_per_million(result: Result) -> float | None:
-    used, received = result.cpu.used_s, result.messages.received
-    return None if used is None or not received else used / received * 1e6
 
 
 @dataclass

@@ -10,7 +10,7 @@ from syslogbench.model.result import GeneratorReport, LastHopCpu, load
 from syslogbench.rig import cgroup, control
 from syslogbench.rig.outcome import Observed
 
-REPORT_WAIT_S = 5.0  # the others look for the daemon's exit every 0.5 s
+REPORT_WAIT_S = 5.0  # the generators hear of the daemon's exit within 0.2 s (channel), the last hop 0.5 s
 
 
 def own_cpu() -> float | None:
