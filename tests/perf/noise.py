@@ -17,13 +17,13 @@ at the start signal. Not part of `make test`: a benchmark's analysis, for docs/m
 from __future__ import annotations
 
 import argparse
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from syslogbench.model.result import Result, read
+from syslogbench.report import load, stats
 
 USER_HZ = 100  # /proc/stat's unit
 
@@ -61,14 +61,13 @@ def cut(result: Result, host: list[list[float]]) -> Cut:
     total = result.messages.expected
     t10, t90 = crossing(rows, received, 0.1 * total), crossing(rows, received, 0.9 * total)
     elapsed = result.elapsed_s or float("nan")
-    cpu = result.cpu.used_s or float("nan")
     return Cut(
         run_id=result.run_id,
         profile=result.daemon.profile,
         verdict=result.verdict,
         elapsed_s=elapsed,
         msgs_per_s=result.throughput.msgs_per_s or float("nan"),
-        cpu_per_million=cpu / total * 1e6,
+        cpu_per_million=load.cpu_per_million(result) or float("nan"),
         head_s=t10,
         steady_per_s=0.8 * total / (t90 - t10) if t90 > t10 else float("nan"),
         tail_s=elapsed - t90,
@@ -86,19 +85,17 @@ def host_window(host: list[list[float]], result: Result) -> dict[str, float]:
     if len(inside) < 2:
         return {}
     first, last = inside[0], inside[-1]
-    span = last[0] - first[0]
+    cpu_s = (last[0] - first[0]) * result.host.cores  # what all the host's cores could give in the window
     return {
-        "steal_pct": (last[8] - first[8]) / USER_HZ / span / 2 * 100,  # of the 2 cores
-        "iowait_pct": (last[5] - first[5]) / USER_HZ / span / 2 * 100,
+        "steal_pct": (last[8] - first[8]) / USER_HZ / cpu_s * 100,
+        "iowait_pct": (last[5] - first[5]) / USER_HZ / cpu_s * 100,
         "dirty_mib_at_start": (first[9] + first[10]) / 1024,
     }
 
 
 def cov(values: Sequence[float]) -> str:
-    values = [v for v in values if v == v]
-    if len(values) < 2:
-        return "n/a"
-    return f"{statistics.stdev(values) / statistics.mean(values):.1%}"
+    found = stats.cov([v for v in values if v == v])  # NaN: a figure the samples could not give
+    return "n/a" if found is None else f"{found:.1%}"
 
 
 def report(cuts: list[Cut]) -> None:
