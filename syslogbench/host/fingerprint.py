@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from syslogbench import contract
 from syslogbench.host.compose import project_name
-from syslogbench.model import settings
+from syslogbench.model import result, settings
 from syslogbench.model.result import Fingerprint, ResultError
 
 MOUNT = str(contract.LOG_DIR)  # where the daemon's container mounts the logs volume
@@ -87,7 +87,7 @@ def short(value: float) -> str:
 
 
 def cov(values: Sequence[float]) -> float:
-    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+    return result.cov(values) or 0.0  # one fingerprint, or the machine gave 0: no spread to show
 
 
 def spread_lines(found: Sequence[Fingerprint]) -> list[str]:

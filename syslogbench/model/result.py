@@ -14,10 +14,11 @@ import secrets
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from statistics import mean, median, stdev
+from statistics import fmean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, read_json
@@ -234,6 +235,17 @@ def readable(name: str, value: float | None) -> str:
 UNSTEADY_COV = 0.2  # above this, a fingerprint figure's repeats say the machine was busy
 
 
+def cov(values: Sequence[float]) -> float | None:
+    """Coefficient of variation: sample standard deviation / mean. None for n < 2 or a zero mean. The one
+    definition the fingerprint's note, `syslogbench fingerprint` and the report all use."""
+    if len(values) < 2:
+        return None
+    centre = fmean(values)
+    if centre == 0:
+        return None
+    return stdev(values) / abs(centre)
+
+
 @dataclass
 class Figure:
     """One figure of the fingerprint: the median rate of its repeats per wall second, in `unit`."""
@@ -248,10 +260,8 @@ class Figure:
     per_cpu_s: float | None = optional()
 
     def cov(self) -> float | None:
-        """The repeats' coefficient of variation (sample standard deviation / mean)."""
-        if len(self.repeats) < 2 or not mean(self.repeats):
-            return None
-        return stdev(self.repeats) / mean(self.repeats)
+        """The repeats' coefficient of variation."""
+        return cov(self.repeats)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Small-sample statistics for the report: medians, spread, intervals. Standard library only.
+"""Small-sample statistics for the report: medians, spread, intervals. Standard library only, and the result model's `cov`.
 
 The report shows, per profile and scenario, the median of the replicates and a 95% confidence
 interval *of the median* by bootstrap (percentile method, BOOTSTRAP_RESAMPLES resamples, fixed seed
@@ -16,6 +16,8 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from syslogbench.model.result import cov  # one definition for the model, the host and the report
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 2014
@@ -77,16 +79,6 @@ def mad(values: Sequence[float]) -> float:
 def mad_scaled(values: Sequence[float]) -> float:
     """MAD x 1.4826: a robust estimate of the standard deviation for normal data."""
     return mad(values) * MAD_TO_SIGMA
-
-
-def cov(values: Sequence[float]) -> float | None:
-    """Coefficient of variation: sample standard deviation / mean. None for n < 2 or a zero mean."""
-    if len(values) < 2:
-        return None
-    mean = statistics.fmean(values)
-    if mean == 0:
-        return None
-    return statistics.stdev(values) / abs(mean)
 
 
 def is_erratic(cv: float | None, threshold: float = ERRATIC_COV) -> bool:
