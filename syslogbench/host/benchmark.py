@@ -17,8 +17,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from syslogbench import contract
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
-from syslogbench.host import capacity, events, fingerprint, images, lock, profiles
+from syslogbench.host import capacity, events, fingerprint, images, lock, profiles, userconfig
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -207,10 +208,16 @@ def run(
     show: Callable[[Path], None] = show_path,
     extra_files: tuple[Path, ...] = (),
     project: str | None = None,
+    config: tuple[Path, bool] | None = None,
 ) -> int:
-    """One run; extra_files are compose files over compose.yaml (the fault campaign's small logs volume)."""
+    """One run; extra_files are compose files over compose.yaml (the fault campaign's small logs volume);
+    config is a config of the user's own (its path, and whether its text stays private)."""
     project = project or project_name()
     profile = profiles.resolve(profile_name)
+    overrides, options = userconfig.split_settings(overrides)
+    user = userconfig.load(config[0], profile.daemon, options, config[1]) if config else None
+    if user is None:
+        userconfig.refuse_without_config(options)
     cfg, env = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -219,17 +226,24 @@ def run(
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
     capacity.check(cfg, scenario, profile, log)  # a load that cannot fit: refused before any container
     env.update(extra_env or {})
-    with lock.project(project):  # a second run on this project is refused here, before anything is built
-        return measure(
-            profile,
-            cfg,
-            scenario,
-            env,
-            results_dir,
-            Compose(profile.profile, project, extra_files),
-            build,
-            show,
-        )
+    if user is not None:
+        extra_files = (*extra_files, userconfig.write_override(user, profile.profile, cfg.scenario))
+    try:
+        with lock.project(project):  # a second run on this project is refused here, before anything is built
+            return measure(
+                profile,
+                cfg,
+                scenario,
+                env,
+                results_dir,
+                Compose(profile.profile, project, extra_files),
+                build,
+                show,
+                user,
+            )
+    finally:
+        if user is not None:
+            extra_files[-1].unlink(missing_ok=True)
 
 
 def measure(
@@ -241,6 +255,7 @@ def measure(
     runner: Compose,
     build: bool,
     show: Callable[[Path], None],
+    user: userconfig.UserConfig | None = None,
 ) -> int:
     """Build, compose up, and show the result this run wrote (the project's lock is held)."""
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -248,6 +263,9 @@ def measure(
         log(f"notice: {notice}")
     if build:  # cached builds take seconds, and a stale image would measure old code
         setup([profile.profile])
+    if user is not None:  # the daemon's own check, before any container of the run
+        userconfig.check(user, profile.image, profile.profile, scenario.transport, contract.CENTRAL_PORT)
+        log(f"--config {user.root}: {user.main.name} passed {profile.daemon}'s own check, and listens")
     log(
         f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
@@ -260,11 +278,13 @@ def measure(
     began = datetime.now(UTC)
     containers: list[ContainerState] = []
     seen: list[events.Event] = []
+    outside: list[str] = []  # --config: files the daemon wrote outside /var/log
     recorder = events.Recorder(runner.project).start()
     try:
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
         seen = recorder.stop()
         containers = runner.states(env)  # how each ended, before down removes them
+        outside = userconfig.daemon_writes(containers, profile.profile) if user else []
     finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
         recorder.stop()
         runner.down(env)
@@ -283,6 +303,8 @@ def measure(
         show(path)
         return EXIT_CODES["error"]
     path = new[-1]
+    if user is not None:
+        userconfig.amend(path, outside)
     if reasons:  # a container ended badly before the watcher did: the run could not be measured
         add_reasons(path, reasons)
     show(path)

@@ -63,6 +63,16 @@ def parser() -> argparse.ArgumentParser:
                 help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)",
             )
             cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
+            cmd.add_argument(
+                "--config",
+                type=Path,
+                metavar="PATH",
+                help="your own rsyslog.conf or syslog-ng.conf (a file, or a directory with its includes) in "
+                "place of the profile's; EXPECT_DROPPED=local7.* declares what it drops (docs/userconfig.md)",
+            )
+            cmd.add_argument(
+                "--config-private", action="store_true", help="with --config: record its hash, not its text"
+            )
     cmd = sub.add_parser("stack", help="write a stack file for docker stack deploy (Docker Swarm)")
     cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
     cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
@@ -161,11 +171,19 @@ def write_stack(args: argparse.Namespace) -> int:
 def dispatch(args: argparse.Namespace, show: Show) -> int:
     if args.command == "run" and args.registry and not args.swarm:
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
+    if args.command == "run" and (args.config or args.config_private) and (args.swarm or not args.config):
+        raise settings.SettingsError(
+            "--config-private is for --config PATH"
+            if not args.config
+            else "--config runs on one host only so far"
+        )
     if args.command == "run" and args.swarm:
         overrides = benchmark.parse_overrides(args.overrides)
         return swarm.run(args.profile, overrides, args.results, args.registry, show=show)
     if args.command == "run":
-        return benchmark.run(args.profile, benchmark.parse_overrides(args.overrides), args.results, show=show)
+        overrides = benchmark.parse_overrides(args.overrides)
+        config = (args.config, args.config_private) if args.config else None
+        return benchmark.run(args.profile, overrides, args.results, show=show, config=config)
     if args.command == "matrix":
         names = [name.strip() for name in args.profiles.split(",") if name.strip()]
         overrides = benchmark.parse_overrides(args.overrides)

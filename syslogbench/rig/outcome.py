@@ -12,7 +12,7 @@ from syslogbench.model import result as model
 from syslogbench.model.result import SAMPLE_COLUMNS, SCHEMA_VERSION, run_id, time_line, utc
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
-from syslogbench.rig import snmp
+from syslogbench.rig import fanout, snmp
 from syslogbench.rig.cgroup import Snapshot, cpu_delta
 from syslogbench.rig.reconcile import Reconciliation
 
@@ -65,6 +65,7 @@ class Observed:
     relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
     harness: model.Harness = field(default_factory=model.Harness)  # what the harness itself cost
     topology: model.Topology | None = None
+    config: model.UserConfig | None = None  # `run --config`: the user's config and where its output went
 
 
 def limits(obs: Observed) -> model.Limits:
@@ -171,6 +172,8 @@ def verdict(obs: Observed) -> str:
         return "timeout"
     if obs.errors or obs.counts is None:
         return "error"
+    if obs.config is not None:
+        return "pass" if fanout.clean(obs.counts, is_udp(obs)) else "loss"
     if is_udp(obs):
         return "pass" if obs.counts.clean_but_for_loss else "loss"
     return "pass" if obs.counts.clean else "loss"
@@ -260,6 +263,7 @@ def result(obs: Observed) -> model.Result:
             obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s
         ),
         topology=obs.topology,
+        config=obs.config,
     )
 
 

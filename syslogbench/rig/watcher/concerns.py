@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from syslogbench.model import userconfig
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
@@ -12,6 +14,7 @@ from syslogbench.rig.watcher.concern import Concern
 from syslogbench.rig.watcher.done import DoneEnd
 from syslogbench.rig.watcher.files import DoneTail, LineCounter, OutputSize
 from syslogbench.rig.watcher.guard import Guard
+from syslogbench.rig.watcher.outputend import OutputEnd
 from syslogbench.rig.watcher.progress import Progress
 from syslogbench.rig.watcher.relay import RelayQueue, RelayTail
 from syslogbench.rig.watcher.restart import Restart
@@ -51,6 +54,8 @@ def for_scenario(
         if scenario.relay_target == "pause-restart":
             relay_during.append(Restart(cfg.senders))
     ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(size, done.tail, cfg.senders)] if udp else [])
+    if user := userconfig.from_env(os.environ):  # a config of the user's own: no done.log, no SEC rule
+        ends = [done, Guard(cfg), OutputEnd(control.LOGS, cfg, user.quiet_s, userconfig.NO_OUTPUT_S)]
     series: list[Concern] = [Samples(size, start), Progress(size, cfg.expected_messages)]
     # The relay tail waits for every line: it counts them exactly, reading what was added since its last look.
     tail = RelayTail(cfg, LineCounter(control.LOGS)) if relay else None

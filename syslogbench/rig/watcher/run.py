@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model import preprocess, scenarios, settings, userconfig
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import HarnessContainer
-from syslogbench.rig import cgroup, channel, control, fingerprint, tlscerts
+from syslogbench.rig import cgroup, channel, control, fanout, fingerprint, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import DaemonInfo, Observed, build
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
@@ -206,6 +206,9 @@ def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
 
 
 def remove_test_files() -> None:
+    if userconfig.from_env(os.environ):  # a user's config may write any file there
+        clear(control.LOGS)
+        return
     for path in control.LOGS.iterdir():
         if OUTPUT_RE.match(path.name) or path.name == "done.log":
             path.unlink()
@@ -246,7 +249,14 @@ def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, d
     senders, per_sender = expected_senders(cfg), cfg.messages_per_sender + 1
     began, cpu = time.monotonic(), time.process_time()
     # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
-    obs.counts = reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
+    if (user := userconfig.from_env(os.environ)) and obs.config is not None:
+        obs.counts, fan = fanout.account(
+            control.LOGS, ledgers, senders, per_sender, expect, user.dropped, True
+        )
+        fanout.fill(obs.config, fan)
+        obs.notes.append(fanout.MISFILED_NOTE)
+    else:
+        obs.counts = reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
     obs.harness.reconcile_s = round(time.monotonic() - began, 3)
     obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
 
@@ -520,6 +530,8 @@ def main() -> int:
         finished=started,
     )
     obs.matrix = matrix_cell()
+    if user := userconfig.from_env(os.environ):
+        obs.config = fanout.config_block(user)
     fault.arm()
     try:
         attempt(cfg, obs)

@@ -1,0 +1,368 @@
+"""`run --config PATH`: a user's own rsyslog.conf or syslog-ng.conf in place of the profile's rendered one.
+
+Before any container of the run starts, PATH is read and checked here: it must exist, be text (UTF-8), be a
+config of the profile's daemon family, and pass the daemon's own check in the profile's image (`rsyslogd -N1`,
+`syslog-ng --syntax-only`); then the daemon is started once in a throwaway container, without network, to see
+that it listens where the scenario sends. Every refusal is one line (UserConfigError, exit 2).
+
+The run itself differs from ours only in a compose override (`override_text`): the daemon gets the user's
+files where its family keeps its configs, and the logs volume on /var/log (so any file the config writes
+there is counted); the watcher gets the same files read-only and the run's user-config settings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from syslogbench.model import result, settings, userconfig
+from syslogbench.model.userconfig import MAIN, NATIVE_DIR
+
+CHECK_TIMEOUT_S = 60
+# How long the throwaway daemon is given to listen: Debian's defaults listen within a second.
+LISTEN_WAIT_S = 5
+# Words that only one family's configs use, to refuse the other family's config before its syntax check
+# fails with a message that does not say why.
+FAMILY_MARKS = {
+    "syslog-ng": re.compile(
+        r"^\s*@version:|^\s*(?:source|destination|filter|parser|rewrite|template)\s+[\w-]+\s*\{|^\s*log\s*\{",
+        re.MULTILINE,
+    ),
+    "rsyslog": re.compile(
+        r"^\s*\$[A-Z][A-Za-z]+|^\s*(?:module|input|action|ruleset)\s*\(|^\s*[\w*,;.=!]+\.[\w*=!]+\s+[-/:~|]",
+        re.MULTILINE,
+    ),
+}
+# What each family's check prints for a module its image does not have.
+MISSING_MODULE = re.compile(r"could not load module|cannot open shared object|plugin \S+ not found", re.I)
+
+
+class UserConfigError(settings.SettingsError):
+    """A config that cannot run: one line saying what to change (exit 2, before any container)."""
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """The user's files: root (the file, or the directory), the main config, and each file's target in the
+    daemon's image."""
+
+    root: Path
+    main: Path
+    family: str
+    expect_dropped: str = ""
+    quiet_s: int = userconfig.DEFAULT_QUIET_S
+    private: bool = False
+
+    @property
+    def files(self) -> list[Path]:
+        return userconfig.config_files(self.root)
+
+    @property
+    def main_name(self) -> str:
+        """The main config's name under the watcher's CONFIG_DIR."""
+        return self.main.name if self.root.is_file() else str(self.main.relative_to(self.root))
+
+    def target(self, path: Path) -> str:
+        """Where a file goes in the daemon's image: a file given alone is the family's main config; a
+        directory mirrors the family's config directory (rsyslog: /etc, syslog-ng: /etc/syslog-ng)."""
+        if self.root.is_file():
+            return f"{NATIVE_DIR[self.family]}/{MAIN[self.family]}"
+        return f"{NATIVE_DIR[self.family]}/{path.relative_to(self.root)}"
+
+    @property
+    def main_target(self) -> str:
+        return self.target(self.main)
+
+    def mounts(self) -> list[tuple[str, str]]:
+        """(host path, path in the daemon's image) for every file."""
+        return [(str(path), self.target(path)) for path in self.files]
+
+
+def split_settings(overrides: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The command line's KEY=VALUE pairs: those of .env and the shape, and those of a --config run."""
+    own = {key: value for key, value in overrides.items() if key in userconfig.SETTINGS}
+    return {key: value for key, value in overrides.items() if key not in own}, own
+
+
+def load(path: Path, family: str, options: dict[str, str], private: bool = False) -> UserConfig:
+    """PATH read and checked as text of the profile's family; UserConfigError says what is wrong."""
+    if family not in MAIN:
+        raise UserConfigError(
+            f"--config needs an rsyslog or syslog-ng profile; this one runs {family}: pick e.g. --profile rsyslog8"
+        )
+    root = path.expanduser().absolute()
+    if not root.exists():
+        raise UserConfigError(f"--config {path}: not found: give a config file or a directory holding one")
+    main = root if root.is_file() else root / MAIN[family]
+    if root.is_dir() and not main.is_file():
+        raise UserConfigError(
+            f"--config {path}: a directory with no {MAIN[family]}: put the main config there under that name "
+            f"(its includes beside it, as in {NATIVE_DIR[family]})"
+        )
+    texts = {file: read_text(file) for file in userconfig.config_files(root)}
+    check_family(main, texts[main], family)
+    return UserConfig(root, main, family, *run_settings(options), private=private)
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UserConfigError(
+            f"--config {path}: cannot be read ({error.strerror}): check its permissions"
+        ) from None
+    if b"\0" in data:
+        raise UserConfigError(
+            f"--config {path}: a binary file (a NUL byte at offset {data.index(0)}), not a config"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UserConfigError(
+            f"--config {path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}): save the file as UTF-8"
+        ) from None
+
+
+def check_family(path: Path, text: str, family: str) -> None:
+    other = next(name for name in MAIN if name != family)
+    if FAMILY_MARKS[other].search(text) and not FAMILY_MARKS[family].search(text):
+        line = text.count("\n", 0, FAMILY_MARKS[other].search(text).start()) + 1  # type: ignore[union-attr]
+        raise UserConfigError(
+            f"--config {path}:{line}: a {other} config, but the profile runs {family}: "
+            f"pick a {other} profile (e.g. --profile {'syslog-ng' if other == 'syslog-ng' else 'rsyslog8'})"
+            f" or give a {MAIN[family]}"
+        )
+
+
+def run_settings(options: dict[str, str]) -> tuple[str, int]:
+    """EXPECT_DROPPED and OUTPUT_QUIET, checked (every problem listed)."""
+    problems = []
+    dropped = options.get(userconfig.EXPECT_DROPPED_ENV, "")
+    try:
+        userconfig.dropped_priorities(dropped)
+    except userconfig.SelectorError as error:
+        problems.append(str(error))
+    quiet = options.get(userconfig.QUIET_ENV, str(userconfig.DEFAULT_QUIET_S))
+    if not re.fullmatch(r"[0-9]+", quiet) or not 1 <= int(quiet) <= 600:
+        problems.append(f"{userconfig.QUIET_ENV}={quiet!r}: use whole seconds from 1 to 600, e.g. 5")
+    if problems:
+        raise UserConfigError(settings.listed("invalid --config settings", problems))
+    return dropped, int(quiet)
+
+
+def refuse_without_config(options: dict[str, str]) -> None:
+    if options:
+        raise UserConfigError(
+            f"{', '.join(sorted(options))}: only for a run with --config PATH (a config of your own)"
+        )
+
+
+# -- the daemon's own check, in the profile's image ------------------------------------------------------------
+
+
+def check_command(cfg: UserConfig) -> list[str]:
+    if cfg.family == "rsyslog":
+        return ["rsyslogd", "-N1", "-f", cfg.main_target]
+    return ["syslog-ng", "--syntax-only", "-f", cfg.main_target]
+
+
+def daemon_command(cfg: UserConfig) -> list[str]:
+    if cfg.family == "rsyslog":
+        return ["rsyslogd", "-n", "-f", cfg.main_target, "-i", "/tmp/check.pid"]
+    return ["syslog-ng", "-F", "--no-caps", "-f", cfg.main_target, "-p", "/tmp/check.pid",
+            "-R", "/tmp/check.persist", "-c", "/tmp/check.ctl"]  # fmt: skip
+
+
+def docker_run(image: str, cfg: UserConfig, command: list[str]) -> list[str]:
+    mounts = [arg for source, target in cfg.mounts() for arg in ("-v", f"{source}:{target}:ro")]
+    return [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        *mounts,
+        "--entrypoint",
+        command[0],
+        image,
+        *command[1:],
+    ]
+
+
+def syntax_check(cfg: UserConfig, image: str, profile: str) -> None:
+    """The daemon's own verdict on the config; its first error line, with the user's paths, when it refuses."""
+    done = run_checked(docker_run(image, cfg, check_command(cfg)))
+    if done.returncode == 0:
+        return
+    said = user_paths(cfg, done.stdout + done.stderr)
+    line = first_error(said)
+    if MISSING_MODULE.search(said):
+        raise UserConfigError(f"the image of {profile} lacks a module the config loads: {line}")
+    raise UserConfigError(f"{' '.join(check_command(cfg)[:2])} refused the config: {line}")
+
+
+def run_checked(command: list[str]) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise UserConfigError(
+            f"checking the config took over {CHECK_TIMEOUT_S} s ({' '.join(command[-4:])}): is it waiting on "
+            "something outside the container?"
+        ) from None
+
+
+def user_paths(cfg: UserConfig, text: str) -> str:
+    """The daemon names files by their place in its image: name them as the user knows them."""
+    for source, target in sorted(cfg.mounts(), key=lambda pair: -len(pair[1])):
+        text = text.replace(target, source)
+    return text
+
+
+def first_error(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    wanted = [line for line in lines if re.search(r"error|not found|unexpected|invalid", line, re.I)]
+    return (wanted or lines or ["(it printed nothing)"])[0]
+
+
+# -- does it listen where the scenario sends? ----------------------------------------------------------------
+
+# Starts the daemon, waits until the port is bound (or LISTEN_WAIT_S), then prints the socket tables.
+PROBE = (
+    '"$@" > /tmp/daemon.out 2>&1 & i=0; '
+    f"while [ $i -lt {LISTEN_WAIT_S * 5} ]; do "
+    'grep -q ":0202 " /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null && break; '
+    "sleep 0.2; i=$((i+1)); done; sleep 0.3; "
+    'for t in tcp tcp6 udp udp6; do sed "s/^/$t /" /proc/net/$t; done; echo ---; cat /tmp/daemon.out'
+)
+SOCKET_LINE = re.compile(r"^(tcp|udp)6? +\d+: [0-9A-F]+:([0-9A-F]{4}) [0-9A-F]+:0000 ([0-9A-F]{2})", re.M)
+
+
+def listening(tables: str) -> set[tuple[int, str]]:
+    """(port, tcp|udp) of every listening TCP socket (state 0A) and bound UDP socket (07)."""
+    return {
+        (int(port, 16), proto)
+        for proto, port, state in SOCKET_LINE.findall(tables)
+        if (proto, state) in (("tcp", "0A"), ("udp", "07"))
+    }
+
+
+def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> None:
+    """The config must listen on the scenario's port and transport (TLS is TCP on the wire)."""
+    command = ["sh", "-c", PROBE, "probe", *daemon_command(cfg)]
+    done = run_checked(docker_run(image, cfg, command))
+    tables, _, daemon_said = done.stdout.partition("---")
+    proto = "udp" if transport == "udp" else "tcp"
+    found = listening(tables)
+    if (port, proto) in found:
+        return
+    where = ", ".join(f"{p}/{t}" for p, t in sorted(found)) or "no port at all"
+    why = (
+        f" (it said: {first_error(user_paths(cfg, daemon_said))})"
+        if not found and daemon_said.strip()
+        else ""
+    )
+    raise UserConfigError(
+        f"the config does not listen on {port}/{proto}, where scenario's {transport} senders send; it listens "
+        f"on {where}{why}{userconfig.listener_hint(cfg.family, transport)}"
+    )
+
+
+def check(cfg: UserConfig, image: str, profile: str, transport: str, port: int) -> None:
+    syntax_check(cfg, image, profile)
+    listener_check(cfg, image, transport, port)
+
+
+# -- the run ----------------------------------------------------------------------------------------------
+
+
+def override_text(cfg: UserConfig, service: str, scenario: str) -> str:
+    """The compose override of a --config run. The daemon's volumes are replaced (`!override`): the logs
+    volume goes on /var/log itself (nocopy: the image's own /var/log stays out of it); the main config also
+    takes the place of the scenario's rendered one, which the supervisor links to active.conf."""
+    daemon_mounts = [*cfg.mounts(), (str(cfg.main), f"/etc/syslogbench/scenarios/{scenario}.conf")]
+    watcher_source = cfg.root
+    watcher_target = userconfig.CONFIG_DIR / cfg.main.name if cfg.root.is_file() else userconfig.CONFIG_DIR
+    lines = [
+        "services:",
+        f"  {service}:",
+        "    volumes: !override",
+        "      - control:/bench/control",
+        f"      - {{type: volume, source: logs, target: {userconfig.DAEMON_LOG_DIR}, volume: {{nocopy: true}}}}",
+        "      - queue:/var/spool/bench-queue",
+        *(
+            f"      - {{type: bind, source: {quote(s)}, target: {quote(t)}, read_only: true}}"
+            for s, t in daemon_mounts
+        ),
+        "  watcher:",
+        "    environment:",
+        f"      {userconfig.CONFIG_ENV}: {quote(cfg.main_name)}",
+        f"      {userconfig.EXPECT_DROPPED_ENV}: {quote(cfg.expect_dropped)}",
+        f"      {userconfig.QUIET_ENV}: {quote(str(cfg.quiet_s))}",
+        f"      {userconfig.PRIVATE_ENV}: {quote('1' if cfg.private else '0')}",
+        "    volumes:",
+        f"      - {{type: bind, source: {quote(str(watcher_source))}, target: {quote(str(watcher_target))}, "
+        "read_only: true}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def quote(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's string syntax is valid YAML); `$` doubled for compose."""
+    return json.dumps(text).replace("$", "$$")
+
+
+# -- after the run: writes the watcher could not see ------------------------------------------------------
+
+# What the harness and the daemons' own state add in the daemon's container (docker diff), not the config.
+HARNESS_PATHS = re.compile(
+    r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|var/lib/syslog-ng/|etc/syslogbench/|bench/"
+    r"|var/spool/bench-queue/|var/log/)"
+)
+
+
+def writes_outside(container: str) -> list[str]:
+    """Files the daemon's container added outside /var/log (`docker diff`'s A lines that are leaves: a
+    changed directory is only where a file was added or a volume mounted)."""
+    done = subprocess.run(["docker", "diff", container], capture_output=True, text=True, timeout=60)
+    added = sorted({line[2:].strip() for line in done.stdout.splitlines() if line.startswith("A ")})
+    leaves = [p for i, p in enumerate(added) if not (i + 1 < len(added) and added[i + 1].startswith(p + "/"))]
+    return [path for path in leaves if not HARNESS_PATHS.match(path)]
+
+
+def daemon_writes(containers: list, service: str) -> list[str]:
+    """writes_outside for the daemon's container of the run, before down removes it; [] if it is gone."""
+    name = next((c.name for c in containers if c.service == service), None)
+    try:
+        return writes_outside(name) if name else []
+    except (subprocess.SubprocessError, OSError):
+        return []
+
+
+def write_override(cfg: UserConfig, service: str, scenario: str) -> Path:
+    """The run's compose override, in a file of its own (removed after the run)."""
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="syslogbench-config-", suffix=".yaml", delete=False
+    ) as handle:
+        handle.write(override_text(cfg, service, scenario))
+    return Path(handle.name)
+
+
+def amend(path: Path, outside: list[str]) -> None:
+    """The watcher's result, with what it could not see: files written outside /var/log, not counted."""
+    written = result.read(path)
+    if written.config is None or not outside:
+        return
+    config = replace(written.config, not_counted=outside)
+    lost = written.messages.lost
+    note = (
+        f"not counted: the config wrote outside {userconfig.DAEMON_LOG_DIR}: {', '.join(outside[:10])}"
+        + (" ..." if len(outside) > 10 else "")
+        + (f"; the {lost:,} lost messages may be there" if lost else "")
+    )
+    amended = replace(written, config=config, notes=[*written.notes, note])
+    path.write_text(json.dumps(amended.to_dict(), indent=2, sort_keys=True) + "\n")
