@@ -284,7 +284,7 @@ def measure(
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
         seen = recorder.stop()
         containers = runner.states(env)  # how each ended, before down removes them
-        outside = userconfig.daemon_writes(containers, profile.profile) if user else []
+        outside = userconfig.daemon_writes(user, containers, profile.profile) if user else []
     finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
         recorder.stop()
         runner.down(env)

@@ -38,7 +38,9 @@ FAMILY_MARKS = {
     ),
 }
 # What each family's check prints for a module its image does not have.
-MISSING_MODULE = re.compile(r"could not load module|cannot open shared object|plugin \S+ not found", re.I)
+MISSING_MODULE = re.compile(
+    r"could not load module|cannot open shared object|plugin \S+ not found|Error opening plugin module", re.I
+)
 
 
 class UserConfigError(settings.SettingsError):
@@ -168,7 +170,7 @@ def refuse_without_config(options: dict[str, str]) -> None:
 def check_command(cfg: UserConfig) -> list[str]:
     if cfg.family == "rsyslog":
         return ["rsyslogd", "-N1", "-f", cfg.main_target]
-    return ["syslog-ng", "--syntax-only", "-f", cfg.main_target]
+    return ["syslog-ng", "--no-caps", "--syntax-only", "-f", cfg.main_target]
 
 
 def daemon_command(cfg: UserConfig) -> list[str]:
@@ -199,11 +201,38 @@ def syntax_check(cfg: UserConfig, image: str, profile: str) -> None:
     done = run_checked(docker_run(image, cfg, check_command(cfg)))
     if done.returncode == 0:
         return
-    said = user_paths(cfg, done.stdout + done.stderr)
-    line = first_error(said)
+    said = done.stdout + done.stderr
+    line = user_paths(cfg, first_error(said))
     if MISSING_MODULE.search(said):
         raise UserConfigError(f"the image of {profile} lacks a module the config loads: {line}")
-    raise UserConfigError(f"{' '.join(check_command(cfg)[:2])} refused the config: {line}")
+    if (word := unknown_word(cfg, said)) and word.replace("_", "-") not in plugins(image, cfg):
+        raise UserConfigError(
+            f"the image of {profile} lacks the module of {word}() (`syslog-ng --module-registry` lists what it "
+            f"has): {line}"
+        )
+    raise UserConfigError(f"{check_command(cfg)[0]} {check_command(cfg)[-3]} refused the config: {line}")
+
+
+# syslog-ng reads a driver whose module is absent as a plain word where it expected a known one.
+UNKNOWN_WORD = re.compile(r"unexpected LL_IDENTIFIER.* in (\S+):(\d+):(\d+)-\2:(\d+):")
+PLUGIN_LINE = re.compile(r"^  [\w-]+ +([\w-]+)$", re.MULTILINE)
+
+
+def unknown_word(cfg: UserConfig, said: str) -> str | None:
+    """The word syslog-ng did not know (file, line and columns as it gives them), or None."""
+    match = UNKNOWN_WORD.search(said)
+    sources = {target: source for source, target in cfg.mounts()}
+    if match is None or match.group(1) not in sources:
+        return None
+    lines = Path(sources[match.group(1)]).read_text().splitlines()
+    number, start, end = int(match.group(2)), int(match.group(3)), int(match.group(4))
+    return lines[number - 1][start - 1 : end - 1] if number <= len(lines) else None
+
+
+def plugins(image: str, cfg: UserConfig) -> set[str]:
+    """Every plugin name (driver, parser, ...) of the image's syslog-ng, '_' read as '-'."""
+    done = run_checked(docker_run(image, cfg, ["syslog-ng", "--no-caps", "--module-registry"]))
+    return {name.replace("_", "-") for name in PLUGIN_LINE.findall(done.stdout + done.stderr)}
 
 
 def run_checked(command: list[str]) -> subprocess.CompletedProcess:
@@ -225,7 +254,9 @@ def user_paths(cfg: UserConfig, text: str) -> str:
 
 def first_error(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    wanted = [line for line in lines if re.search(r"error|not found|unexpected|invalid", line, re.I)]
+    wanted = [
+        line for line in lines if re.search(r"\berror|not found|unexpected|invalid|could not", line, re.I)
+    ]
     return (wanted or lines or ["(it printed nothing)"])[0]
 
 
@@ -262,12 +293,12 @@ def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> No
         return
     where = ", ".join(f"{p}/{t}" for p, t in sorted(found)) or "no port at all"
     why = (
-        f" (it said: {first_error(user_paths(cfg, daemon_said))})"
+        f" (it said: {user_paths(cfg, first_error(daemon_said))})"
         if not found and daemon_said.strip()
         else ""
     )
     raise UserConfigError(
-        f"the config does not listen on {port}/{proto}, where scenario's {transport} senders send; it listens "
+        f"the config does not listen on {port}/{proto}, where the scenario's senders send ({transport}); it listens "
         f"on {where}{why}{userconfig.listener_hint(cfg.family, transport)}"
     )
 
@@ -290,6 +321,10 @@ def override_text(cfg: UserConfig, service: str, scenario: str) -> str:
     lines = [
         "services:",
         f"  {service}:",
+        # Debian's default configs give their files an owner and group (rsyslog $FileOwner/$FileGroup,
+        # syslog-ng owner()/group()). Without CHOWN, rsyslog 8.2504 on Debian's rsyslog.conf lost the first
+        # message bound for auth.log, the file it opened after the chown failed.
+        "    cap_add: [CHOWN]",
         "    volumes: !override",
         "      - control:/bench/control",
         f"      - {{type: volume, source: logs, target: {userconfig.DAEMON_LOG_DIR}, volume: {{nocopy: true}}}}",
@@ -320,8 +355,8 @@ def quote(text: str) -> str:
 
 # What the harness and the daemons' own state add in the daemon's container (docker diff), not the config.
 HARNESS_PATHS = re.compile(
-    r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|var/lib/syslog-ng/|etc/syslogbench/|bench/"
-    r"|var/spool/bench-queue/|var/log/)"
+    r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|var/lib/syslog-ng/|etc/syslogbench/|bench(?:/|$)"
+    r"|var/spool/bench-queue(?:/|$)|var/log(?:/|$))"
 )
 
 
@@ -334,13 +369,16 @@ def writes_outside(container: str) -> list[str]:
     return [path for path in leaves if not HARNESS_PATHS.match(path)]
 
 
-def daemon_writes(containers: list, service: str) -> list[str]:
-    """writes_outside for the daemon's container of the run, before down removes it; [] if it is gone."""
+def daemon_writes(cfg: UserConfig, containers: list, service: str) -> list[str]:
+    """writes_outside for the daemon's container of the run, before down removes it, but the config's own
+    files mounted there; [] if it is gone."""
     name = next((c.name for c in containers if c.service == service), None)
     try:
-        return writes_outside(name) if name else []
+        found = writes_outside(name) if name else []
     except (subprocess.SubprocessError, OSError):
         return []
+    mounted = {target for _, target in cfg.mounts()}
+    return [path for path in found if path not in mounted]
 
 
 def write_override(cfg: UserConfig, service: str, scenario: str) -> Path:

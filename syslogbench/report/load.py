@@ -50,7 +50,9 @@ def scenario_of(result: Result) -> str:
 
 
 def profile_of(result: Result) -> str:
-    return result.daemon.profile
+    """A run of a user's own config (run --config) is its own group, by the config's hash: never pooled."""
+    config = f" (config {result.config.sha256[:12]})" if result.config else ""
+    return result.daemon.profile + config
 
 
 def machine_label(host: Host) -> str:

@@ -102,7 +102,10 @@ def test_bad_run_settings_are_listed(tmp_path: Path) -> None:
     assert "local9" in str(caught.value) and "OUTPUT_QUIET='soon'" in str(caught.value)
     with pytest.raises(host.UserConfigError, match="only for a run with --config"):
         host.refuse_without_config({"EXPECT_DROPPED": "local7.*"})
-    assert host.split_settings({"HOSTS": "2", "EXPECT_DROPPED": "x"}) == ({"HOSTS": "2"}, {"EXPECT_DROPPED": "x"})
+    assert host.split_settings({"HOSTS": "2", "EXPECT_DROPPED": "x"}) == (
+        {"HOSTS": "2"},
+        {"EXPECT_DROPPED": "x"},
+    )
 
 
 def test_a_directory_mirrors_the_family_config_directory(tmp_path: Path) -> None:
@@ -204,9 +207,7 @@ def test_copies_are_counted_per_file_and_are_no_error(tmp_path: Path) -> None:
 
 def test_a_dropped_facility_is_loss_by_priority_unless_declared(tmp_path: Path) -> None:
     debian_like(tmp_path, drop=set(LOCAL7))
-    local7 = sum(
-        1 for s in SENDERS for pri in fanout.priorities(SEED, s, PER_SENDER)[1:] if pri in LOCAL7
-    )
+    local7 = sum(1 for s in SENDERS for pri in fanout.priorities(SEED, s, PER_SENDER)[1:] if pri in LOCAL7)
     counts, fan = account(tmp_path)
     assert counts.total("lost") == local7 > 0 and not fanout.clean(counts)
     assert sum(fan.lost_by_priority.values()) == local7
@@ -236,7 +237,9 @@ def test_the_result_block_round_trips(tmp_path: Path) -> None:
     config.mkdir()
     (config / "rsyslog.conf").write_text(RSYSLOG)
     block = fanout.config_block(userconfig.UserRun("rsyslog.conf", "local7.*"), config)
-    assert block.files == [result.ConfigFile("rsyslog.conf", len(RSYSLOG))] and block.text == {"rsyslog.conf": RSYSLOG}
+    assert block.files == [result.ConfigFile("rsyslog.conf", len(RSYSLOG))] and block.text == {
+        "rsyslog.conf": RSYSLOG
+    }
     assert fanout.config_block(userconfig.UserRun("rsyslog.conf", private=True), config).text is None
     debian_like(tmp_path / "logs")
     _, fan = account(tmp_path / "logs")
