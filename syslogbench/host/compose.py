@@ -22,10 +22,12 @@ from syslogbench import contract
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "compose.yaml"
-# Reads every file of the logs volume and prints them as one JSON object of base64 strings.
+# Reads every file of the logs volume (a user's config may write into directories there) and prints them as
+# one JSON object of base64 strings, keyed by the path under the volume.
 READ_LOGS = (
     "import os,json,base64;d='/l';"
-    "print(json.dumps({n: base64.b64encode(open(os.path.join(d,n),'rb').read()).decode() for n in os.listdir(d)}))"
+    "print(json.dumps({os.path.relpath(os.path.join(r,n),d): base64.b64encode(open(os.path.join(r,n),'rb')"
+    ".read()).decode() for r,_,ns in os.walk(d) for n in ns}))"
 )
 
 

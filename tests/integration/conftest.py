@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, images, profiles
+from syslogbench.host import benchmark, images, profiles, userconfig
 from syslogbench.host.compose import Compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +64,7 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
         config: Path | None = None,
         abort_on_exit: bool = True,
         extra_compose: str | None = None,
+        user_config: userconfig.UserConfig | None = None,
     ) -> Run:
         results = tmp_path / "results"
         results.mkdir(exist_ok=True)
@@ -77,6 +78,11 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
                 f"services:\n  {service.profile}:\n    volumes:\n      - {config}:{target}:ro\n"
             )
             extra.append(override)
+        if user_config is not None:  # run --config: the override `syslogbench run` writes
+            service = profiles.resolve(profile).profile
+            scenario = (overrides or {}).get("SCENARIO", "seed2014")
+            (tmp_path / "user.yaml").write_text(userconfig.override_text(user_config, service, scenario))
+            extra.append(tmp_path / "user.yaml")
         if extra_compose is not None:
             # A test's own compose override, e.g. a generator that trusts another CA.
             (tmp_path / "extra.yaml").write_text(extra_compose)
@@ -91,10 +97,14 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
             assert not done.timed_out, f"compose ran past {COMPOSE_TIMEOUT_S} s\n{done.output[-4000:]}"
             listing = runner.ps(env)
             logs = runner.logs_volume()
+            if user_config is not None:  # what `syslogbench run` adds: the writes outside /var/log
+                outside = userconfig.daemon_writes(user_config, runner.states(env), service)
         finally:
             runner.down(env, stop_s=5, volumes=True, quiet=True)
         files = sorted(results.glob("*.json"))
         assert len(files) == 1, f"expected one result file, got {files}\n{done.output[-4000:]}"
+        if user_config is not None:
+            userconfig.amend(files[0], outside)
         assert done.code is not None
         return Run(done.code, json.loads(files[0].read_text()), done.output, listing, logs)
 
