@@ -846,3 +846,20 @@ def test_render_run_gives_the_fingerprint_line() -> None:
     )
     (older,) = typed(OLD)
     assert "Fingerprint: none (an older or n/a result)." in report.render_run(older).splitlines()
+
+
+def test_runs_of_two_configs_never_pool() -> None:
+    """run --config: each config (by its hash) is a group of its own, apart from the profile's own config."""
+    own = make_result("20250101T000000Z-rsyslog8-a", "rsyslog8", "2025-01-01T00:10:00Z")
+    mine, theirs = (
+        make_result(f"20250101T000000Z-rsyslog8-{n}", "rsyslog8", "2025-01-01T00:20:00Z",
+                    config={"sha256": sha * 64, "main": "rsyslog.conf", "files": []})
+        for n, sha in (("b", "1"), ("c", "2"))
+    )  # fmt: skip
+    groups = load.group_results(typed(own, mine, theirs))["seed2014"]
+    assert [g.profile for g in groups] == [
+        "rsyslog8",
+        "rsyslog8 (config 111111111111)",
+        "rsyslog8 (config 222222222222)",
+    ]
+    assert [len(g.runs) for g in groups] == [1, 1, 1]

@@ -285,3 +285,25 @@ def test_no_output_and_quiet_output_end_the_run(tmp_path: Path, monkeypatch: pyt
     assert not quiet.ended
     quiet.update(6.0)
     assert quiet.trigger == "output-quiet" and quiet.last_growth == 1.0
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--config-private"], "--config-private is for --config PATH"),
+        (["--swarm", "--config", "x.conf"], "--config runs on one host only so far"),
+        (["EXPECT_DROPPED=local7.*"], "EXPECT_DROPPED: only for a run with --config PATH"),
+        (["--config", "/nonexistent/rsyslog.conf"], "--config /nonexistent/rsyslog.conf: not found"),
+        (["--profile", "baseline", "--config", __file__], "needs an rsyslog or syslog-ng profile"),
+    ],
+)
+def test_the_command_line_refuses_before_docker(args: list[str], said: str, capsys, monkeypatch) -> None:
+    from syslogbench.host import cli
+
+    monkeypatch.setattr(host.subprocess, "run", lambda *a, **k: pytest.fail("Docker was called"))
+    assert cli.main(["run", *args]) == 2
+    out = capsys.readouterr().out
+    assert said in out and out.count("\n") == 1, out
