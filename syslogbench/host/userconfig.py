@@ -402,5 +402,4 @@ def amend(path: Path, outside: list[str]) -> None:
         + (" ..." if len(outside) > 10 else "")
         + (f"; the {lost:,} lost messages may be there" if lost else "")
     )
-    amended = replace(written, config=config, notes=[*written.notes, note])
-    path.write_text(json.dumps(amended.to_dict(), indent=2, sort_keys=True) + "\n")
+    replace(written, config=config, notes=[*written.notes, note]).write(path.parent)

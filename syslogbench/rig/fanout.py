@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syslogbench.model import userconfig
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SEVERITIES, SenderId, pri_stream
 from syslogbench.model.preprocess import Expectation
-from syslogbench.model.result import ConfigFile, OutputFile, UserConfig
+from syslogbench.model.result import ConfigFile, OutputFile, Sender, UserConfig
 from syslogbench.rig.reconcile import (
     ARRIVED,
     DONE_LOG,
     Reconciliation,
-    SenderCount,
     Tally,
     copies,
     line_blocks,
@@ -121,7 +121,7 @@ class FileTally:
 
 def account(
     log_dir: Path,
-    ledgers: dict[str, dict],
+    ledgers: dict[str, Ledger],
     senders: list[SenderId],
     per_sender: int,
     expect: Expectation,
@@ -169,7 +169,7 @@ def lost_priorities(arrived: bytearray, mask: bytearray | None, pris: bytearray)
     return lost
 
 
-def reconciliation(counts: list[SenderCount], tallies: FileTally, fan: FanOut) -> Reconciliation:
+def reconciliation(counts: list[Sender], tallies: FileTally, fan: FanOut) -> Reconciliation:
     done = sum(1 for count in counts if count.done_seen)
     return Reconciliation(
         senders=counts,

@@ -10,6 +10,7 @@ import pytest
 
 from syslogbench.host import userconfig as host
 from syslogbench.model import messages, result, userconfig
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SEVERITIES, SenderId
 from syslogbench.model.preprocess import Expectation
 from syslogbench.rig import fanout
@@ -182,8 +183,8 @@ def debian_like(log_dir: Path, drop: set[int] = frozenset(), twice: int = 0) -> 
     return {"mail": len(mail), "syslog": len(syslog), "auth": len(auth)}
 
 
-def ledgers() -> dict[str, dict]:
-    return {s.name: {"status": "ok", "messages": PER_SENDER, "bytes": 1} for s in SENDERS}
+def ledgers() -> dict[str, Ledger]:
+    return {s.name: Ledger(id=s.name, status="ok", messages=PER_SENDER, bytes=1) for s in SENDERS}
 
 
 def account(log_dir: Path, dropped: frozenset[int] = frozenset()):
