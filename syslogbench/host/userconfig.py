@@ -132,13 +132,19 @@ def read_text(path: Path) -> str:
 
 def check_family(path: Path, text: str, family: str) -> None:
     other = next(name for name in MAIN if name != family)
-    if FAMILY_MARKS[other].search(text) and not FAMILY_MARKS[family].search(text):
-        line = text.count("\n", 0, FAMILY_MARKS[other].search(text).start()) + 1  # type: ignore[union-attr]
-        raise UserConfigError(
-            f"--config {path}:{line}: a {other} config, but the profile runs {family}: "
-            f"pick a {other} profile (e.g. --profile {'syslog-ng' if other == 'syslog-ng' else 'rsyslog8'})"
-            f" or give a {MAIN[family]}"
-        )
+    found = FAMILY_MARKS[other].search(text)
+    if found is None or FAMILY_MARKS[family].search(text):
+        return
+    line = text.count("\n", 0, found.start()) + 1
+    raise UserConfigError(
+        f"--config {path}:{line}: {article(other)} {other} config, but the profile runs {family}: pick {article(other)} "
+        f"{other} profile (e.g. --profile {'syslog-ng' if other == 'syslog-ng' else 'rsyslog8'}) or give "
+        f"{article(family)} {MAIN[family]}"
+    )
+
+
+def article(family: str) -> str:
+    return "an" if family == "rsyslog" else "a"
 
 
 def run_settings(options: dict[str, str]) -> tuple[str, int]:

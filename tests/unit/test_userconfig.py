@@ -91,7 +91,7 @@ def test_config_of_the_other_family(tmp_path: Path) -> None:
     ng.write_text(SYSLOG_NG)
     rs.write_text(RSYSLOG)
     assert "syslog-ng.conf:1: a syslog-ng config, but the profile runs rsyslog" in refused(ng, "rsyslog")
-    assert "rsyslog.conf:1: a rsyslog config, but the profile runs syslog-ng" in refused(rs, "syslog-ng")
+    assert "rsyslog.conf:1: an rsyslog config, but the profile runs syslog-ng" in refused(rs, "syslog-ng")
     assert "needs an rsyslog or syslog-ng profile" in refused(rs, "baseline")
 
 
