@@ -207,7 +207,7 @@ class LastHop:
 
     def look_at_control(self) -> None:
         if self.start_wall is None and control.CONTROL.start.exists():
-            self.run0 = cgroup.own_cpu_total_s()
+            self.run0 = cgroup.own().cpu_total_s()
             self.start_wall = float(control.CONTROL.start.read_text().split()[0])
 
     def drained(self) -> bool:
@@ -253,7 +253,7 @@ def wait_for_finish(timeout: float) -> None:
 
 def report_cpu(run0: float | None) -> None:
     """Its own CPU from the start signal (run0) to now, the end of the run."""
-    run1 = cgroup.own_cpu_total_s()
+    run1 = cgroup.own().cpu_total_s()
     spent = None if run0 is None or run1 is None else round(run1 - run0, 6)
     control.write_json(control.CONTROL.lasthop_cpu, asdict(result.LastHopCpu(run_cpu_s=spent)))
 
@@ -267,7 +267,7 @@ def idle(lifetime: float) -> None:
     except control.WaitTimeout:
         return
     if control.CONTROL.start.exists():
-        run0 = cgroup.own_cpu_total_s()
+        run0 = cgroup.own().cpu_total_s()
         control.wait_for_end(lifetime, IDLE_POLL_S)
         report_cpu(run0)
     wait_for_finish(lifetime)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import cgroup, channel, control, sender
+from syslogbench.rig import channel, control, sender
 
 # --- claim_index ---------------------------------------------------------------------------------------------
 
@@ -205,33 +204,6 @@ def test_record_death_keeps_a_ledger_the_sender_sent(
     channel.link().ledger(who.name, written)
     sender.record_death(who, 0)
     assert control.read_json(control_dir / "ledgers" / "host1-s2.json") == written
-
-
-# --- own_cpu_seconds ---------------------------------------------------------------------------------------
-
-
-def test_own_cpu_seconds_cgroup_v1(tmp_path: Path) -> None:
-    hz = os.sysconf("SC_CLK_TCK")
-    (tmp_path / "cpuacct").mkdir()
-    (tmp_path / "cpuacct" / "cpuacct.stat").write_text(f"user {5 * hz // 2}\nsystem {hz}\n")
-    assert cgroup.own_cpu_seconds(tmp_path) == (2.5, 1.0)
-
-
-def test_own_cpu_seconds_cgroup_v2(tmp_path: Path) -> None:
-    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
-    (tmp_path / "cpu.stat").write_text(
-        "usage_usec 1750000\nuser_usec 1500000\nsystem_usec 250000\nnr_periods 0\n"
-    )
-    # cpuacct/ ignored on v2 even if present
-    (tmp_path / "cpuacct").mkdir()
-    (tmp_path / "cpuacct" / "cpuacct.stat").write_text("user 99999\nsystem 99999\n")
-    assert cgroup.own_cpu_seconds(tmp_path) == (1.5, 0.25)
-
-
-def test_own_cpu_seconds_unknown_when_files_are_missing(tmp_path: Path) -> None:
-    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
-    (tmp_path / "cgroup.controllers").touch()
-    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
 
 
 def test_minus_rounds_and_passes_none() -> None:

@@ -684,9 +684,8 @@ def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
         raise KeyError("rate")  # the quickest way through conclude: the salvage reconciles what arrived
 
     monkeypatch.setattr(run, "run", reconciled)
-    monkeypatch.setattr(
-        cgroup, "own_memory", lambda: cgroup.OwnMemory(41 * 2**20, "memory.peak", 384 * 2**20)
-    )
+    own = {"memory.peak": f"{41 * 2**20}\n", "memory.max": f"{384 * 2**20}\n"}
+    monkeypatch.setattr(cgroup, "own", lambda: cgroup.V2(own.get))
     run.main()
     harness = one_result(volumes)["harness"]
     assert harness["watcher"] == {
