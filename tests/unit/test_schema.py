@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from syslogbench.host import render
 from syslogbench.model import result as model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -322,3 +323,14 @@ def test_a_result_without_truncated_loads_and_stays_without() -> None:
     with_count = changed("messages.truncated", 3)
     assert list(VALIDATOR.iter_errors(with_count)) == []
     assert model.Result.from_dict(with_count).messages.truncated == 3
+
+
+def test_the_scenario_part_is_what_the_field_records_render() -> None:
+    """The scenario's axes are declared once (model/scenarios.py FIELDS): `make render` writes their schema."""
+    text = (RESULTS / "schema.json").read_text()
+    assert render.result_schema(text) == text, (
+        "results/schema.json is stale: run `python -m syslogbench render`"
+    )
+    axes = SCHEMA["properties"]["scenario"]["properties"]
+    assert axes["message_bytes"] == {"type": "integer", "minimum": 80}
+    assert axes["transport"] == {"enum": ["tcp", "udp", "tls"]}
