@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, read_json
 from syslogbench.model import scenarios
+from syslogbench.model.settings import DEFAULT_VARIANT, variant_name
 
 if TYPE_CHECKING:
     from syslogbench.model.scenarios import Scenario as ScenarioFile
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
 VERDICTS = ("pass", "loss", "timeout", "error", "n/a")
-DEFAULT_VARIANT = "default"
 # hosts, senders per host, messages per sender: the load every scenario had before a scenario held its own.
 SEED_SHAPE = (5, 4, 300_000)
 
@@ -54,7 +54,7 @@ def shape_variant(hosts: int, senders_per_host: int, messages_per_sender: int) -
     """ "default" for the seed's shape, else "<hosts>x<senders_per_host>x<messages_per_sender>"."""
     if (hosts, senders_per_host, messages_per_sender) == SEED_SHAPE:
         return DEFAULT_VARIANT
-    return f"{hosts}x{senders_per_host}x{messages_per_sender}"
+    return variant_name(hosts, senders_per_host, messages_per_sender)
 
 
 def variant_of(cfg: Shape) -> str:

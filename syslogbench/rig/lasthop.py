@@ -37,9 +37,6 @@ OUTPUT = "test.lasthop.all.log"
 # The unterminated rest of a connection that ended inside a line: a message cut short, so not in OUTPUT, where
 # the reconciliation would count it as delivered if the cut came after its sequence number.
 FRAGMENTS = "lasthop.fragments.log"
-# The central daemon's disk queue lives on the named volume `queue`, mounted here in the daemon and the watcher.
-QUEUE_DIR = contract.QUEUE_DIR
-QUEUE_CAPACITY_BYTES = contract.QUEUE_CAPACITY_BYTES
 # A small receive buffer: a slow or paused last hop pushes back on the central daemon after a few KiB, so the
 # backlog sits in the daemon's queue (what is measured), not in the kernel's socket buffers.
 RECEIVE_BUFFER = 64 * 1024

@@ -308,11 +308,15 @@ def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pulls == ["debian/eol:wheezy"]
 
 
-def test_a_local_copy_of_the_registry_image_is_enough(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(images, "_registry_answers", {})
-    monkeypatch.setattr(images, "image_exists", lambda ref: True)
-    monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: pytest.fail("pulled a local image"))
-    images.require_registry_image("rsyslog5", "debian/eol:wheezy")
+def test_a_local_copy_of_the_registry_image_is_enough(
+    no_registry: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry profile whose image was loaded here (`docker load`) is built, and nothing is pulled."""
+    ref = profiles.resolve("rsyslog7").registry_image
+    monkeypatch.setattr(images, "image_exists", lambda image: image == ref)
+    monkeypatch.setattr(images, "try_pull", lambda image, timeout=0: pytest.fail(f"pulled {image}"))
+    assert cli.main(["setup", "--profile", "rsyslog7"]) == 0
+    assert [command[-1] for command in no_registry if command[0] == "docker"] == ["rsyslog7"]
 
 
 def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFixture[str]) -> None:

@@ -101,26 +101,6 @@ def test_wait_for_sees_a_file_that_appears_later(tmp_path: Path) -> None:
     assert path.exists()
 
 
-def test_wait_for_start_returns_on_start(control_dir: Path) -> None:
-    (control_dir / "start").write_text("1700000000.0\n")
-    control.wait_for_start(0.0)
-
-
-def test_wait_for_start_raises_when_the_watcher_finished(control_dir: Path) -> None:
-    (control_dir / "finish").touch()
-    began = time.monotonic()
-    with pytest.raises(control.WaitTimeout) as caught:
-        control.wait_for_start(60.0)
-    assert time.monotonic() - began < 2.0
-    assert str(caught.value) == "the watcher finished the run before giving the start signal"
-
-
-def test_wait_for_start_times_out(control_dir: Path) -> None:
-    with pytest.raises(control.WaitTimeout) as caught:
-        control.wait_for_start(0.05)
-    assert str(caught.value) == "gave up after 0 s waiting for the start signal"
-
-
 # --- drain ---------------------------------------------------------------------------------------------------
 
 
