@@ -15,6 +15,7 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import scenarios, settings
+from tests.unit.conftest import env
 
 GIB = 2**30
 SEED_ENV = """# the machine and the seed scenario, as in .env
@@ -26,21 +27,7 @@ RUN_TIMEOUT=900
 KEEP_LOGS=0
 SCENARIO=seed2014
 """
-SMALL = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "64m",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "64m",
-    "HOSTS": "1",
-    "SENDERS_PER_HOST": "1",
-    "MESSAGES_PER_SENDER": "10",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+SMALL = env(small=True)
 
 
 @pytest.fixture(autouse=True)

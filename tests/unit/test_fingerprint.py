@@ -15,20 +15,13 @@ from syslogbench.host import fingerprint as host_fingerprint
 from syslogbench.model import result as model
 from syslogbench.model.settings import from_env
 from syslogbench.rig import fingerprint as probes
+from tests.unit.conftest import env
 from tests.unit.test_schema import MINIMAL, VALIDATOR, lost_or_changed
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 SAMPLE_TEXT = (SAMPLES / "fingerprint.json").read_text()
 SAMPLE = json.loads(SAMPLE_TEXT)
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "512m",
-    "REMOTE_CPUS": "2",
-    "REMOTE_MEM": "512m",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-}
+ENV = env(CENTRAL_CPUS=1, CENTRAL_MEM="512m")
 
 
 # --- the model ------------------------------------------------------------------------------------------------

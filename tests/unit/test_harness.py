@@ -14,14 +14,14 @@ from syslogbench.model.result import GeneratorReport, Harness, LastHopCpu, cpu_s
 from syslogbench.model.settings import from_env
 from syslogbench.rig import control, outcome
 from syslogbench.rig.watcher import harness
-from tests.unit.test_result import ENV  # every key of .env, with the seed scenario's values
+from tests.unit.conftest import env
 
 MOMENT = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 
 
 def observed() -> outcome.Observed:
     facts = outcome.HostFacts("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 1)
-    cfg = from_env(ENV)
+    cfg = from_env(env())
     return outcome.Observed(cfg=cfg, host=facts, daemon=outcome.DaemonInfo(), started=MOMENT, finished=MOMENT)
 
 
