@@ -307,7 +307,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
 
 def own_memory() -> HarnessContainer:
     """The watcher's own memory peak so far (the reconciliation is its largest part) and its limit."""
-    own = cgroup.own_memory()
+    own = cgroup.own().memory()
     return HarnessContainer(own.peak_bytes, own.peak_source, own.limit_bytes)
 
 
