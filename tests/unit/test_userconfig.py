@@ -308,3 +308,19 @@ def test_the_command_line_refuses_before_docker(args: list[str], said: str, caps
     assert cli.main(["run", *args]) == 2
     out = capsys.readouterr().out
     assert said in out and out.count("\n") == 1, out
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.conf"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
+def test_every_example_is_text_of_its_family_and_listens_on_514(path: Path) -> None:
+    """examples/README.md says where each came from; each is read as its family's and names a TCP listener."""
+    family = "syslog-ng" if path.name.startswith("syslog-ng") else "rsyslog"
+    cfg = host.load(path, family, {})
+    assert cfg.main_target == f"{userconfig.NATIVE_DIR[family]}/{userconfig.MAIN[family]}"
+    listener = (
+        'input(type="imtcp" port="514"' if family == "rsyslog" else 'network(transport("tcp") port(514))'
+    )
+    assert listener in path.read_text()
+    assert path.name in (path.parent / "README.md").read_text()
