@@ -324,3 +324,13 @@ def test_every_example_is_text_of_its_family_and_listens_on_514(path: Path) -> N
     )
     assert listener in path.read_text()
     assert path.name in (path.parent / "README.md").read_text()
+
+
+def test_the_progress_counts_every_file_of_a_user_config(tmp_path: Path) -> None:
+    from syslogbench.rig.watcher import files
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "syslog").write_bytes(b"a" * 99 + b"\n")
+    (tmp_path / "app" / "events.log").write_bytes(b"b" * 49 + b"\n")
+    assert files.OutputSize(tmp_path, line_sample=100, every_file=True).update() == 150
+    assert files.OutputSize(tmp_path, line_sample=100).update() == 0  # our own split files only

@@ -44,7 +44,8 @@ class Watch:
 def for_scenario(
     cfg: Settings, scenario: Scenario | None, start: Snapshot | None, t0: float, wall0: float | None = None
 ) -> Watch:
-    size = OutputSize(control.LOGS)
+    user = userconfig.from_env(os.environ)  # a config of the user's own (run --config), or None
+    size = OutputSize(control.LOGS, every_file=user is not None)
     done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0, wall0))
     relay = scenario is not None and scenario.destination == "relay"
     udp = scenario is not None and scenario.transport == "udp"
@@ -54,7 +55,7 @@ def for_scenario(
         if scenario.relay_target == "pause-restart":
             relay_during.append(Restart(cfg.senders))
     ends: list[Concern] = [done, Guard(cfg)] + ([UdpQuiet(size, done.tail, cfg.senders)] if udp else [])
-    if user := userconfig.from_env(os.environ):  # a config of the user's own: no done.log, no SEC rule
+    if user is not None:  # no done.log and no SEC rule: the DONEs in any file, or quiet output
         ends = [done, Guard(cfg), OutputEnd(control.LOGS, cfg, user.quiet_s, userconfig.NO_OUTPUT_S)]
     series: list[Concern] = [Samples(size, start), Progress(size, cfg.expected_messages)]
     # The relay tail waits for every line: it counts them exactly, reading what was added since its last look.

@@ -45,10 +45,11 @@ class OutputSize:
     """The daemon's split files so far, from their sizes alone (one stat each, nothing read): counting their
     lines read every byte the daemon wrote once more, in the measured window (docs/measurement.md). Lines are
     estimated with the mean line length of the first `line_sample` bytes of the largest file; exact counts come from the
-    reconciliation after the run."""
+    reconciliation after the run. every_file: a user's config (run --config), whose files may have any name in
+    any directory there; copies in several files count once in each."""
 
-    def __init__(self, directory: Path, line_sample: int = 64 * 1024) -> None:
-        self.directory, self.line_sample = directory, line_sample
+    def __init__(self, directory: Path, line_sample: int = 64 * 1024, every_file: bool = False) -> None:
+        self.directory, self.line_sample, self.every_file = directory, line_sample, every_file
         self.bytes = 0
         self.line_bytes: float | None = None  # mean bytes per line, once measured
         self.at: float | None = None  # seconds after the start of the last look, where the caller said
@@ -60,16 +61,20 @@ class OutputSize:
             return self.bytes
         self.at = now
         sizes = {}
-        for entry in os.scandir(self.directory):
-            if OUTPUT_RE.match(entry.name):
-                try:
-                    sizes[entry.path] = entry.stat().st_size
-                except FileNotFoundError:  # removed meanwhile
-                    continue
+        for path in self.paths():
+            try:
+                sizes[path] = os.stat(path).st_size
+            except FileNotFoundError:  # removed meanwhile
+                continue
         self.bytes = sum(sizes.values())
         if self.line_bytes is None and sizes and max(sizes.values()) >= self.line_sample:
             self.line_bytes = mean_line_bytes(max(sizes, key=sizes.__getitem__), self.line_sample)
         return self.bytes
+
+    def paths(self) -> list[str]:
+        if self.every_file:
+            return [os.path.join(root, name) for root, _, names in os.walk(self.directory) for name in names]
+        return [entry.path for entry in os.scandir(self.directory) if OUTPUT_RE.match(entry.name)]
 
     @property
     def lines(self) -> int:
