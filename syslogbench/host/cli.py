@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
     cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="CENTRAL_CPUS, CENTRAL_MEM, ...")
     cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
     cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
-    cmd = sub.add_parser("report", help="Markdown table over results/")
+    cmd = sub.add_parser("report", help="write the report of results/: Markdown, an HTML page and plots")
     cmd.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("render", help="render every daemon config from its template")
     cmd = sub.add_parser("profiles", help="list the profile names")

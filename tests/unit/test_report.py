@@ -53,7 +53,7 @@ def make_result(run_id: str, profile: str, finished: str, **changes: Any) -> dic
         },
         "daemon": {
             "profile": profile,
-            "name": profile.split("-")[0],
+            "name": re.sub(r"-[0-9.]+$", "", profile),  # the family, as a manifest names it
             "version": f"{profile} 1.2.3",
             "image": f"syslogbench/{profile}:test",
             "base": "debian:bookworm@sha256:abc",
@@ -580,6 +580,7 @@ def test_main_out_writes_everything(
         assert profile in text
     images = [link for link in page.links if link.endswith(".png")]
     assert {Path(link).name for link in images} == {
+        "versions.png",
         "throughput-seed2014.png",
         "cpu-seed2014.png",
         "memory-seed2014.png",
