@@ -131,11 +131,11 @@ def check_args(args: argparse.Namespace) -> None:
     if not args.results.is_dir():
         what = "is not a folder" if args.results.exists() else "does not exist"
         raise BadInput(f"--results {args.results} {what}: give the folder of the result files")
+    folder_target("--out", args.out)
     if args.out is not None and args.out.suffix in (".md", ".html") and not args.out.is_dir():
         raise BadInput(
             f"--out {args.out} names a file; --out takes a folder (for the Markdown alone: --output FILE)"
         )
-    folder_target("--out", args.out)
     folder_target("--plots", args.plots)
     file_target("--output", args.output)
     file_target("--html", args.html)
