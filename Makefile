@@ -50,6 +50,7 @@ browser:
 
 # Markdown, HTML and plots from results/ alone.
 report: $(VENV)
+	rm -rf results/report/plots  # generated: a scenario that no longer has a plot leaves none behind
 	$(PY) -m syslogbench report --out results/report
 
 # From the manifests: every daemon config, compose.daemons.yaml and compose.profiles.yaml.

@@ -31,10 +31,16 @@ log = logging.getLogger(__name__)
 KINDS: dict[object, str] = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}
 
 
+def arms(hint: object) -> tuple[object, ...]:
+    """The types a hint allows: (float, NoneType) for `float | None`."""
+    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+    return typing.get_args(hint) if union else (hint,)
+
+
 def kind(hint: object) -> str:
     """A type hint in words: `float | None` is "a number or null"."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return " or ".join(kind(arm) for arm in typing.get_args(hint))
+    if len(arms(hint)) > 1:
+        return " or ".join(map(kind, arms(hint)))
     if hint is type(None):
         return "null"
     origin = typing.get_origin(hint)
@@ -47,11 +53,11 @@ def wrong_value(value: object, hint: object, where: str) -> str | None:
     """Where value (at `where` in a result) does not fit its type hint, and what it holds; None when it
     fits. The result model checks a document's keys, not what a figure holds: "fast" for elapsed_s would
     reach the statistics."""
-    arms = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    if value is None and type(None) in arms:
+    allowed = arms(hint)
+    if value is None and type(None) in allowed:
         return None
     problem = f"{where} is {json_text(value)}, not {kind(hint)}"
-    hint = next(arm for arm in arms if arm is not type(None))
+    hint = next(arm for arm in allowed if arm is not type(None))
     if is_dataclass(hint) and isinstance(hint, type):
         return wrong_field(value, f"{where}.") if isinstance(value, hint) else problem
     origin = typing.get_origin(hint)

@@ -211,6 +211,39 @@ def missing_text(ax: Axes, x: float, text: str) -> None:
     ax.text(x, 0, text, ha="center", va="bottom", color="0.35", fontsize=MIN_FONT_PT)
 
 
+def whisker(
+    ax: Axes,
+    at: float,
+    median: float,
+    low: float | None,
+    high: float | None,
+    label: str,
+    across: bool = False,
+) -> None:
+    """The 95% interval of the median at position `at`, up a vertical bar or `across` a horizontal one;
+    labelled `_ci:<label>` (hidden from legends) so that a test can read it back. None: no interval."""
+    if low is None or high is None:
+        return
+    spread = [[median - low], [high - median]]
+    if across:
+        drawn = ax.errorbar(
+            median, at, xerr=spread, fmt="none", ecolor="black", elinewidth=1.4, capsize=4, zorder=4
+        )
+    else:
+        drawn = ax.errorbar(
+            at,
+            median,
+            yerr=spread,
+            fmt="none",
+            ecolor="black",
+            elinewidth=1.6,
+            capsize=7,
+            capthick=1.6,
+            zorder=4,
+        )
+    drawn.set_label(f"_ci:{label}")
+
+
 # -- throughput ------------------------------------------------------------------------------------
 
 
@@ -232,19 +265,7 @@ def throughput_bar(ax: Axes, i: int, group: Group, baseline: Group | None, color
         hatch=SENDER_BOUND_HATCH if bound else None,
         gid=f"{BAR_GID}{group.profile}",
     )
-    if t.ci_low is not None and t.ci_high is not None:
-        whisker = ax.errorbar(
-            i,
-            t.median,
-            yerr=[[t.median - t.ci_low], [t.ci_high - t.median]],
-            fmt="none",
-            ecolor="black",
-            elinewidth=1.6,
-            capsize=7,
-            capthick=1.6,
-            zorder=4,
-        )
-        whisker.set_label(f"_ci:{group.profile}")
+    whisker(ax, i, t.median, t.ci_low, t.ci_high, group.profile)
     values = group.values("msgs_per_s")
     counted = [run for run in group.counted if run.throughput.msgs_per_s is not None]
     for dx, value, run in zip(offsets(len(values)), values, counted, strict=True):
@@ -553,17 +574,7 @@ def horizontal_bars(ax: Axes, rows: Sequence[Row], spec: str) -> None:
             linewidth=0.6,
             gid=f"{BAR_GID}{row.label}",
         )
-        if row.low is not None and row.high is not None:
-            ax.errorbar(
-                row.median,
-                y,
-                xerr=[[row.median - row.low], [row.high - row.median]],
-                fmt="none",
-                ecolor="black",
-                elinewidth=1.4,
-                capsize=4,
-                zorder=4,
-            ).set_label(f"_ci:{row.label}")
+        whisker(ax, y, row.median, row.low, row.high, row.label, across=True)
         for dy, value in zip(offsets(len(row.runs), 0.36), row.runs, strict=True):
             ax.scatter(value, y + dy, s=14, facecolor="white", edgecolor="black", linewidth=0.8, zorder=5)
         ax.annotate(
