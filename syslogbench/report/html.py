@@ -28,10 +28,11 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1e
 h1, h2, h3 { line-height: 1.2; }
 h1 { margin: .3em 0; }
 h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .5em 0 1em; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: right; white-space: nowrap; }
-th { background: #f0f0f0; }
+table { border-collapse: collapse; margin: .5em 0 1em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: .2em .4em; text-align: right; overflow-wrap: normal; }
+th { background: #f0f0f0; white-space: normal; vertical-align: bottom; min-width: 4em; }
 td:first-child, th:first-child { text-align: left; }
+td:first-child { white-space: nowrap; }
 tr.erratic td { background: #fff3cd; }
 .scroll { overflow-x: auto; max-width: 100%; }
 .note { font-size: 0.9em; color: #444; max-width: 70em; }

@@ -54,6 +54,15 @@ window.addEventListener("load", () => {
     answerOnFirstScreen: answer ? onFirstScreen(answer) : false,
     machineOnFirstScreen: machine ? onFirstScreen(machine) : false,
     chartTop: chart ? chart.getBoundingClientRect().top : null,
+    tables: [...document.querySelectorAll("table")].map((table) => {
+      const box = table.parentElement;
+      return {
+        header: table.querySelector("th").textContent,
+        fits: table.scrollWidth <= box.clientWidth,
+        scrolls: ["auto", "scroll"].includes(getComputedStyle(box).overflowX),
+        right: box.getBoundingClientRect().right,
+      };
+    }),
   };
   const out = document.createElement("pre");
   out.id = "probe";
@@ -100,6 +109,17 @@ def test_the_page_does_not_scroll_sideways(probe: dict[str, object]) -> None:
     assert probe["scrollWidth"] <= probe["clientWidth"], (
         f"the page is {probe['scrollWidth']} px wide in a {probe['clientWidth']} px window"
     )
+
+
+def test_every_table_fits_or_scrolls_in_its_own_box(probe: dict[str, object]) -> None:
+    tables = probe["tables"]
+    assert isinstance(tables, list) and len(tables) >= 5
+    outside = [t["header"] for t in tables if t["right"] > probe["clientWidth"]]
+    assert not outside, f"tables whose box runs past the window: {outside}"
+    stuck = [t["header"] for t in tables if not t["fits"] and not t["scrolls"]]
+    assert not stuck, f"tables wider than their box, which does not scroll: {stuck}"
+    # The version matrix, on the first screen, fits without scrolling.
+    assert tables[0]["header"] == "daemon" and tables[0]["fits"]
 
 
 def test_every_image_loads_at_its_own_size(probe: dict[str, object]) -> None:
