@@ -112,22 +112,6 @@ class Reconciliation:
         every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
         return not any(counts) and every_done_once
 
-    @property
-    def clean_but_for_loss(self) -> bool:
-        """As clean, except that messages may be missing (UDP): whatever arrived, arrived once and in place.
-
-        Every DONE that arrived is in done.log exactly once; a DONE that was lost is simply absent.
-        """
-        counts = (
-            self.total("duplicated"),
-            self.total("truncated"),
-            self.misfiled,
-            self.unknown,
-            self.done_log_extra,
-        )
-        done_seen = sum(1 for s in self.senders if s.done_seen)
-        return not any(counts) and self.done_log_lines == done_seen
-
     def as_senders(self) -> list[dict[str, object]]:
         # "tls" only where a sender negotiated it, so results of the other transports stay as they were.
         return [
