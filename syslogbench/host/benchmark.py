@@ -37,12 +37,14 @@ def log(text: str) -> None:
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
-    overrides = {}
+    overrides, bad = {}, []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.isupper():
-            raise settings.SettingsError(f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)")
+            bad.append(f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)")
         overrides[key] = value
+    if bad:
+        raise settings.SettingsError(settings.listed("invalid arguments", bad))
     return overrides
 
 
@@ -396,20 +398,3 @@ def not_applicable(
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     log(f"n/a: {reason}; recorded in {path}")
     return 4
-
-
-def check(profile_name: str, overrides: dict[str, str]) -> None:
-    profile = profiles.resolve(profile_name)
-    cfg, _ = run_env(overrides)
-    scenario = scenarios.load(cfg.scenario)
-    if reasons := scenarios.unsupported(scenario, profile.features):
-        log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
-    else:
-        capacity.check(cfg, scenario, profile, log)
-    log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
-    if profile.registry_image:
-        log(
-            f"notice: {profile.profile} builds FROM the registry image {profile.registry_image}: needs Docker Hub"
-        )
-    for notice in host_notices(cfg):
-        log(f"notice: {notice}")
