@@ -40,6 +40,14 @@ SUPERVISOR_ENV: dict[str, str | None] = {
     "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
 }
 
+# -- waits before the start: the watcher ends a run that starts too slowly, and says what was slow ---------------
+# The watcher waits READY_TIMEOUT for each in turn: the daemon's manifest, the daemon listening, every sender
+# ready. A sender or generator waits for the daemon's port and for the start at least that whole budget (and
+# is answered at once when the watcher finishes instead): one that gave up first would exit, compose would stop
+# every container, and the run would end as "senders not ready" with nothing saying why.
+READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+START_WAIT = 3 * READY_TIMEOUT + 60  # and the start snapshot (30 s) and SEC's start, with room to spare
+
 # The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
 # `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
 FINGERPRINT_ENV = "FINGERPRINT"

@@ -288,16 +288,19 @@ def measure(
     if reasons:  # a container ended badly before the watcher did: the run could not be measured
         add_reasons(path, reasons)
     show(path)
-    ran = json.loads(path.read_text())["daemon"]["profile"]
-    if ran not in ("unknown", profile.profile):
+    written = result.read(path)
+    if written.daemon.profile not in ("unknown", profile.profile):
         log(
-            f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`"
+            f"error: the image for {profile.profile} ran {written.daemon.profile}: rebuild it with `python -m syslogbench setup`"
         )
         return EXIT_CODES["error"]
-    if reasons:
-        return EXIT_CODES["error"]
-    # The watcher's exit code, which compose passes on: one of contract.EXIT_CODES.
-    return EXIT_CODES["error"] if up.code is None else up.code
+    # The result's verdict decides, never compose's code: compose gives 1 of its own when it gives up while
+    # starting the services (a dependency that stopped), whatever the watcher wrote.
+    if up.code != EXIT_CODES[written.verdict]:
+        log(
+            f"notice: compose exited with {up.code}; the result's verdict {written.verdict} gives the exit code"
+        )
+    return EXIT_CODES[written.verdict]
 
 
 def measure_fingerprint(cfg: settings.Settings, env: dict[str, str]) -> result.Fingerprint | None:

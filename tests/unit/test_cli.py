@@ -530,21 +530,37 @@ def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | No
     monkeypatch.setattr(benchmark.Compose, "up", fake_up)
 
 
+BASELINE_RESULT = json.loads(
+    (Path(cli.__file__).resolve().parents[2] / "results/20261122T093743Z-baseline.json").read_text()
+)
+
+
+def written(verdict: str, profile: str = "baseline") -> dict:
+    """A committed baseline result with this verdict, as the watcher would have written it."""
+    return {
+        **BASELINE_RESULT,
+        "verdict": verdict,
+        "daemon": {**BASELINE_RESULT["daemon"], "profile": profile},
+    }
+
+
 @pytest.mark.parametrize(
     ("up", "result", "code"),
     [
-        (compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, EXIT_CODES["pass"]),
-        (compose.Up(1), {"daemon": {"profile": "baseline"}, "summary": "lost"}, EXIT_CODES["loss"]),
-        (compose.Up(5), {"daemon": {"profile": "baseline"}, "summary": "late"}, EXIT_CODES["timeout"]),
+        (compose.Up(0), written("pass"), EXIT_CODES["pass"]),
+        (compose.Up(1), written("loss"), EXIT_CODES["loss"]),
+        (compose.Up(5), written("timeout"), EXIT_CODES["timeout"]),
+        # compose gave up while starting the services (its own 1), and the watcher, stopped by it, wrote error
+        (compose.Up(1), written("error"), EXIT_CODES["error"]),
         # compose past RUN_TIMEOUT + the start-up allowance: the harness hung, nothing was measured.
         (compose.Up(None, timed_out=True), None, EXIT_CODES["error"]),
         # compose itself failed (it says 1), and no result came: not a loss, an error.
         (compose.Up(1), None, EXIT_CODES["error"]),
         # the image ran another daemon than the profile's
-        (compose.Up(0), {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "ok"}, EXIT_CODES["error"]),
+        (compose.Up(0), written("pass", "rsyslog-8.2504"), EXIT_CODES["error"]),
     ],
 )
-def test_run_exit_code_has_one_meaning(
+def test_run_exit_code_is_the_verdicts(
     monkeypatch: pytest.MonkeyPatch,
     fake_compose: list[str],
     tmp_path: Path,
@@ -554,7 +570,11 @@ def test_run_exit_code_has_one_meaning(
 ) -> None:
     results = tmp_path / "results"
     ends_with(monkeypatch, up, result, results)
-    assert cli.main(["run", "--profile", "baseline", "--results", str(results), "HOSTS=2"]) == code
+    monkeypatch.setattr(benchmark, "show_path", lambda path: None)
+    assert (
+        cli.main(["run", "--profile", "baseline", "--results", str(results), "HOSTS=2"], show=lambda p: None)
+        == code
+    )
     assert fake_compose == ["down"]  # every container is stopped, whatever the outcome
 
 
@@ -629,9 +649,9 @@ def test_run_shows_only_the_result_its_own_run_wrote(
     shown: list[str] = []
 
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
-        other = {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "the other run"}
+        other = {**written("pass", "rsyslog-8.2504"), "summary": "the other run"}
         (results / "20261124T054846.001Z-rsyslog-8.2504-aaaa.json").write_text(json.dumps(other))
-        mine = {"daemon": {"profile": "baseline"}, "summary": "this run"}
+        mine = {**written("pass"), "summary": "this run"}
         (Path(env["RESULTS_DIR"]) / "20261124T054846.002Z-baseline-bbbb.json").write_text(json.dumps(mine))
         return compose.Up(0)
 
@@ -677,7 +697,7 @@ def test_a_matrix_runs_each_cell_under_its_own_lock(
 ) -> None:
     # The matrix holds the project's lock, and each run takes it again in the same process: no refusal.
     results = tmp_path / "results"
-    ends_with(monkeypatch, compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, results)
+    ends_with(monkeypatch, compose.Up(0), written("pass"), results)
     args = ["matrix", "--profiles", "baseline", "--replicates", "2", "--results", str(results), "HOSTS=2"]
     assert cli.main(args, show=lambda path: None) == 0
     assert fake_compose == ["down", "down"]

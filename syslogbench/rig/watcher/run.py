@@ -32,7 +32,7 @@ from syslogbench.rig.watcher.progress import say
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", str(contract.RESULTS_DIR_IN_WATCHER)))
 HEALTH_FILE = Path("/tmp/watcher-ready")
-READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+READY_TIMEOUT = contract.READY_TIMEOUT
 STOP_TIMEOUT = 120.0
 # After a SIGTERM the watcher has compose.yaml's stop_grace_period (120 s) in all: these waits stay well inside
 # it, leaving the rest to reconcile what arrived and write the result.
