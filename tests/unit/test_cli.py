@@ -515,6 +515,10 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setattr(benchmark, "setup", lambda names: None)
     monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
+    # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
+    monkeypatch.setattr(benchmark.fingerprint, "measure", lambda cfg: (None, "no fingerprint in a unit test"))
+    monkeypatch.setattr(benchmark.events.Recorder, "start", lambda self: self)
+    monkeypatch.setattr(benchmark.events.Recorder, "stop", lambda self: [])
     return calls
 
 
