@@ -18,6 +18,8 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import scenarios, settings
+from tests.unit.conftest import env
+from tests.unit.test_result import document_of, observed
 
 GIB = 2**30
 SEED_ENV = """# the machine and the seed scenario, as in .env
@@ -29,21 +31,7 @@ RUN_TIMEOUT=900
 KEEP_LOGS=0
 SCENARIO=seed2014
 """
-SMALL = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "64m",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "64m",
-    "HOSTS": "1",
-    "SENDERS_PER_HOST": "1",
-    "MESSAGES_PER_SENDER": "10",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+SMALL = env(small=True)
 
 
 @pytest.fixture(autouse=True)
@@ -472,11 +460,15 @@ def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pulls == ["debian/eol:wheezy"]
 
 
-def test_a_local_copy_of_the_registry_image_is_enough(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(images, "_registry_answers", {})
-    monkeypatch.setattr(images, "image_exists", lambda ref: True)
-    monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: pytest.fail("pulled a local image"))
-    images.require_registry_image("rsyslog5", "debian/eol:wheezy")
+def test_a_local_copy_of_the_registry_image_is_enough(
+    no_registry: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry profile whose image was loaded here (`docker load`) is built, and nothing is pulled."""
+    ref = profiles.resolve("rsyslog7").registry_image
+    monkeypatch.setattr(images, "image_exists", lambda image: image == ref)
+    monkeypatch.setattr(images, "try_pull", lambda image, timeout=0: pytest.fail(f"pulled {image}"))
+    assert cli.main(["setup", "--profile", "rsyslog7"]) == 0
+    assert [command[-1] for command in no_registry if command[0] == "docker"] == ["rsyslog7"]
 
 
 def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFixture[str]) -> None:
@@ -522,30 +514,29 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     return calls
 
 
+def whole_result(given: dict) -> dict:
+    """A whole result document, as the watcher writes it, with the given daemon profile and summary."""
+    document = document_of(observed())
+    document["daemon"]["profile"], document["summary"] = given["daemon"]["profile"], given["summary"]
+    document["verdict"] = given.get("verdict", document["verdict"])
+    return document
+
+
 def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | None, results: Path) -> None:
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
         assert env["GENERATORS"] == env["HOSTS"] == "2"
         assert timeout_s == 900 + benchmark.STARTUP_ALLOWANCE_S
         if result is not None:  # the watcher writes into the run's own directory, under results/
             assert Path(env["RESULTS_DIR"]).parent == results
-            (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(result))
+            (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(whole_result(result)))
         return up
 
     monkeypatch.setattr(benchmark.Compose, "up", fake_up)
 
 
-BASELINE_RESULT = json.loads(
-    (Path(cli.__file__).resolve().parents[2] / "results/20261122T093743Z-baseline.json").read_text()
-)
-
-
 def written(verdict: str, profile: str = "baseline") -> dict:
-    """A committed baseline result with this verdict, as the watcher would have written it."""
-    return {
-        **BASELINE_RESULT,
-        "verdict": verdict,
-        "daemon": {**BASELINE_RESULT["daemon"], "profile": profile},
-    }
+    """What ends_with makes a whole result of: this verdict, from this profile's image."""
+    return {"daemon": {"profile": profile}, "summary": verdict, "verdict": verdict}
 
 
 @pytest.mark.parametrize(
@@ -653,9 +644,9 @@ def test_run_shows_only_the_result_its_own_run_wrote(
     shown: list[str] = []
 
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
-        other = {**written("pass", "rsyslog-8.2504"), "summary": "the other run"}
+        other = whole_result({"daemon": {"profile": "rsyslog-8.2504"}, "summary": "the other run"})
         (results / "20261124T054846.001Z-rsyslog-8.2504-aaaa.json").write_text(json.dumps(other))
-        mine = {**written("pass"), "summary": "this run"}
+        mine = whole_result({"daemon": {"profile": "baseline"}, "summary": "this run"})
         (Path(env["RESULTS_DIR"]) / "20261124T054846.002Z-baseline-bbbb.json").write_text(json.dumps(mine))
         return compose.Up(0)
 
