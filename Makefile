@@ -16,7 +16,7 @@ $(VENV): requirements-dev.txt
 
 # The seed scenario (.env) on one daemon; prints the result table at the end.
 run: $(VENV)
-	$(PY) -m syslogbench run --profile $(PROFILE)
+	$(PY) -m syslogbench run --profile "$(PROFILE)"
 
 # Lint, unit tests, then real containers for every profile, and the HTML report in a browser.
 test: $(VENV) lint browser
