@@ -181,10 +181,9 @@ def reconciliation(counts: list[Sender], tallies: FileTally, fan: FanOut) -> Rec
     )
 
 
-def clean(counts: Reconciliation, udp: bool = False) -> bool:
-    """Every message that should arrive did, whole and once per file it went to (copies are no error).
-    Over UDP loss is the figure: only what arrived is judged."""
-    faults = ["duplicated", "truncated", "unexpected"] + ([] if udp else ["lost"])
+def clean(counts: Reconciliation) -> bool:
+    """Every message that should arrive did, whole and once per file it went to (copies are no error)."""
+    faults = ("lost", "duplicated", "truncated", "unexpected")
     return counts.unknown == 0 and not any(counts.total(name) for name in faults)
 
 
