@@ -48,6 +48,9 @@ class Profile:
     plugins: list[str] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
     notes: str = ""
+    # The fault campaign's daemon-oom: a memory limit (CENTRAL_MEM) this version cannot keep within under the
+    # campaign's load; empty: no OOM runs for it (docs/faults.md).
+    oom_memory: str = ""
 
     @property
     def folder(self) -> Path:
