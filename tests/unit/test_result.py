@@ -20,6 +20,7 @@ from syslogbench.rig import outcome as result
 from syslogbench.rig.cgroup import Snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.reconcile import Reconciliation
+from tests.unit.conftest import env
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "results" / "schema.json").read_text()))
@@ -29,21 +30,7 @@ STARTED = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
 FINISHED = datetime(2026, 11, 22, 10, 1, 30, tzinfo=UTC)
 
 # Every key of .env, with the seed scenario's values.
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "8",
-    "CENTRAL_MEM": "2g",
-    "REMOTE_CPUS": "2",
-    "REMOTE_MEM": "512m",
-    "HOSTS": "5",
-    "SENDERS_PER_HOST": "4",
-    "MESSAGES_PER_SENDER": "300000",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+ENV = env()
 PER_SENDER = 300_001  # 300000 messages and the DONE
 RSS = 210_112 * KIB
 
@@ -553,10 +540,15 @@ def udp_observed(lost_by_first: int = 0, done_seen: int = 20, **fields: object) 
     return observed(**{**base, **fields})
 
 
-def test_verdict_udp_with_loss_is_pass() -> None:
-    obs = udp_observed(lost_by_first=1_234, done_seen=19)  # a DONE lost too: still only loss
-    assert obs.counts is not None and not obs.counts.clean and obs.counts.clean_but_for_loss
-    assert result.verdict(obs) == "pass"
+def test_verdict_udp_with_loss_is_loss_as_over_tcp() -> None:
+    """pass means one thing everywhere (contract.MEANINGS): a dropped datagram is loss, the drop rate the figure."""
+    obs = udp_observed(lost_by_first=1_234, done_seen=19)
+    assert result.verdict(obs) == "loss"
+    assert result.verdict(udp_observed(lost_by_first=1_234, scenario=scenarios.load("tcp-rate"))) == "loss"
+
+
+def test_verdict_udp_with_nothing_lost_is_pass() -> None:
+    assert result.verdict(udp_observed()) == "pass"
 
 
 def test_verdict_udp_with_a_duplicate_is_loss() -> None:
@@ -575,14 +567,10 @@ def test_verdict_udp_with_an_error_is_error() -> None:
     assert result.verdict(udp_observed(errors=["no UDP datagram reached the output files"])) == "error"
 
 
-def test_verdict_tcp_with_the_same_loss_stays_loss() -> None:
-    assert result.verdict(udp_observed(lost_by_first=1_234, scenario=scenarios.load("tcp-rate"))) == "loss"
-
-
 def test_udp_block_from_sequence_numbers_and_kernel_counters() -> None:
     document = document_of(udp_observed(lost_by_first=60_000, done_seen=19))
     assert schema_errors(document) == []
-    assert document["verdict"] == "pass"
+    assert document["verdict"] == "loss"  # the drop rate is the figure, and any drop is loss
     assert document["udp"] == {
         "sent": 6_000_020,
         "received": 5_940_020,
