@@ -24,7 +24,7 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark
 from syslogbench.model import settings
 from syslogbench.model.ledger import Ledger, failures
-from syslogbench.model.result import GeneratorReport
+from syslogbench.model.result import GeneratorReport, load
 
 LOGGEN_IMAGE = contract.image_name("syslog-ng-4.8")
 SINK_IMAGE = contract.image_name("baseline")
@@ -67,13 +67,13 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
     """One generator container with `connections` senders, through the same control protocol as a run."""
     with tempfile.TemporaryDirectory(prefix="syslogbench-cal-") as tmp:
         ctl = Path(tmp)
-        load = {
+        shape = {
             "hosts": 1,
             "senders_per_host": connections,
             "messages_per_sender": messages,
             "keep_logs": False,
         }
-        run = replace(cfg, **load, done_threshold=connections)
+        run = replace(cfg, **shape, done_threshold=connections)
         contract.write_json(ctl / "run.json", {"settings": run.as_dict(), "calibration": True})
         suffix = uuid.uuid4().hex[:6]
         gateway, name = f"sbcal-ctl-{suffix}", f"sbcal-gen-{suffix}"
