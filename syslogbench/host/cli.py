@@ -23,11 +23,12 @@ from syslogbench.host import (
     matrix,
     profiles,
     render,
+    search,
     stack,
     swarm,
 )
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
-from syslogbench.model import result, scenarios, settings
+from syslogbench.model import capacity, result, scenarios, settings
 
 Show = Callable[[Path], None]
 OVERRIDE_HELP = (
@@ -63,6 +64,17 @@ def parser() -> argparse.ArgumentParser:
                 help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)",
             )
             cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
+    cmd = sub.add_parser(
+        "capacity", help="search the highest rate the daemon holds (NDR, PDR) and its latency"
+    )
+    cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
+    cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
+    cmd.add_argument(
+        "--results", type=Path, default=ROOT / "results", help="writes <results>/capacity/<id>.json"
+    )
+    cmd.add_argument(
+        "overrides", nargs="*", metavar="KEY=VALUE", help=f"{OVERRIDE_HELP}; or {', '.join(capacity.KEYS)}"
+    )
     cmd = sub.add_parser("stack", help="write a stack file for docker stack deploy (Docker Swarm)")
     cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
     cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
@@ -130,6 +142,7 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
         profiles.ProfileError,
         images.SetupError,
         scenarios.ScenarioError,
+        capacity.CapacityError,
     ) as error:
         log(f"error: {error}")
         return EXIT_CODES["bad-input"]
@@ -172,6 +185,11 @@ def dispatch(args: argparse.Namespace, show: Show) -> int:
         return matrix.run_matrix(
             names, args.replicates, overrides, args.results, args.fresh, show=show, warmup=args.warmup
         )
+    if args.command == "capacity":
+        overrides = benchmark.parse_overrides(args.overrides)
+        if args.scenario:
+            overrides["SCENARIO"] = args.scenario
+        return search.run(args.profile, overrides, args.results)
     if args.command == "stack":
         return write_stack(args)
     if args.command == "fingerprint":

@@ -426,7 +426,10 @@ def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
-    control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
+    capacity = bool(os.environ.get("CAPACITY"))  # trials until the host ends them (rig/trials.py)
+    control.write_json(
+        control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid(), "capacity": capacity}
+    )
     open_gateway()
     HEALTH_FILE.touch()
     obs.started = obs.finished = datetime.now(UTC)
