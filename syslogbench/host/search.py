@@ -31,6 +31,9 @@ from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, 
 
 TRANSPORTS = ("udp", "tcp")  # TLS trials are not written yet (docs/capacity.md, "Not yet")
 EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common start, compose exec itself
+# The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
+# watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
+FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
@@ -268,10 +271,12 @@ def run(
     build: bool = True,
     extra_files: tuple[Path, ...] = (),
     log: Callable[[str], None] = benchmark.log,
+    project: str | None = None,
 ) -> int:
-    """Check, bring the rig up, search, write the result, bring it down."""
+    """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
+    compose.yaml (a test's daemon config)."""
     chosen = plan(profile_name, overrides)
-    project = project_name()
+    project = project or project_name()
     with lock.project(project):
         if build:
             benchmark.setup([chosen.profile.profile])
@@ -285,13 +290,16 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
     env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
     env["RESULTS_DIR"] = str(staging.resolve())
+    fingerprint = benchmark.measure_fingerprint(cfg, env)  # as `run` does: the watcher then takes this one
     began = datetime.now(UTC)
     log(f"capacity: {chosen.profile.profile}, scenario {chosen.scenario.id} ({chosen.scenario.transport}, "
         f"{chosen.scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     outcome: list[Up] = []
     compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
     compose.start()
-    measurer = Measurer(lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose), cap)
+    measurer = Measurer(
+        lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
+    )
     try:
         found = search(measurer, cap, log)
         spent = (datetime.now(UTC) - began).total_seconds()
@@ -303,7 +311,7 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
         for leftover in staging.glob("*"):
             leftover.unlink()
         staging.rmdir()
-    data = build_result(chosen, measurer.trials, found, latency, began)
+    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint)
     path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
     path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
     print(capacity.table(data.to_dict()))
@@ -319,11 +327,12 @@ def ensure(directory: Path) -> Path:
 
 
 def ask(runner: Compose, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
-        compose: threading.Thread) -> dict:  # fmt: skip
+        compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
     """One trial, asked of the watcher; an answer with "error" when it could not be had."""
     if not compose.is_alive():
         return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
     timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S
+    timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
     args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
     for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
         try:
@@ -356,10 +365,10 @@ def end(runner: Compose, env: dict[str, str]) -> None:
 
 
 def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[str, Latency],
-                 began: datetime) -> CapacityResult:  # fmt: skip
+                 began: datetime, fingerprint: result.Fingerprint | None = None) -> CapacityResult:  # fmt: skip
     errors = [*found.errors, *(e for t in trials for e in t.errors)]
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
-    host = replace(machine.host_facts(docker_version=benchmark.docker_version()))
+    host = replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
     return CapacityResult(
         run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",
         kind="capacity",

@@ -200,6 +200,9 @@ class Trial:
     udp_rcvbuf_errors: int | None
     udp_in_errors: int | None
     senders: list[SenderTrial] = field(default_factory=list)
+    # Before the trial: how long the earlier trials' lines took to stop arriving, and how many there were.
+    drain_s: float | None = None
+    drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
     errors: list[str] = field(default_factory=list)
 

@@ -52,7 +52,11 @@ SAMPLE_S = 0.02  # how often the watcher looks at the output during a trial: the
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost
 READY_WAIT_S = 120.0  # rendering a trial's messages, on a busy machine
 START_LEAD_S = 0.2  # from the last sender's trial_ready to the common start
-LEDGER_WAIT_S = 30.0  # after the give-up time, for the senders' reports
+LEDGER_WAIT_S = 30.0
+# Before a trial, the earlier ones' messages must have drained out of the daemon: a throttled syslog-ng
+# still wrote a 4,000 msg/s trial's backlog seconds later, and made the next trials' messages late.
+DRAIN_QUIET_S = 0.5  # no line of an earlier trial for this long
+DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
 SEND_LOOK_S = 0.25  # a TCP send blocked this long looks at the give-up time
 TICK_S = 0.005  # a sender sleeps at least this long between batches
 # A sender more than this behind its schedule at its last message has fallen behind (plus 5% of the trial).
@@ -264,12 +268,11 @@ class Trials:
         messages = max(1, round(per_sender * duration))
         if (code := daemon_exit()) is not None:
             return {"daemon_exit": code, "error": f"the daemon had exited with code {code}"}
+        stale_before, drain_s = self.drain()
         with self.changed:
             self.number += 1
             self.ready, self.ledgers = set(), {}
             self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration}
-            # Whatever an earlier trial left unread is stale, not this trial's.
-            stale_before = len(self.follower.keys())
             self.changed.notify_all()
             ok = self.changed.wait_for(lambda: "start" in self.spec or self.over.is_set(), READY_WAIT_S)
         if not ok or self.over.is_set():
@@ -278,19 +281,35 @@ class Trials:
         before = self.take("start")
         cpu0 = self.own_cpu()
         tally = capacity_tally(self.number, per_sender, messages, start, self.bound_s)
-        tally.stale = stale_before
         looks, died = self.follow(tally, give_up), daemon_exit()
         after = self.take("end") if died is None else None
         cpu = self.own_cpu()
-        return self.record(tally, rate, duration, looks, before, after, cpu0, cpu, died)
+        record = self.record(tally, rate, duration, looks, before, after, cpu0, cpu, died)
+        record["drain_s"], record["drained_lines"] = drain_s, stale_before
+        if drain_s >= DRAIN_MAX_S:
+            record["errors"].append(f"earlier trials' lines were still arriving after {DRAIN_MAX_S:.0f} s")
+        return record
+
+    def drain(self) -> tuple[int, float]:
+        """Wait until no line of an earlier trial has arrived for DRAIN_QUIET_S (at most DRAIN_MAX_S): the
+        lines it read, and how long it waited."""
+        began = last = time.monotonic()
+        stale = 0
+        while (now := time.monotonic()) - last < DRAIN_QUIET_S and now - began < DRAIN_MAX_S:
+            time.sleep(SAMPLE_S)
+            if found := len(self.follower.keys()):
+                stale, last = stale + found, time.monotonic()
+        return stale, round(time.monotonic() - began, 3)
 
     def follow(self, tally: Tally, give_up: float) -> int:
         """Sample the output until every message sent is in, or the give-up time and every report are."""
         looks = 0
         while True:
             time.sleep(SAMPLE_S)
+            keys = self.follower.keys()
+            # After the read: a line first seen now was written at the latest now (and after the last look).
             now = time.time()
-            tally.arrive(self.follower.keys(), now)
+            tally.arrive(keys, now)
             looks += 1
             with self.changed:
                 reports = dict(self.ledgers)

@@ -34,12 +34,10 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     Returns the exit code; the result is the host's to write (host/search.py)."""
     now = datetime.now(UTC)
     obs = Observed(cfg=cfg, host=host_facts(1), daemon=DaemonInfo(), started=now, finished=now)
-    run.prepare(cfg, obs)
     names = [sender.name for sender in run.expected_senders(cfg)]
     served = trials.Trials(cfg, names, bound_s)
     served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu
-    assert run.gateway is not None
-    run.gateway.handlers.update(served.handlers())
+    run.prepare(cfg, obs, served.handlers())
     code = contract.EXIT_CODES["pass"]
     try:
         run.decide(scenarios.load(cfg.scenario))
