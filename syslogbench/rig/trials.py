@@ -444,8 +444,9 @@ def open_loop(
         if due > sent:
             sent = send_range(sent, due)
             last = clock()
-        if sent < count:
-            sleep(max(TICK_S, start + sent / rate - clock()))
+        # Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
+        if sent < count and (wait := start + sent / rate - clock()) > 0:
+            sleep(max(TICK_S, wait))
     return sent, last
 
 
