@@ -3,7 +3,6 @@ a fake daemon writing the output, the open-loop sender, and MLRsearch against a 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
