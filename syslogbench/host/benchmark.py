@@ -194,7 +194,7 @@ def registry_ready(profile: profiles.Profile, skip_unreachable: bool = False) ->
 
 def show_path(path: Path) -> None:
     """Without the report: the result's own summary line."""
-    print(json.loads(path.read_text()).get("summary", ""))
+    print(result.read(path).summary)
     print(f"\nResult file: {path}")
 
 
@@ -286,7 +286,7 @@ def measure(
     if reasons:  # a container ended badly before the watcher did: the run could not be measured
         add_reasons(path, reasons)
     show(path)
-    ran = json.loads(path.read_text())["daemon"]["profile"]
+    ran = result.read(path).daemon.profile
     if ran not in ("unknown", profile.profile):
         log(
             f"error: the image for {profile.profile} ran {ran}: rebuild it with `python -m syslogbench setup`"
@@ -326,8 +326,7 @@ def container_reasons(containers: list[ContainerState]) -> list[str]:
 def add_reasons(path: Path, reasons: list[str]) -> None:
     """The watcher's result, with the host's reasons first and verdict error."""
     written = result.read(path)
-    amended = replace(written, verdict="error", errors=[*reasons, *written.errors])
-    path.write_text(json.dumps(amended.to_dict(), indent=2, sort_keys=True) + "\n")
+    replace(written, verdict="error", errors=[*reasons, *written.errors]).write(path.parent)
 
 
 def written_from_outside(
@@ -348,16 +347,13 @@ def written_from_outside(
     states = "; ".join(c.describe() for c in containers) or "none (the engine did not answer)"
     host = replace(machine.host_facts(docker_version=docker_version()), fingerprint=found)
     empty = result.not_applicable(cfg, scenario, daemon_of(profile), host, "", began)
-    data = replace(
+    return replace(
         empty,
         verdict="error",
         errors=errors,
         notes=[*empty.notes, f"containers at the end: {states}"],
         finished_utc=result.utc(datetime.now(UTC)),
-    ).to_dict()
-    path = results_dir / f"{data['run_id']}.json"
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    return path
+    ).write(results_dir)
 
 
 def daemon_of(profile: profiles.Profile) -> result.Daemon:
@@ -390,12 +386,9 @@ def not_applicable(
     # The watcher reads the same facts from /proc in its container, which shares this machine's kernel. No
     # fingerprint: nothing runs, so there is nothing for it to explain.
     host = machine.host_facts(docker_version=docker_version())
-    data = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).to_dict()
-    results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"{data['run_id']}.json"
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    path = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).write(results_dir)
     log(f"n/a: {reason}; recorded in {path}")
-    return 4
+    return EXIT_CODES["n/a"]
 
 
 def check(profile_name: str, overrides: dict[str, str]) -> None:

@@ -116,9 +116,9 @@ def main(cfg: settings.Settings, times: int, log: Callable[[str], None]) -> int:
         one, why = measure(cfg)
         if one is None:
             log(f"error: {why}: build the watcher image first (python -m syslogbench setup --profile P)")
-            return 3
+            return contract.EXIT_CODES["error"]
         log(f"fingerprint: {summary(one)}")
         found.append(one)
     for line in spread_lines(found) if times > 1 else []:
         log(line)
-    return 0
+    return contract.EXIT_CODES["pass"]

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -221,7 +221,7 @@ class Follower:
             if not line.startswith(contract.RESULT_LINE_PREFIX):
                 print(line, end="", flush=True)
 
-    def result(self, wait: float = RESULT_WAIT_S) -> dict | None:
+    def result(self, wait: float = RESULT_WAIT_S) -> result.Result | None:
         """The result once all its lines are in (they may trail the task's end a little)."""
         deadline = time.monotonic() + wait
         while (data := decode_result(list(self.lines))) is None and time.monotonic() < deadline:
@@ -232,13 +232,14 @@ class Follower:
         self.process.terminate()
 
 
-def result_of(name: str) -> dict | None:
+def result_of(name: str) -> result.Result | None:
     """The result the watcher printed: gzip'd JSON in base64, cut into numbered lines."""
     text = docker("service", "logs", "--raw", f"{name}_watcher", check=False, timeout=300)
     return decode_result(text.splitlines())
 
 
-def decode_result(lines: list[str]) -> dict | None:
+def decode_result(lines: list[str]) -> result.Result | None:
+    """The result from the watcher's numbered lines; None until all are in, ResultError if it is not one."""
     parts: dict[int, str] = {}
     total = 0
     for line in lines:
@@ -248,17 +249,18 @@ def decode_result(lines: list[str]) -> dict | None:
             parts[int(index)], total = words[2], int(count)
     if not total or len(parts) != total:
         return None
-    return json.loads(gzip.decompress(base64.b64decode("".join(parts[i] for i in range(1, total + 1)))))
+    packed = "".join(parts[i] for i in range(1, total + 1))
+    return result.Result.from_dict(json.loads(gzip.decompress(base64.b64decode(packed))))
 
 
-def amend(data: dict, nodes: list[Node], reasons: list[str]) -> dict:
+def amend(written: result.Result, nodes: list[Node], reasons: list[str]) -> result.Result:
     """The host's part: each node's Docker version (the engine's own), and what ended the run early."""
     engines = {node.hostname: node.engine for node in nodes}
-    for node in (data.get("topology") or {}).get("nodes", []):
-        node["docker_version"] = engines.get(node["hostname"], node["docker_version"])
+    for node in written.topology.nodes if written.topology else []:
+        node.docker_version = engines.get(node.hostname, node.docker_version)
     if reasons:
-        data = {**data, "verdict": "error", "errors": [*reasons, *data["errors"]]}
-    return result.Result.from_dict(data).to_dict()  # refuses what is not a result
+        written = replace(written, verdict="error", errors=[*reasons, *written.errors])
+    return written
 
 
 def run(
@@ -333,12 +335,12 @@ def deploy_and_collect(
     follower = Follower(name)
     try:
         reasons = watch(name, follower, cfg.run_timeout + STARTUP_ALLOWANCE_S)
-        data = follower.result() or result_of(name)
+        written = follower.result() or result_of(name)
         final = tasks(name)
     finally:
         follower.stop()
         remove(name)
-    if data is None:
+    if written is None:
         said = watcher_task(name, final)
         reasons.insert(
             0, f"the watcher wrote no result on its output (docker service logs); its task: {said}"
@@ -348,11 +350,9 @@ def deploy_and_collect(
         )
         show(path)
         return contract.EXIT_CODES["error"]
-    data = amend(data, nodes, reasons)
-    path = results_dir / f"{data['run_id']}.json"
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    show(path)
-    return contract.EXIT_CODES[data["verdict"]]
+    written = amend(written, nodes, reasons)
+    show(written.write(results_dir))
+    return contract.EXIT_CODES[written.verdict]
 
 
 def watch(name: str, follower: Follower, timeout: float) -> list[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from syslogbench.contract import CENTRAL_PORT, read_json
+from syslogbench.contract import CENTRAL_PORT, read_json, write_atomic
 
 if TYPE_CHECKING:
     from syslogbench.model.scenarios import Scenario as ScenarioFile
@@ -735,9 +735,25 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         return plain(self)  # type: ignore[return-value]
 
+    def to_json(self, indent: int | None = None) -> str:
+        """The document as written: keys sorted, on one line unless indent is given."""
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
         return load(cls, upgrade(data))
+
+    def write(self, directory: Path, indent: int | None = 2) -> Path:
+        """results/<run_id>.json, written then renamed so that a reader never sees half of it; on failure
+        (a full disk) nothing is left behind and OSError says why. The one writer of results, beside read()."""
+        path = directory / f"{self.run_id}.json"
+        try:
+            write_atomic(path, self.to_json(indent) + "\n")
+        except OSError:
+            for partial in directory.glob(f".{path.name}.tmp*"):  # what write_atomic left behind
+                partial.unlink(missing_ok=True)
+            raise
+        return path
 
     @property
     def finished(self) -> datetime:
@@ -767,7 +783,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def read(path: Path) -> Result:
-    """The result in path; ResultError (naming the file) when it is not one."""
+    """The result in path; ResultError (naming the file) when it is not one. Result.write() writes it."""
     try:
         return Result.from_dict(read_json(path))
     except ValueError as error:  # json.JSONDecodeError and ResultError alike

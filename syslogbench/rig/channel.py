@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench import contract
+from syslogbench.model.ledger import Ledger
 from syslogbench.rig import control
 
 WATCHER = os.environ.get("WATCHER_HOST", contract.WATCHER_HOST)
@@ -101,8 +102,8 @@ class Link:
             raise control.WaitTimeout("the watcher finished the run before giving the start signal")
         return float(answer["start"])
 
-    def ledger(self, sender: str, ledger: dict, only_if_absent: bool = False) -> None:
-        self.call("ledger", sender=sender, ledger=ledger, only_if_absent=only_if_absent)
+    def ledger(self, sender: str, ledger: Ledger, only_if_absent: bool = False) -> None:
+        self.call("ledger", sender=sender, ledger=ledger.to_json(), only_if_absent=only_if_absent)
 
     def wait_end(self, timeout: float) -> None:
         """Until the end of the run (the daemon's exit, or finish), for the harness's own CPU figure."""

@@ -1,6 +1,6 @@
 """Build one result (syslogbench/model/result.py) from what a run observed.
 
-Pure functions over plain data, so the figures can be unit-tested without containers. Stdlib only.
+Pure functions over the model's types, so the figures can be unit-tested without containers. Stdlib only.
 """
 
 from __future__ import annotations
@@ -16,19 +16,7 @@ from syslogbench.rig import snmp
 from syslogbench.rig.cgroup import Snapshot, cpu_delta
 from syslogbench.rig.reconcile import Reconciliation
 
-# The watcher's names for the result's host and daemon blocks.
-HostFacts = model.Host
-DaemonInfo = model.Daemon
-__all__ = [
-    "SAMPLE_COLUMNS",
-    "SCHEMA_VERSION",
-    "DaemonInfo",
-    "HostFacts",
-    "Observed",
-    "build",
-    "run_id",
-    "utc",
-]
+__all__ = ["SAMPLE_COLUMNS", "SCHEMA_VERSION", "Observed", "result", "run_id", "utc"]
 
 
 @dataclass
@@ -36,8 +24,8 @@ class Observed:
     """Everything the watcher saw; None where it did not get that far."""
 
     cfg: Settings
-    host: HostFacts
-    daemon: DaemonInfo
+    host: model.Host
+    daemon: model.Daemon
     started: datetime
     finished: datetime
     elapsed_s: float | None = None
@@ -62,7 +50,7 @@ class Observed:
     matrix: dict[str, object] | None = None
     scenario: Scenario | None = None
     unsupported: str | None = None
-    relay: dict | None = None  # relay scenarios: the last hop and the queue towards it
+    relay: model.Relay | None = None  # relay scenarios: the last hop and the queue towards it
     harness: model.Harness = field(default_factory=model.Harness)  # what the harness itself cost
     topology: model.Topology | None = None
 
@@ -141,20 +129,22 @@ SATURATED_SHARE = 0.5  # senders busy at least half their send time
 SPARE_SHARE = 0.8  # the daemon used less than 80% of the CPUs it could have
 
 
-def sender_bound(generators: dict, cpu: dict, central_cpus: float | None) -> dict:
+def sender_bound(
+    generators: model.Generators, cpu: model.Cpu, central_cpus: float | None
+) -> model.SenderBound:
     """Sender-bound: the senders' send phase was saturated while the daemon had CPU to spare."""
-    share = generators.get("cpu_share_of_send")
-    if share is None or cpu["percent"] is None or not central_cpus:
-        return {"value": None, "reason": "not measured"}
-    used = cpu["percent"] / 100
+    share = generators.cpu_share_of_send
+    if share is None or cpu.percent is None or not central_cpus:
+        return model.SenderBound()
+    used = cpu.percent / 100
     saturated, spare = share >= SATURATED_SHARE, used < SPARE_SHARE * central_cpus
-    return {
-        "value": saturated and spare,
-        "reason": (
+    return model.SenderBound(
+        value=saturated and spare,
+        reason=(
             f"senders were busy {share:.1%} of their send time (saturated from {SATURATED_SHARE:.0%}); "
             f"the daemon used {used:.2f} of {central_cpus:g} effective CPUs (spare below {SPARE_SHARE:.0%})"
         ),
-    }
+    )
 
 
 def is_udp(obs: Observed) -> bool:
@@ -218,7 +208,6 @@ def result(obs: Observed) -> model.Result:
     rates = throughput(obs, messages.received + (messages.filtered or 0))
     rss = end.max_rss_bytes if end else None
     generators = generator_figures(obs)
-    bound = sender_bound(vars(generators), vars(cpu), table.central_cpus.effective)
     return model.Result(
         run_id=run_id(obs.started, obs.daemon.profile),
         started_utc=utc(obs.started),
@@ -243,11 +232,9 @@ def result(obs: Observed) -> model.Result:
             output_bytes=obs.counts.output_bytes if obs.counts else None,
         ),
         messages=messages,
-        senders=[model.load(model.Sender, s, "senders") for s in obs.counts.as_senders()]
-        if obs.counts
-        else [],
+        senders=list(obs.counts.senders) if obs.counts else [],
         generators=generators,
-        sender_bound=model.SenderBound(**bound),
+        sender_bound=sender_bound(generators, cpu, table.central_cpus.effective),
         throughput=rates,
         rate=rate_figures(obs),
         udp=udp_figures(obs, messages),
@@ -255,14 +242,9 @@ def result(obs: Observed) -> model.Result:
         samples=model.Samples(list(SAMPLE_COLUMNS), obs.samples),
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
         matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
-        relay=model.load(model.Relay, obs.relay, "relay") if obs.relay is not None else None,
+        relay=obs.relay,
         harness=obs.harness.with_cpu(
             obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s
         ),
         topology=obs.topology,
     )
-
-
-def build(obs: Observed) -> dict[str, object]:
-    """The result as the document the watcher writes."""
-    return result(obs).to_dict()

@@ -14,13 +14,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from syslogbench.model import messages
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.preprocess import Expectation
+from syslogbench.model.result import Sender
 
 SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
 # One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
@@ -51,37 +53,12 @@ BLOCK_BYTES = 4 * 2**20
 # depend on where the reads fall.
 LONGEST_LINE = BLOCK_BYTES
 CUT = b" [cut: longer than 4 MiB]\n"
-
-
-@dataclass
-class SenderCount:
-    id: str
-    status: str
-    sent: int
-    received: int = 0
-    lost: int = 0
-    duplicated: int = 0
-    done_seen: bool = False
-    bytes: int = 0
-    send_s: float | None = None
-    cpu_s: float | None = None
-    tls: dict | None = None  # TLS scenarios: what the sender negotiated
-    # msg/s: what the scenario asked of each sender (0 all-out), and messages / send_s as it came out.
-    rate_target: int | None = None
-    rate_achieved: float | None = None
-    # With a filter (pre-processing rows): messages it must let through, those it must drop, and dropped
-    # ones that arrived all the same (an error). Without one, expected equals what the sender sends.
-    expected: int = 0
-    filtered: int = 0
-    unexpected: int = 0
-    # Lines with this sender's key that did not arrive whole. Such a message is not received: unless a whole
-    # copy arrived too, it is also lost.
-    truncated: int = 0
+NO_LEDGER = "no ledger: the sender never reported"
 
 
 @dataclass
 class Reconciliation:
-    senders: list[SenderCount]
+    senders: list[Sender]
     expected: int
     misfiled: int = 0
     unknown: int = 0
@@ -91,10 +68,9 @@ class Reconciliation:
     done_log_extra: int = 0
     # Message lines that do not show the scenario's processing (e.g. a host name not rewritten).
     unprocessed: int = 0
-    problems: list[str] = field(default_factory=list)
 
     def total(self, name: str) -> int:
-        return sum(getattr(sender, name) for sender in self.senders)
+        return sum(getattr(sender, name) or 0 for sender in self.senders)
 
     @property
     def clean(self) -> bool:
@@ -127,13 +103,6 @@ class Reconciliation:
         )
         done_seen = sum(1 for s in self.senders if s.done_seen)
         return not any(counts) and self.done_log_lines == done_seen
-
-    def as_senders(self) -> list[dict[str, object]]:
-        # "tls" only where a sender negotiated it, so results of the other transports stay as they were.
-        return [
-            {key: value for key, value in asdict(sender).items() if key != "tls" or value is not None}
-            for sender in self.senders
-        ]
 
 
 class Tails(dict):
@@ -377,40 +346,43 @@ def copies(counts: bytearray) -> int:
 
 def sender_count(
     sender: SenderId,
-    ledger: dict | None,
+    ledger: Ledger | None,
     counts: bytearray,
     done: set,
     mask: bytearray | None = None,
     truncated: int = 0,
-) -> SenderCount:
-    if ledger is None:
-        result = SenderCount(id=sender.name, status="no ledger: the sender never reported", sent=0)
-    else:
-        result = SenderCount(
-            id=sender.name,
-            status=str(ledger.get("status", "unknown")),
-            sent=int(ledger.get("messages", 0)) if ledger.get("status") == "ok" else 0,
-            bytes=int(ledger.get("bytes", 0)),
-            send_s=ledger.get("send_s"),
-            cpu_s=ledger.get("cpu_s"),
-            tls=ledger.get("tls"),
-            rate_target=ledger.get("rate_target"),
-            rate_achieved=ledger.get("rate_achieved"),
-        )
+) -> Sender:
+    """One sender's counts against its ledger. With a filter (pre-processing rows), expected is what it must
+    let through, filtered what it must drop, and unexpected the dropped ones that arrived all the same (an
+    error); a line with the sender's key that did not arrive whole is truncated, and not received."""
+    ledger = ledger or Ledger(id=sender.name, status=NO_LEDGER)
     per_sender = len(counts) - 1
-    result.expected, result.received, result.unexpected = arrivals(counts, mask)
-    result.filtered = per_sender - result.expected
-    result.duplicated = copies(counts) - result.received - result.unexpected
-    # A sender that failed may still have delivered part: judge it against everything it should have sent.
-    result.lost = result.expected - result.received
-    result.truncated = truncated
-    result.done_seen = (sender.host, sender.sender) in done
-    return result
+    expected, received, unexpected = arrivals(counts, mask)
+    return Sender(
+        id=sender.name,
+        status=ledger.status,
+        sent=ledger.sent,
+        received=received,
+        # A sender that failed may still have delivered part: judge it against everything it should have sent.
+        lost=expected - received,
+        duplicated=copies(counts) - received - unexpected,
+        done_seen=(sender.host, sender.sender) in done,
+        bytes=ledger.bytes or 0,
+        send_s=ledger.send_s,
+        cpu_s=ledger.cpu_s,
+        tls=ledger.tls,
+        rate_target=ledger.rate_target,
+        rate_achieved=ledger.rate_achieved,
+        expected=expected,
+        filtered=per_sender - expected,
+        unexpected=unexpected,
+        truncated=truncated,
+    )
 
 
 def reconcile(
     log_dir: Path,
-    ledgers: dict[str, dict],
+    ledgers: dict[str, Ledger],
     senders: list[SenderId],
     per_sender: int,
     expect: Expectation | None = None,

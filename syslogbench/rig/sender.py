@@ -22,14 +22,15 @@ import termios
 import time
 from array import array
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from syslogbench import contract
 from syslogbench.model import machine, preprocess, scenarios, settings
+from syslogbench.model.ledger import OK, Ledger
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
-from syslogbench.model.result import GeneratorReport
+from syslogbench.model.result import GeneratorReport, Tls
 from syslogbench.rig import cgroup, channel, control, trials
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
@@ -181,9 +182,10 @@ class TlsClient:
             self.tls.unwrap()
         self.flush()
 
-    def describe(self) -> dict[str, object]:
+    def describe(self, peer_closed: bool | None = None) -> Tls:
+        """What was negotiated, for the ledger; peer_closed: whether the daemon answered our close_notify."""
         cipher = self.tls.cipher()
-        return {"version": self.tls.version(), "cipher": cipher[0] if cipher else None}
+        return Tls(version=self.tls.version(), cipher=cipher[0] if cipher else None, peer_closed=peer_closed)
 
 
 def start_tls(sock: socket.socket, cafile: Path, server_name: str = TLS_SERVER_NAME) -> TlsClient:
@@ -335,7 +337,7 @@ def send_tcp_paced(sock: socket.socket, path: Path, ends: array, rate: int) -> i
     return sent
 
 
-def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario) -> dict[str, object]:
+def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario) -> Ledger:
     """UDP (any rate) or TCP at a fixed rate: messages are indexed so they can go out in batches."""
     path = rendered(sender)
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
@@ -355,40 +357,42 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
     sock.close()
     total = ends[-1]
-    status = "ok" if sent == total and left == 0 else f"incomplete: {total - sent + left} bytes not delivered"
-    return ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
-        "transport": scenario.transport,
-        "rate_target": scenario.rate,
-        "rate_achieved": round(len(ends) / pace_s, 1) if pace_s > 0 else None,
-        "pace_s": round(pace_s, 6),
-        "status": status,
-    }
+    status = OK if sent == total and left == 0 else f"incomplete: {total - sent + left} bytes not delivered"
+    return replace(
+        ledger(sender, cfg, status, sent, send_s, cpu_s, render_s, render_cpu_s),
+        transport=scenario.transport,
+        rate_target=scenario.rate,
+        rate_achieved=round(len(ends) / pace_s, 1) if pace_s > 0 else None,
+        pace_s=round(pace_s, 6),
+    )
 
 
 def ledger(
     sender: SenderId,
     cfg: settings.Settings,
+    status: str,
     sent: int,
     send_s: float,
     cpu_s: float,
     render_s: float,
     render_cpu_s: float,
-) -> dict[str, object]:
-    return {
-        "id": sender.name,
-        "host": sender.host,
-        "sender": sender.sender,
-        "messages": cfg.messages_per_sender + 1,
-        "first_seq": 1,
-        "last_seq": cfg.messages_per_sender + 1,
-        "done_seq": cfg.messages_per_sender + 1,
-        "bytes": sent,
-        "send_s": round(send_s, 6),
-        "cpu_s": round(cpu_s, 6),
-        "render_s": round(render_s, 6),
-        "render_cpu_s": round(render_cpu_s, 6),
-        "finished_at": time.time(),
-    }
+) -> Ledger:
+    return Ledger(
+        id=sender.name,
+        status=status,
+        host=sender.host,
+        sender=sender.sender,
+        messages=cfg.messages_per_sender + 1,
+        first_seq=1,
+        last_seq=cfg.messages_per_sender + 1,
+        done_seq=cfg.messages_per_sender + 1,
+        bytes=sent,
+        send_s=round(send_s, 6),
+        cpu_s=round(cpu_s, 6),
+        render_s=round(render_s, 6),
+        render_cpu_s=round(render_cpu_s, 6),
+        finished_at=time.time(),
+    )
 
 
 def cpu_seconds() -> float:
@@ -396,7 +400,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
+def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
     scenario = scenarios.load(cfg.scenario)
     if scenario.transport == "udp" or scenario.rate:
         return send_rated(sender, cfg, scenario)
@@ -429,16 +433,14 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> dict[str, object]:
     send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
     peer_closed = wait_for_close(sock, DRAIN_TIMEOUT) if tls else None
     sock.close()
-    status = "ok" if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
-    record = ledger(sender, cfg, sent, send_s, cpu_s, render_s, render_cpu_s) | {
-        "status": status,
-        "transport": scenario.transport,
-        "rate_target": 0,
-        "rate_achieved": round((cfg.messages_per_sender + 1) / send_s, 1) if send_s > 0 else None,
-    }
-    if tls:
-        record["tls"] = {**tls.describe(), "peer_closed": peer_closed}
-    return record
+    status = OK if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
+    return replace(
+        ledger(sender, cfg, status, sent, send_s, cpu_s, render_s, render_cpu_s),
+        transport=scenario.transport,
+        rate_target=0,
+        rate_achieved=round((cfg.messages_per_sender + 1) / send_s, 1) if send_s > 0 else None,
+        tls=tls.describe(peer_closed) if tls else None,
+    )
 
 
 def rendered(sender: SenderId) -> Path:
@@ -448,23 +450,18 @@ def rendered(sender: SenderId) -> Path:
 
 def sender_main(sender: SenderId, cfg: settings.Settings) -> None:
     try:
-        ledger = send_all(sender, cfg)
+        record = send_all(sender, cfg)
     except Exception as error:  # noqa: BLE001 - any failure must reach the watcher as a verdict
-        ledger = {
-            "id": sender.name,
-            "host": sender.host,
-            "sender": sender.sender,
-            "status": f"failed: {error}",
-        }
+        record = Ledger(id=sender.name, status=f"failed: {error}", host=sender.host, sender=sender.sender)
         print(f"{sender.name}: {error}", file=sys.stderr)
-    channel.link().ledger(sender.name, ledger)
+    channel.link().ledger(sender.name, record)
 
 
 def record_death(sender: SenderId, exitcode: int | None) -> None:
     """A sender killed (e.g. by the memory limit) sends no ledger; send one for it, which the watcher keeps
     only where the sender's own did not arrive."""
     status = f"died: exit code {exitcode}" + (" (killed, memory limit?)" if exitcode == -9 else "")
-    channel.link().ledger(sender.name, {"id": sender.name, "status": status}, only_if_absent=True)
+    channel.link().ledger(sender.name, Ledger(id=sender.name, status=status), only_if_absent=True)
 
 
 def _minus(end: float | None, start: float | None, digits: int = 3) -> float | None:

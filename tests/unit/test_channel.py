@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
+from syslogbench.model.ledger import Ledger
 from syslogbench.rig import channel, control
 
 
@@ -68,8 +69,8 @@ def test_ledgers_and_the_generator_report_land_in_the_control_directory(
     control_dir: Path, watcher_channel: channel.Server
 ) -> None:
     link = channel.link()
-    link.ledger("host2-s1", {"id": "host2-s1", "status": "ok", "messages": 2001})
-    link.ledger("host2-s1", {"id": "host2-s1", "status": "died: exit code 1"}, only_if_absent=True)
+    link.ledger("host2-s1", Ledger(id="host2-s1", status="ok", messages=2001))
+    link.ledger("host2-s1", Ledger(id="host2-s1", status="died: exit code 1"), only_if_absent=True)
     link.generator(2, {"host": 2, "cpu_user_s": 0.5, "cpu_system_s": 0.25})
     assert json.loads((control_dir / "ledgers" / "host2-s1.json").read_text())["status"] == "ok"
     assert control.read_json(control_dir / "generators" / "host2.json")["cpu_system_s"] == 0.25
@@ -77,7 +78,7 @@ def test_ledgers_and_the_generator_report_land_in_the_control_directory(
 
 def test_a_sender_id_that_is_not_one_is_refused(control_dir: Path, watcher_channel: channel.Server) -> None:
     with pytest.raises(channel.ChannelError, match="not a sender id: '../run'"):
-        channel.link().ledger("../run", {})
+        channel.link().ledger("../run", Ledger(id="../run", status="ok"))
     with pytest.raises(channel.ChannelError, match="unknown op 'remove'"):
         channel.link().call("remove")
     assert sorted(p.name for p in control_dir.iterdir()) == []

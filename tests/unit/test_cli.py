@@ -15,6 +15,7 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import scenarios, settings
+from tests.unit.test_result import document_of, observed
 
 GIB = 2**30
 SEED_ENV = """# the machine and the seed scenario, as in .env
@@ -354,13 +355,20 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     return calls
 
 
+def whole_result(given: dict) -> dict:
+    """A whole result document, as the watcher writes it, with the given daemon profile and summary."""
+    document = document_of(observed())
+    document["daemon"]["profile"], document["summary"] = given["daemon"]["profile"], given["summary"]
+    return document
+
+
 def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | None, results: Path) -> None:
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
         assert env["GENERATORS"] == env["HOSTS"] == "2"
         assert timeout_s == 900 + benchmark.STARTUP_ALLOWANCE_S
         if result is not None:  # the watcher writes into the run's own directory, under results/
             assert Path(env["RESULTS_DIR"]).parent == results
-            (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(result))
+            (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(whole_result(result)))
         return up
 
     monkeypatch.setattr(benchmark.Compose, "up", fake_up)
@@ -465,9 +473,9 @@ def test_run_shows_only_the_result_its_own_run_wrote(
     shown: list[str] = []
 
     def fake_up(self: compose.Compose, env: dict, timeout_s: float, **kwargs: object) -> compose.Up:
-        other = {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "the other run"}
+        other = whole_result({"daemon": {"profile": "rsyslog-8.2504"}, "summary": "the other run"})
         (results / "20261124T054846.001Z-rsyslog-8.2504-aaaa.json").write_text(json.dumps(other))
-        mine = {"daemon": {"profile": "baseline"}, "summary": "this run"}
+        mine = whole_result({"daemon": {"profile": "baseline"}, "summary": "this run"})
         (Path(env["RESULTS_DIR"]) / "20261124T054846.002Z-baseline-bbbb.json").write_text(json.dumps(mine))
         return compose.Up(0)
 

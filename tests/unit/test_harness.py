@@ -20,9 +20,9 @@ MOMENT = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 
 
 def observed() -> outcome.Observed:
-    facts = outcome.HostFacts("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 1)
+    facts = model.Host("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 1)
     cfg = from_env(ENV)
-    return outcome.Observed(cfg=cfg, host=facts, daemon=outcome.DaemonInfo(), started=MOMENT, finished=MOMENT)
+    return outcome.Observed(cfg=cfg, host=facts, daemon=model.Daemon(), started=MOMENT, finished=MOMENT)
 
 
 # -- the share --------------------------------------------------------------------------------------------

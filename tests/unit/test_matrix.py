@@ -10,6 +10,7 @@ import pytest
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import calibrate, matrix
+from syslogbench.model.result import Cpu, Generators, SenderBound
 from syslogbench.rig import outcome as result
 
 
@@ -95,16 +96,14 @@ def test_progress_line_shows_share_and_eta() -> None:
     ],
 )
 def test_sender_bound_rule(share: float, percent: float, cpus: float, expected: bool) -> None:
-    verdict = result.sender_bound({"cpu_share_of_send": share}, {"percent": percent}, cpus)
-    assert verdict["value"] is expected
-    assert "send time" in verdict["reason"] and "effective CPUs" in verdict["reason"]
+    verdict = result.sender_bound(Generators(cpu_share_of_send=share), Cpu(percent=percent), cpus)
+    assert verdict.value is expected
+    assert "send time" in verdict.reason and "effective CPUs" in verdict.reason
 
 
 def test_sender_bound_unknown_without_figures() -> None:
-    assert result.sender_bound({"cpu_share_of_send": None}, {"percent": 50.0}, 2) == {
-        "value": None,
-        "reason": "not measured",
-    }
+    unknown = result.sender_bound(Generators(cpu_share_of_send=None), Cpu(percent=50.0), 2)
+    assert unknown == SenderBound(value=None, reason="not measured")
 
 
 LOGGEN_OUTPUT = """count=421336, rate = 421336.00 msg/sec

@@ -12,6 +12,7 @@ import pytest
 
 from syslogbench.host import profiles, render
 from syslogbench.model import messages, preprocess, scenarios
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.preprocess import Expectation
 from syslogbench.rig import reconcile
@@ -178,8 +179,8 @@ def write_plain(log_dir: Path, written: list[bytes]) -> Path:
     return log_dir
 
 
-def ledgers() -> dict[str, dict]:
-    return {s.name: {"id": s.name, "status": "ok", "messages": PER_SENDER, "bytes": 1} for s in SENDERS}
+def ledgers() -> dict[str, Ledger]:
+    return {s.name: Ledger(id=s.name, status="ok", messages=PER_SENDER, bytes=1) for s in SENDERS}
 
 
 def filtered_output(row: str) -> tuple[list[bytes], list[bytes]]:

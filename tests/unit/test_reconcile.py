@@ -6,12 +6,15 @@ import calendar
 import json
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from syslogbench.model import messages
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
+from syslogbench.model.result import plain
 from syslogbench.rig import reconcile
 
 SEED = 2014
@@ -62,32 +65,32 @@ def write(log_dir: Path, entries: list[Entry], done: list[bytes] | None) -> Path
     return log_dir
 
 
-def ledger(sender: SenderId) -> dict[str, object]:
+def ledger(sender: SenderId) -> Ledger:
     """A ledger as sender.send_all writes it."""
     size = len(b"".join(messages.render_lines(SEED, sender, COUNT, NOW)))
-    return {
-        "id": sender.name,
-        "host": sender.host,
-        "sender": sender.sender,
-        "status": "ok",
-        "messages": COUNT + 1,
-        "first_seq": 1,
-        "last_seq": COUNT + 1,
-        "done_seq": COUNT + 1,
-        "bytes": size,
-        "send_s": 0.5,
-        "cpu_s": 0.25,
-        "finished_at": NOW + 1.0,
-        "transport": "tcp",
-        "rate_target": 0,
-        "rate_achieved": 122.0,
-    }
+    return Ledger(
+        id=sender.name,
+        host=sender.host,
+        sender=sender.sender,
+        status="ok",
+        messages=COUNT + 1,
+        first_seq=1,
+        last_seq=COUNT + 1,
+        done_seq=COUNT + 1,
+        bytes=size,
+        send_s=0.5,
+        cpu_s=0.25,
+        finished_at=NOW + 1.0,
+        transport="tcp",
+        rate_target=0,
+        rate_achieved=122.0,
+    )
 
 
 LEDGERS = {sender.name: ledger(sender) for sender in SENDERS}
 
 
-def run(log_dir: Path, ledgers: dict[str, dict] | None = None) -> reconcile.Reconciliation:
+def run(log_dir: Path, ledgers: dict[str, Ledger] | None = None) -> reconcile.Reconciliation:
     return reconcile.reconcile(log_dir, LEDGERS if ledgers is None else ledgers, SENDERS, PER_SENDER)
 
 
@@ -123,10 +126,11 @@ def test_all_delivered(tmp_path: Path) -> None:
     assert result.clean is True
 
 
-def test_as_senders(tmp_path: Path) -> None:
+def test_each_sender_counts_as_the_result_writes_it(tmp_path: Path) -> None:
+    """The reconciliation's senders are the result's (model.Sender), "tls" left out where none was used."""
     entries, done = output()
     result = run(write(tmp_path / "logs", entries, done))
-    assert result.as_senders()[0] == {
+    assert plain(result.senders[0]) == {
         "id": "host1-s1",
         "status": "ok",
         "sent": 61,
@@ -134,7 +138,7 @@ def test_as_senders(tmp_path: Path) -> None:
         "lost": 0,
         "duplicated": 0,
         "done_seen": True,
-        "bytes": LEDGERS["host1-s1"]["bytes"],
+        "bytes": LEDGERS["host1-s1"].bytes,
         "send_s": 0.5,
         "cpu_s": 0.25,
         "rate_target": 0,
@@ -272,7 +276,7 @@ def test_failed_sender(tmp_path: Path) -> None:
     entries = [entry for entry in entries if b" host2 bench[1]: " not in entry[2]]
     done = [line for line in done if b" host2 bench[1]: " not in line]
     status = "failed: cannot connect to central:514: [Errno 111] Connection refused"
-    ledgers = {**LEDGERS, "host2-s1": {"id": "host2-s1", "host": 2, "sender": 1, "status": status}}
+    ledgers = {**LEDGERS, "host2-s1": Ledger(id="host2-s1", host=2, sender=1, status=status)}
     result = run(write(tmp_path / "logs", entries, done), ledgers)
     failed = result.senders[2]
     assert failed.status == status
@@ -348,7 +352,7 @@ def test_clean_but_for_loss_refuses_misfiled_lines(tmp_path: Path) -> None:
 def test_ledger_rates_reach_the_sender_counts(tmp_path: Path) -> None:
     entries, done = output()
     ledgers = {
-        name: ledger | {"rate_target": 2500, "rate_achieved": 2490.5} for name, ledger in LEDGERS.items()
+        name: replace(ledger, rate_target=2500, rate_achieved=2490.5) for name, ledger in LEDGERS.items()
     }
     result = run(write(tmp_path / "logs", entries, done), ledgers)
     assert per_sender(result, "rate_target") == [2500] * 3

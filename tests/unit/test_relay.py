@@ -11,9 +11,10 @@ import pytest
 from syslogbench import contract
 from syslogbench.host import profiles, render
 from syslogbench.model import result, scenarios
-from syslogbench.rig import control, lasthop
-from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed, build
+from syslogbench.rig import control, lasthop, outcome
+from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import files, relay, restart
+from syslogbench.rig.watcher.run import poll
 
 from .test_schema import SCHEMA
 from .test_watcher import settings
@@ -105,12 +106,12 @@ def test_queue_watch_samples_at_most_every_half_second_and_keeps_the_peak(tmp_pa
     queue = relay.RelayQueue(scenarios.load("relay-slow-disk-normal"))
     queue.directory = tmp_path
     (tmp_path / "q").write_bytes(b"x" * 100)
-    queue.update(0.0)
+    poll(queue, 0.0)
     (tmp_path / "q").write_bytes(b"x" * 300)
-    queue.update(0.2)  # too soon: not sampled
-    queue.update(0.6)
+    poll(queue, 0.2)  # too soon: not sampled
+    poll(queue, 0.6)
     (tmp_path / "q").write_bytes(b"x" * 50)
-    queue.update(1.2)
+    poll(queue, 1.2)
     assert queue.samples == [[0.0, 100], [0.6, 300], [1.2, 50]]
     assert queue.peak == 300
 
@@ -129,10 +130,11 @@ def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path,
     relay.RelayQueue(obs.scenario).record(obs)
     control.write_json(control_dir / "lasthop" / "drained.json", drained_report())
     relay.after_stop(obs)
-    assert obs.relay["last_hop"]["lines"] == 31
-    assert obs.relay["queue"]["bytes_after_stop"] == 7
-    assert obs.relay["queue"]["capacity_bytes"] == lasthop.QUEUE_CAPACITY_BYTES
-    assert obs.relay["queue"]["where"].startswith("named volume 'queue'")
+    assert obs.relay is not None and obs.relay.last_hop is not None
+    assert obs.relay.last_hop.lines == 31
+    assert obs.relay.queue.bytes_after_stop == 7
+    assert obs.relay.queue.capacity_bytes == lasthop.QUEUE_CAPACITY_BYTES
+    assert obs.relay.queue.where.startswith("named volume 'queue'")
 
 
 def test_wait_for_last_hop_says_when_it_never_reported(control_dir: Path, monkeypatch) -> None:
@@ -140,14 +142,14 @@ def test_wait_for_last_hop_says_when_it_never_reported(control_dir: Path, monkey
     obs = observed("relay")
     relay.RelayQueue(obs.scenario).record(obs)
     relay.after_stop(obs)
-    assert obs.relay["last_hop"] is None
+    assert obs.relay is not None and obs.relay.last_hop is None
     assert "the last hop to read what the daemon had sent" in obs.errors[0]
 
 
 def observed(scenario_id: str) -> Observed:
     moment = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
-    facts = HostFacts("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 2)
-    obs = Observed(cfg=settings(), host=facts, daemon=DaemonInfo(), started=moment, finished=moment)
+    facts = result.Host("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 2)
+    obs = Observed(cfg=settings(), host=facts, daemon=result.Daemon(), started=moment, finished=moment)
     obs.scenario = scenarios.load(scenario_id)
     return obs
 
@@ -155,11 +157,13 @@ def observed(scenario_id: str) -> Observed:
 def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
     obs = observed("relay-slow-disk-normal")
     relay.RelayQueue(obs.scenario).record(obs)
-    obs.relay["last_hop"] = drained_report()
-    result = build(obs)
-    jsonschema.validate(result, SCHEMA)
-    assert result["relay"]["queue"]["buffer"] == "disk-normal"
-    assert "relay" not in build(observed("seed2014"))
+    assert obs.relay is not None
+    obs.relay.last_hop = result.load(result.LastHop, drained_report())
+    document = outcome.result(obs).to_dict()
+    jsonschema.validate(document, SCHEMA)
+    assert document["relay"]["queue"]["buffer"] == "disk-normal"
+    assert document["relay"]["last_hop"]["lines"] == 31
+    assert "relay" not in outcome.result(observed("seed2014")).to_dict()
 
 
 # --- pause-restart ------------------------------------------------------------------------------------------
@@ -167,19 +171,21 @@ def test_result_carries_the_relay_section_and_follows_the_schema() -> None:
 
 def test_restart_is_asked_once_a_second_after_every_sender_is_done(control_dir: Path) -> None:
     asker = restart.Restart(senders=2)
-    asker.update(0.0)
+    poll(asker, 0.0)
     control.write_json(control_dir / "ledgers" / "host1-s1.json", {})
-    asker.update(0.5)
+    poll(asker, 0.5)
     assert asker.senders_done_s is None  # one of two
     control.write_json(control_dir / "ledgers" / "host1-s2.json", {})
-    asker.update(1.0)
+    poll(asker, 0.55)  # too soon after the last look (every 0.1 s)
+    assert asker.senders_done_s is None
+    poll(asker, 1.0)
     assert asker.senders_done_s == 1.0 and not (control_dir / "restart").exists()
-    asker.update(1.5)
+    poll(asker, 1.5)
     assert not (control_dir / "restart").exists()
-    asker.update(2.0)
+    poll(asker, 2.0)
     assert (control_dir / "restart").exists() and asker.requested_s == 2.0
     (control_dir / "restart").unlink()
-    asker.update(3.0)
+    poll(asker, 3.0)
     assert not (control_dir / "restart").exists()  # once only
 
 
@@ -195,13 +201,20 @@ def test_restart_record_reads_the_supervisors_answer(control_dir: Path) -> None:
     asker.senders_done_s, asker.requested_s = 1.2, 2.2
     control.write_atomic(control_dir / "daemon" / "restarted", "0 7\n")
     obs = restart_record(asker, "relay-restart-disk-reliable")
-    assert obs.relay["restart"] == {"senders_done_s": 1.2, "requested_s": 2.2, "exit_code": 0, "stop_s": 0.7}
+    assert obs.relay is not None
+    assert result.plain(obs.relay.restart) == {
+        "senders_done_s": 1.2,
+        "requested_s": 2.2,
+        "exit_code": 0,
+        "stop_s": 0.7,
+    }
     assert obs.errors == []
 
 
 def test_a_restart_that_never_happened_is_an_error(control_dir: Path) -> None:
     obs = restart_record(restart.Restart(senders=1), "relay-restart-disk-normal")
-    assert obs.relay["restart"] == {"senders_done_s": None, "requested_s": None, "exit_code": None}
+    assert obs.relay is not None
+    assert result.plain(obs.relay.restart) == {"senders_done_s": None, "requested_s": None, "exit_code": None}
     assert obs.errors == [
         "relay_target pause-restart: the daemon was not restarted before the run ended "
         "(senders done at None s, restart asked at None s)"
@@ -235,7 +248,8 @@ def test_relay_tail_waits_until_nothing_came_for_the_quiet_time(tmp_path: Path) 
     obs = observed("relay")
     relay.RelayQueue(obs.scenario).record(obs)
     tail.record(obs)
-    assert obs.relay["tail"] == {"lines_at_done": 3, "lines_at_stop": 5, "waited_s": 6.1, "last_line_s": 11.0}
+    assert obs.relay is not None
+    assert obs.relay.tail == result.Tail(lines_at_done=3, lines_at_stop=5, waited_s=6.1, last_line_s=11.0)
 
 
 def test_relay_tail_ends_once_every_line_is_in(tmp_path: Path) -> None:
@@ -253,4 +267,4 @@ def test_relay_tail_records_nothing_when_it_did_not_run(tmp_path: Path) -> None:
     obs = observed("relay")
     relay.RelayQueue(obs.scenario).record(obs)
     tail.record(obs)
-    assert "tail" not in obs.relay
+    assert obs.relay is not None and obs.relay.tail is None

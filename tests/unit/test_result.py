@@ -18,8 +18,8 @@ from syslogbench.model.result import Cpu, plain
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import outcome as result
 from syslogbench.rig.cgroup import Snapshot
-from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
-from syslogbench.rig.reconcile import Reconciliation, SenderCount
+from syslogbench.rig.outcome import Observed
+from syslogbench.rig.reconcile import Reconciliation
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "results" / "schema.json").read_text()))
@@ -52,8 +52,8 @@ def settings(**overrides: str) -> Settings:
     return from_env({**ENV, **overrides})
 
 
-def host(cores: int = 2, memory: int = 24 * GIB) -> HostFacts:
-    return HostFacts(
+def host(cores: int = 2, memory: int = 24 * GIB) -> model.Host:
+    return model.Host(
         cpu_model="Test CPU",
         cores=cores,
         memory_bytes=memory,
@@ -63,8 +63,8 @@ def host(cores: int = 2, memory: int = 24 * GIB) -> HostFacts:
     )
 
 
-def daemon() -> DaemonInfo:
-    return DaemonInfo(
+def daemon() -> model.Daemon:
+    return model.Daemon(
         profile="rsyslog8",
         name="rsyslog",
         version="rsyslogd 8.2504.0 (aka 2025.04)",
@@ -104,8 +104,9 @@ START = snapshot(100.0, 50.0, time=1_000.0)
 END = snapshot(129.01, 98.1, time=1_070.0)
 
 
-def sender(host_no: int, sender_no: int, lost: int = 0, done: bool = True) -> SenderCount:
-    return SenderCount(
+def sender(host_no: int, sender_no: int, lost: int = 0, done: bool = True) -> model.Sender:
+    """One sender's counts as the reconciliation gives them (rig/reconcile.py: sender_count)."""
+    return model.Sender(
         id=f"host{host_no}-s{sender_no}",
         status="ok",
         sent=PER_SENDER,
@@ -116,6 +117,10 @@ def sender(host_no: int, sender_no: int, lost: int = 0, done: bool = True) -> Se
         bytes=PER_SENDER * 100,
         send_s=60.0,
         cpu_s=3.0,
+        expected=PER_SENDER,
+        filtered=0,
+        unexpected=0,
+        truncated=0,
     )
 
 
@@ -150,6 +155,11 @@ def observed(**fields: object) -> Observed:
         "counts": reconciliation(),
     }
     return Observed(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def document_of(obs: Observed) -> dict:
+    """The result of obs as Result.write() puts it in the file, which results/schema.json describes."""
+    return json.loads(result.result(obs).to_json())
 
 
 def schema_errors(document: dict) -> list[str]:
@@ -328,7 +338,7 @@ def test_throughput_none_without_elapsed_or_counts() -> None:
 
 
 def test_build_summary_matches_the_measured_figures() -> None:
-    document = result.build(observed())
+    document = document_of(observed())
     assert document["summary"] == (
         "29.01user 48.10system 1:08.24elapsed 113%CPU (0avgtext+0avgdata 210112maxresident)k 87,925 msg/s"
     )
@@ -338,7 +348,7 @@ def test_build_summary_matches_the_measured_figures() -> None:
 
 
 def test_build_pass_validates_and_holds_the_figures() -> None:
-    document = result.build(observed())
+    document = document_of(observed())
     assert schema_errors(document) == []
     assert document["verdict"] == "pass"
     assert re.fullmatch(r"20261122T100000\.000Z-rsyslog8-[0-9a-f]{4}", document["run_id"]), document["run_id"]
@@ -386,7 +396,7 @@ def test_build_pass_validates_and_holds_the_figures() -> None:
 
 
 def test_build_loss_validates() -> None:
-    document = result.build(observed(counts=reconciliation(lost_by_first=5)))
+    document = document_of(observed(counts=reconciliation(lost_by_first=5)))
     assert schema_errors(document) == []
     assert document["verdict"] == "loss"
     assert document["messages"]["lost"] == 5
@@ -403,7 +413,7 @@ def cut(counts: Reconciliation, lines: int) -> Reconciliation:
 def test_build_truncated_is_loss_and_counted() -> None:
     counts = cut(reconciliation(), 7)
     assert counts.total("lost") == 7 and not counts.clean
-    document = result.build(observed(counts=counts))
+    document = document_of(observed(counts=counts))
     assert schema_errors(document) == []
     assert document["verdict"] == "loss"
     assert document["messages"]["truncated"] == 7
@@ -433,7 +443,7 @@ def test_build_timeout_with_counts_validates() -> None:
         counts=reconciliation(done_seen=18),
         errors=["the DONE threshold (20 in 60 s) did not fire within RUN_TIMEOUT=900 s"],
     )
-    document = result.build(obs)
+    document = document_of(obs)
     assert schema_errors(document) == []
     assert document["verdict"] == "timeout"
     assert document["elapsed_s"] is None
@@ -449,12 +459,12 @@ def test_build_error_with_nothing_measured_validates() -> None:
     obs = Observed(
         cfg=settings(),
         host=host(),
-        daemon=DaemonInfo(),
+        daemon=model.Daemon(),
         started=STARTED,
         finished=STARTED,
         errors=["gave up after 300 s waiting for the daemon to listen on port 514"],
     )
-    document = result.build(obs)
+    document = document_of(obs)
     assert schema_errors(document) == []
     assert document["verdict"] == "error"
     assert re.fullmatch(r"20261122T100000\.000Z-unknown-[0-9a-f]{4}", document["run_id"]), document["run_id"]
@@ -570,7 +580,7 @@ def test_verdict_tcp_with_the_same_loss_stays_loss() -> None:
 
 
 def test_udp_block_from_sequence_numbers_and_kernel_counters() -> None:
-    document = result.build(udp_observed(lost_by_first=60_000, done_seen=19))
+    document = document_of(udp_observed(lost_by_first=60_000, done_seen=19))
     assert schema_errors(document) == []
     assert document["verdict"] == "pass"
     assert document["udp"] == {
@@ -589,13 +599,13 @@ def test_udp_block_from_sequence_numbers_and_kernel_counters() -> None:
 
 
 def test_udp_block_kernel_none_without_snmp_in_a_snapshot() -> None:
-    document = result.build(udp_observed(lost_by_first=5, end=END))
+    document = document_of(udp_observed(lost_by_first=5, end=END))
     assert schema_errors(document) == []
     assert document["udp"]["kernel"] is None and document["udp"]["lost"] == 5
 
 
 def test_udp_block_null_for_tcp() -> None:
-    document = result.build(observed())
+    document = document_of(observed())
     assert schema_errors(document) == []
     assert document["udp"] is None
 
@@ -605,7 +615,7 @@ def test_rate_block_target_and_achieved() -> None:
     assert obs.counts is not None
     obs.counts.senders[0].rate_achieved = 900.0
     obs.counts.senders[1].rate_achieved = 1100.0
-    document = result.build(obs)
+    document = document_of(obs)
     assert schema_errors(document) == []
     assert document["rate"] == {
         "target_per_sender": 1000,  # scenarios/udp.yaml
@@ -616,7 +626,7 @@ def test_rate_block_target_and_achieved() -> None:
 
 
 def test_rate_block_all_out_and_unmeasured() -> None:
-    document = result.build(observed(counts=None, errors=["no counts"]))
+    document = document_of(observed(counts=None, errors=["no counts"]))
     assert schema_errors(document) == []
     assert document["rate"] == {
         "target_per_sender": 0,
@@ -636,7 +646,7 @@ def test_not_applicable_from_the_model_is_what_the_watcher_would_write() -> None
     obs = Observed(cfg=settings(), host=host(), daemon=daemon(), started=STARTED, finished=STARTED,
                    scenario=scenario, unsupported=reason, errors=[f"n/a: {reason}"])  # fmt: skip
     direct = model.not_applicable(settings(), scenario, daemon(), host(), reason, STARTED).to_dict()
-    built = result.build(obs)
+    built = document_of(obs)
     # The ids differ in their random suffix alone; the rest is the same document.
     assert direct["run_id"][:-4] == built["run_id"][:-4]
     assert direct == {**built, "run_id": direct["run_id"]}
@@ -647,9 +657,9 @@ def test_not_applicable_from_the_model_is_what_the_watcher_would_write() -> None
 
 
 def test_variant_default_for_the_seed_shape_else_hosts_senders_messages() -> None:
-    assert result.build(observed())["scenario"]["variant"] == "default"
+    assert document_of(observed())["scenario"]["variant"] == "default"
     cfg = settings(HOSTS="5", SENDERS_PER_HOST="10", MESSAGES_PER_SENDER="20000")
-    assert result.build(observed(cfg=cfg))["scenario"]["variant"] == "5x10x20000"
+    assert document_of(observed(cfg=cfg))["scenario"]["variant"] == "5x10x20000"
 
 
 def test_variant_named_by_the_settings_wins() -> None:
@@ -666,7 +676,7 @@ def test_variant_named_by_the_settings_wins() -> None:
 
 def test_build_round_trips_through_the_model() -> None:
     for obs in (observed(), udp_observed(lost_by_first=7), observed(counts=None, start=None, end=None)):
-        document = result.build(obs)
+        document = document_of(obs)
         assert model.Result.from_dict(document).to_dict() == document
 
 
@@ -681,7 +691,7 @@ WATCHER = model.HarnessContainer(
 
 def test_build_records_the_watchers_memory_and_the_reconciliation_time() -> None:
     harness = model.Harness(watcher=WATCHER, reconcile_s=3.25, reconcile_cpu_s=2.5)
-    document = result.build(observed(harness=harness))
+    document = document_of(observed(harness=harness))
     assert schema_errors(document) == []
     assert without_cpu(document["harness"]) == {
         "watcher": {
@@ -702,7 +712,7 @@ def without_cpu(harness: dict) -> dict:
 
 
 def test_a_run_that_measured_nothing_of_the_harness_writes_nulls() -> None:
-    document = result.build(observed(counts=None, start=None, end=None))
+    document = document_of(observed(counts=None, start=None, end=None))
     assert schema_errors(document) == []
     watcher = {"peak_memory_bytes": None, "peak_memory_source": None, "memory_limit_bytes": None}
     assert without_cpu(document["harness"]) == {
@@ -714,7 +724,7 @@ def test_a_run_that_measured_nothing_of_the_harness_writes_nulls() -> None:
 
 
 def test_a_result_from_before_the_harness_block_loads_with_nothing_measured() -> None:
-    document = result.build(observed(harness=model.Harness(watcher=WATCHER, reconcile_s=1.5)))
+    document = document_of(observed(harness=model.Harness(watcher=WATCHER, reconcile_s=1.5)))
     del document["harness"]
     loaded = model.Result.from_dict(document)
     assert loaded.harness == model.Harness()
@@ -727,7 +737,7 @@ def test_a_result_from_before_the_harness_block_loads_with_nothing_measured() ->
     [({"colour": "blue"}, "colour"), ({"watcher": {"peak_memory_bytes": 1, "rss": 2}}, "rss")],
 )
 def test_an_unknown_harness_key_is_refused(block: dict, key: str) -> None:
-    document = result.build(observed()) | {"harness": block}
+    document = document_of(observed()) | {"harness": block}
     assert schema_errors(document) != []
     with pytest.raises(model.ResultError, match=f"unknown key '{key}'"):
         model.Result.from_dict(document)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.rig import cgroup, channel, control, sender
 
@@ -201,10 +202,14 @@ def test_record_death_keeps_a_ledger_the_sender_sent(
     control_dir: Path, watcher_channel: channel.Server
 ) -> None:
     who = SenderId(1, 2)
-    written = {"id": "host1-s2", "status": "ok", "messages": 11}
+    written = Ledger(id="host1-s2", status="ok", messages=11)
     channel.link().ledger(who.name, written)
     sender.record_death(who, 0)
-    assert control.read_json(control_dir / "ledgers" / "host1-s2.json") == written
+    assert control.read_json(control_dir / "ledgers" / "host1-s2.json") == {
+        "id": "host1-s2",
+        "status": "ok",
+        "messages": 11,
+    }
 
 
 # --- own_cpu_seconds ---------------------------------------------------------------------------------------

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 
 import pytest
 
 from syslogbench import contract
 from syslogbench.host import swarm
+from syslogbench.model.result import Samples
+from syslogbench.rig import outcome
 from syslogbench.rig.watcher import run as watcher_run
+from tests.unit.test_result import observed
 
 
 def node(hostname: str, role: str | None, state: str = "ready") -> dict:
@@ -81,13 +84,14 @@ def test_failed_tasks_other_than_the_watcher_are_problems() -> None:
 
 
 def test_the_result_survives_the_watcher_output(capsys: pytest.CaptureFixture[str]) -> None:
-    result = {"run_id": "r", "samples": {"rows": [[i, 0.5] for i in range(5000)]}}
+    rows = [[float(i), 0.5, 0.25, 1024.0, float(i)] for i in range(5000)]
+    result = replace(outcome.result(observed()), samples=Samples(rows=rows))
     watcher_run.print_result(result)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1
     assert all(len(line) <= contract.RESULT_LINE_CHARS + 40 for line in lines)
     noisy = ["watcher: start: ...", *lines[::-1], "watcher: done"]  # any order, among other lines
-    assert swarm.decode_result(noisy) == json.loads(json.dumps(result))
+    assert swarm.decode_result(noisy) == result
     assert swarm.decode_result(lines[1:]) is None  # a part missing: no result rather than half of one
 
 

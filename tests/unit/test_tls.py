@@ -9,12 +9,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
+from syslogbench.model.result import Tls, plain
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import reconcile, sender, tlscerts
 from syslogbench.rig.watcher import run as watcher
@@ -175,8 +177,8 @@ def test_handshake_verifies_and_reports_what_was_negotiated(certs: dict[str, Pat
     sock = connect(server)
     client = sender.start_tls(sock, certs["ca.pem"], "central")
     described = client.describe()
-    assert described["version"] in ("TLSv1.2", "TLSv1.3")
-    assert isinstance(described["cipher"], str) and described["cipher"]
+    assert described.version in ("TLSv1.2", "TLSv1.3")
+    assert isinstance(described.cipher, str) and described.cipher
     client.close_notify()
     sock.close()
 
@@ -288,20 +290,28 @@ def test_the_watcher_reports_a_certificate_failure(
 
 
 def test_the_tls_note_counts_what_the_senders_negotiated() -> None:
-    tls13 = {"version": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384", "peer_closed": True}
-    ledgers = {"host1-s1": {"tls": tls13}, "host1-s2": {"tls": tls13}, "host1-s3": {"status": "failed: x"}}
+    tls13 = Tls(version="TLSv1.3", cipher="TLS_AES_256_GCM_SHA384", peer_closed=True)
+    ledgers = {
+        "host1-s1": Ledger("host1-s1", "ok", tls=tls13),
+        "host1-s2": Ledger("host1-s2", "ok", tls=tls13),
+        "host1-s3": Ledger("host1-s3", "failed: x"),
+    }
     assert (
         watcher.tls_note(ledgers) == "TLS (sender side): TLSv1.3 TLS_AES_256_GCM_SHA384 on 2 of 3 connections"
     )
-    assert watcher.tls_note({"host1-s1": {"status": "ok"}}) is None
+    assert watcher.tls_note({"host1-s1": Ledger("host1-s1", "ok")}) is None
 
 
 def test_the_result_carries_tls_only_for_senders_that_negotiated_it() -> None:
-    tls = {"version": "TLSv1.2", "cipher": "ECDHE-ECDSA-AES256-GCM-SHA384", "peer_closed": True}
+    tls = Tls(version="TLSv1.2", cipher="ECDHE-ECDSA-AES256-GCM-SHA384", peer_closed=True)
     counts = bytearray(3)
-    ledger = {"status": "ok", "messages": 2, "bytes": 10}
-    with_tls = reconcile.sender_count(SenderId(1, 1), {**ledger, "tls": tls}, counts, set())
-    plain = reconcile.sender_count(SenderId(1, 2), ledger, counts, set())
-    senders = reconcile.Reconciliation(senders=[with_tls, plain], expected=4).as_senders()
-    assert senders[0]["tls"] == tls
+    ledger = Ledger(id="host1-s1", status="ok", messages=2, bytes=10)
+    with_tls = reconcile.sender_count(SenderId(1, 1), replace(ledger, tls=tls), counts, set())
+    without = reconcile.sender_count(SenderId(1, 2), ledger, counts, set())
+    senders = [plain(sender) for sender in (with_tls, without)]  # as the result's senders are written
+    assert senders[0]["tls"] == {
+        "version": "TLSv1.2",
+        "cipher": "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "peer_closed": True,
+    }
     assert "tls" not in senders[1]

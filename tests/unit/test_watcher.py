@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
+from syslogbench.model import result as result_model
 from syslogbench.model import scenarios
+from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
+from syslogbench.model.result import Daemon, Host
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import cgroup, channel, control
 from syslogbench.rig.cgroup import read_snapshot
-from syslogbench.rig.outcome import DaemonInfo, HostFacts, Observed
+from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
 
 ENV = {
@@ -47,8 +50,8 @@ def settings(**overrides: str) -> Settings:
 
 def observed(cfg: Settings) -> Observed:
     moment = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
-    facts = HostFacts("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 2)
-    return Observed(cfg=cfg, host=facts, daemon=DaemonInfo(), started=moment, finished=moment)
+    facts = Host("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 2)
+    return Observed(cfg=cfg, host=facts, daemon=Daemon(), started=moment, finished=moment)
 
 
 @pytest.fixture
@@ -242,8 +245,12 @@ def test_ledgers_read_each_file_once_and_name_the_failed(control_dir: Path) -> N
     write_ledgers(control_dir, 2)
     (control_dir / "ledgers" / ".host9-s1.json.tmp12").write_text("{half")  # being written: not a ledger
     assert sorted(ledgers.update()) == ["host1-s1", "host1-s2"]
-    (control_dir / "ledgers" / "host1-s1.json").write_text('{"status": "failed: changed"}')
-    control.write_json(control_dir / "ledgers" / "host2-s1.json", {"status": "failed: boom"})
+    control.write_json(
+        control_dir / "ledgers" / "host1-s1.json", Ledger("host1-s1", "failed: changed").to_json()
+    )
+    control.write_json(
+        control_dir / "ledgers" / "host2-s1.json", Ledger("host2-s1", "failed: boom").to_json()
+    )
     assert ledgers.failed() == ["host2-s1: failed: boom"]  # host1-s1 was read once, before
 
 
@@ -370,8 +377,8 @@ def test_guard_daemon_exited(control_dir: Path) -> None:
 def test_guard_sender_failed(control_dir: Path) -> None:
     ledgers = control_dir / "ledgers"
     ledgers.mkdir()
-    (ledgers / "host1-s1.json").write_text(json.dumps({"id": "host1-s1", "status": "ok"}))
-    (ledgers / "host1-s2.json").write_text(json.dumps({"id": "host1-s2", "status": "failed: refused"}))
+    control.write_json(ledgers / "host1-s1.json", Ledger("host1-s1", "ok").to_json())
+    control.write_json(ledgers / "host1-s2.json", Ledger("host1-s2", "failed: refused").to_json())
     ended, obs = guarded(settings(), 1.0)
     assert ended
     assert obs.end_trigger == "sender-failed"
@@ -384,7 +391,8 @@ def test_guard_sender_failed(control_dir: Path) -> None:
 def write_ledgers(control_dir: Path, count: int) -> None:
     (control_dir / "ledgers").mkdir(exist_ok=True)
     for number in range(1, count + 1):
-        (control_dir / "ledgers" / f"host1-s{number}.json").write_text('{"status": "ok"}')
+        name = f"host1-s{number}"
+        control.write_json(control_dir / "ledgers" / f"{name}.json", Ledger(name, "ok").to_json())
 
 
 def quiet_in(tmp_path: Path, seen: list[float] | None = None) -> tuple[udp.UdpQuiet, Path]:
@@ -432,11 +440,11 @@ def test_udp_quiet_counts_from_the_last_ledger_when_nothing_arrived(
 def test_udp_quiet_polls_at_most_every_poll_interval(tmp_path: Path, control_dir: Path) -> None:
     quiet, out = quiet_in(tmp_path)
     write_ledgers(control_dir, 3)
-    assert not quiet.over(1.0)
+    assert not run.poll(quiet, 1.0)
     out.write_bytes(PLAIN_LINE)
-    assert not quiet.over(1.05)  # not looked at yet
+    assert not run.poll(quiet, 1.05)  # not looked at yet
     assert quiet.bytes == 0
-    assert not quiet.over(1.1)
+    assert not run.poll(quiet, 1.1)
     assert (quiet.bytes, quiet.last_growth) == (len(PLAIN_LINE), 1.1)
 
 
@@ -489,11 +497,12 @@ def test_progress_every_interval(tmp_path: Path, capsys: pytest.CaptureFixture[s
     report = progress.Progress(
         files.OutputSize(tmp_path, line_sample=len(PLAIN_LINE)), expected=40, every=2.0
     )
-    report.update(1.0)  # not due
-    report.update(2.0)
+    run.poll(report, 0.0)  # the first report is due after one interval
+    run.poll(report, 1.0)
+    run.poll(report, 2.0)
     (tmp_path / "test.x.facility.1.severity.5.log").write_bytes(PLAIN_LINE * 30)
-    report.update(3.9)
-    report.update(4.5)
+    run.poll(report, 3.9)  # not due
+    run.poll(report, 4.5)
     obs = observed(settings())
     report.record(obs)
     assert obs.progress == [[2.0, 10], [4.5, 30]]
@@ -581,7 +590,7 @@ def test_scenario_transport() -> None:
 
 def test_the_watcher_exits_with_the_contracts_codes() -> None:
     source = Path(run.__file__).read_text()
-    assert 'contract.EXIT_CODES[result["verdict"]]' in source
+    assert "contract.EXIT_CODES[written.verdict]" in source
     assert contract.EXIT_CODES["timeout"] == 5
     assert "EXIT_CODES = " not in "".join(p.read_text() for p in Path(run.__file__).parent.glob("*.py"))
 
@@ -630,7 +639,7 @@ def started_with_one_ledger(cfg: Settings, obs: object) -> None:
     sender = SenderId(1, 1)
     for name in ("go", "daemon/ready", "start"):
         control.write_atomic(control.CONTROL.root / name, "")
-    control.write_json(control.CONTROL.ledger(sender.name), ledger(sender))
+    control.write_json(control.CONTROL.ledger(sender.name), ledger(sender).to_json())
     write(control.LOGS, *output([sender]))
 
 
@@ -745,7 +754,7 @@ def test_a_sigterm_while_handling_a_failure_cuts_the_long_waits_short(
 
 def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Results larger than limit bytes do not fit: a partial file stays behind, as on a real full disk."""
-    real, tried = control.write_atomic, []
+    real, tried = result_model.write_atomic, []
 
     def write_atomic(path: Path, text: str) -> None:
         if path.parent == run.RESULTS:
@@ -755,7 +764,7 @@ def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
                 raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(control, "write_atomic", write_atomic)
+    monkeypatch.setattr(result_model, "write_atomic", write_atomic)  # Result.write's
     return tried
 
 

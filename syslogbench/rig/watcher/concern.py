@@ -11,8 +11,9 @@ class Concern:
     ended = False  # this concern ends the run (only the ones that can end it ever set it)
     # At most one look per `every` seconds; 0 is every look of the watch (concerns.POLL_S). The watch runs
     # inside the measured window on the daemon's cores: a look that need not be that quick is made less often.
+    # The one timer of every concern: the watch calls update only when due() says so.
     every = 0.0
-    next_look = 0.0
+    next_look = 0.0  # the first look; a concern may set it later
 
     def due(self, now: float) -> bool:
         if now < self.next_look:
@@ -21,8 +22,7 @@ class Concern:
         return True
 
     def update(self, now: float) -> None:
-        """Look at what it follows; called every look of the watch (concerns.POLL_S) until some concern has
-        ended the run."""
+        """Look at what it follows; called when due(), until some concern has ended the run."""
 
     def stop(self, now: float) -> None:
         """The watch is over at `now`: a last look, where the figure needs one."""

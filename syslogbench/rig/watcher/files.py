@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from syslogbench.model.ledger import Ledger, failures
 from syslogbench.rig import control
 from syslogbench.rig.cgroup import Snapshot, parse_sample
 from syslogbench.rig.reconcile import BLOCK_BYTES, OUTPUT_RE
@@ -162,24 +163,20 @@ class Ledgers:
     the guard looks twice a second."""
 
     def __init__(self) -> None:
-        self.known: dict[str, dict] = {}
+        self.known: dict[str, Ledger] = {}
 
-    def update(self) -> dict[str, dict]:
+    def update(self) -> dict[str, Ledger]:
         directory = control.CONTROL.ledgers
         if not directory.exists():
             return self.known
         for entry in os.scandir(directory):
             name, dot, ext = entry.name.rpartition(".")
             if dot and ext == "json" and not name.startswith(".") and name not in self.known:
-                self.known[name] = control.read_json(Path(entry.path))
+                self.known[name] = read_ledger(Path(entry.path))
         return self.known
 
     def failed(self) -> list[str]:
-        return [
-            f"{name}: {ledger['status']}"
-            for name, ledger in self.update().items()
-            if ledger["status"] != "ok"
-        ]
+        return failures(self.update())
 
 
 def file_size(path: Path) -> int:
@@ -190,14 +187,13 @@ def file_size(path: Path) -> int:
         return 0
 
 
-def read_ledgers() -> dict[str, dict]:
-    return {path.stem: control.read_json(path) for path in control.CONTROL.ledgers.glob("*.json")}
+def read_ledger(path: Path) -> Ledger:
+    return Ledger.from_json(control.read_json(path), path.name)
 
 
-def failed_senders() -> list[str]:
-    return [
-        f"{name}: {ledger['status']}" for name, ledger in read_ledgers().items() if ledger["status"] != "ok"
-    ]
+def read_ledgers() -> dict[str, Ledger]:
+    """Every ledger written so far, by sender name."""
+    return {path.stem: read_ledger(path) for path in control.CONTROL.ledgers.glob("*.json")}
 
 
 def directory_bytes(directory: Path) -> int:

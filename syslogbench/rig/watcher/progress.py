@@ -3,6 +3,7 @@ files.OutputSize), printed and kept for the result."""
 
 from __future__ import annotations
 
+import math
 import os
 
 from syslogbench.rig.outcome import Observed
@@ -19,13 +20,12 @@ def say(text: str) -> None:
 class Progress(Concern):
     def __init__(self, counter: OutputSize, expected: int, every: float = PROGRESS_EVERY) -> None:
         self.counter, self.expected, self.every = counter, expected, every
-        self.next_report, self.last_lines, self.last_time = every, 0, 0.0
+        # The first report after `every` seconds; none at all for every <= 0 (PROGRESS_EVERY=0).
+        self.next_look = every if every > 0 else math.inf
+        self.last_lines, self.last_time = 0, 0.0
         self.rows: list[list[float]] = []
 
     def update(self, now: float) -> None:
-        if self.every <= 0 or now < self.next_report:
-            return
-        self.next_report = now + self.every
         self.counter.update(now, max_age=self.every / 2)  # the samples' look of up to a second ago will do
         lines, at = self.counter.lines, self.counter.at if self.counter.at is not None else now
         if at <= self.last_time:

@@ -4,6 +4,7 @@ last hop's report after the stop. Together they write the result's `relay` secti
 from __future__ import annotations
 
 from syslogbench import contract
+from syslogbench.model.result import LastHop, Queue, Relay, Tail, load
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
@@ -20,36 +21,34 @@ class RelayQueue(Concern):
     """The bytes in the central daemon's disk queue, sampled while the run goes. Only a disk queue leaves files
     to measure; an in-memory one shows in the daemon's memory samples."""
 
+    every = QUEUE_SAMPLE_S
+
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self.disk = scenario.buffer != "none"
         self.directory = contract.QUEUE_DIR
         self.samples: list[list[float]] = []
         self.peak = 0
-        self.next_at = 0.0
 
     def update(self, now: float) -> None:
-        if not self.disk or now < self.next_at:
+        if not self.disk:
             return
-        self.next_at = now + QUEUE_SAMPLE_S
         size = directory_bytes(self.directory)
         self.peak = max(self.peak, size)
         self.samples.append([round(now, 2), size])
 
     def record(self, obs: Observed) -> None:
-        obs.relay = {
-            "last_hop": None,  # after the stop: after_stop()
-            "queue": {
-                "buffer": self.scenario.buffer,
-                "where": f"named volume 'queue' at {contract.QUEUE_DIR} in the daemon"
-                if self.disk
-                else "memory",
-                "capacity_bytes": contract.QUEUE_CAPACITY_BYTES if self.disk else None,
-                "peak_bytes": self.peak if self.disk else None,
-                "bytes_after_stop": None,
-                "samples": self.samples,
-            },
-        }
+        """The relay section, which the tail and the restart add to; the last hop's part comes after the
+        stop (after_stop)."""
+        queue = Queue(
+            buffer=self.scenario.buffer,
+            where=f"named volume 'queue' at {contract.QUEUE_DIR} in the daemon" if self.disk else "memory",
+            capacity_bytes=contract.QUEUE_CAPACITY_BYTES if self.disk else None,
+            peak_bytes=self.peak if self.disk else None,
+            bytes_after_stop=None,
+            samples=self.samples,
+        )
+        obs.relay = Relay(queue=queue)
 
 
 class RelayTail(Concern):
@@ -84,12 +83,12 @@ class RelayTail(Concern):
     def record(self, obs: Observed) -> None:
         if self.began is None or obs.relay is None:
             return
-        obs.relay["tail"] = {
-            "lines_at_done": self.first,
-            "lines_at_stop": self.lines,
-            "waited_s": round(self.now - self.began, 3),
-            "last_line_s": round(self.changed, 3),
-        }
+        obs.relay.tail = Tail(
+            lines_at_done=self.first,
+            lines_at_stop=self.lines,
+            waited_s=round(self.now - self.began, 3),
+            last_line_s=round(self.changed, 3),
+        )
 
 
 def after_stop(obs: Observed) -> None:
@@ -97,11 +96,11 @@ def after_stop(obs: Observed) -> None:
     sent, so reconciliation sees everything."""
     if obs.relay is None:
         return
-    obs.relay["queue"]["bytes_after_stop"] = directory_bytes(contract.QUEUE_DIR)
+    obs.relay.queue.bytes_after_stop = directory_bytes(contract.QUEUE_DIR)
     drained = control.CONTROL.drained
     try:
         control.wait_for(drained, DRAIN_TIMEOUT, "the last hop to read what the daemon had sent", poll=0.05)
     except control.WaitTimeout as error:
         obs.errors.append(str(error))
         return
-    obs.relay["last_hop"] = control.read_json(drained)
+    obs.relay.last_hop = load(LastHop, control.read_json(drained), drained.name)

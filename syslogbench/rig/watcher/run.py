@@ -9,25 +9,26 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
 import os
 import shutil
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.model import preprocess, scenarios, settings
+from syslogbench.model.ledger import Ledger, failures
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
-from syslogbench.model.result import HarnessContainer
-from syslogbench.rig import cgroup, channel, control, fingerprint, tlscerts
+from syslogbench.model.result import Daemon, HarnessContainer, Result
+from syslogbench.rig import cgroup, channel, control, fingerprint, outcome, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
-from syslogbench.rig.outcome import DaemonInfo, Observed, build
+from syslogbench.rig.outcome import Observed
 from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
 from syslogbench.rig.watcher import concerns, fault, harness, relay, topology
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
-from syslogbench.rig.watcher.files import failed_senders, read_ledgers
+from syslogbench.rig.watcher.files import read_ledgers
 from syslogbench.rig.watcher.progress import say
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", str(contract.RESULTS_DIR_IN_WATCHER)))
@@ -80,10 +81,10 @@ def read_manifest() -> dict:
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
-def daemon_info() -> DaemonInfo:
+def daemon_info() -> Daemon:
     files, manifest = control.CONTROL.daemon, read_manifest()
     profile = manifest.get("profile", "unknown")
-    return DaemonInfo(
+    return Daemon(
         profile=profile,
         name=manifest.get("daemon", "unknown"),
         version=clean_version(read_text(files.version)),
@@ -130,7 +131,7 @@ def wait_until_ready(cfg: settings.Settings) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     ready_dir = control.CONTROL.ready_dir
     while len(list(ready_dir.glob("host*"))) < cfg.senders:
-        if failed := failed_senders():
+        if failed := failures(read_ledgers()):
             raise RuntimeError("a sender failed before the start: " + "; ".join(failed))
         if time.monotonic() > deadline:
             count = len(list(ready_dir.glob("host*")))
@@ -239,7 +240,7 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
             clear(contract.QUEUE_DIR)
 
 
-def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, dict]) -> None:
+def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, Ledger]) -> None:
     """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s)."""
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
@@ -267,11 +268,9 @@ def prepare_tls(cfg: settings.Settings) -> str | None:
     return None
 
 
-def tls_note(ledgers: dict[str, dict]) -> str | None:
+def tls_note(ledgers: dict[str, Ledger]) -> str | None:
     """What the senders negotiated, e.g. 'TLSv1.3 TLS_AES_256_GCM_SHA384 on 4 of 4 connections'."""
-    seen = [
-        f"{entry['version']} {entry['cipher']}" for ledger in ledgers.values() if (entry := ledger.get("tls"))
-    ]
+    seen = [f"{tls.version} {tls.cipher}" for ledger in ledgers.values() if (tls := ledger.tls)]
     if not seen:
         return None
     counts = {text: seen.count(text) for text in sorted(set(seen))}
@@ -312,88 +311,80 @@ def own_memory() -> HarnessContainer:
     return HarnessContainer(own.peak_bytes, own.peak_source, own.limit_bytes)
 
 
-def write_result(obs: Observed) -> dict:
+def write_result(obs: Observed) -> Result:
     """The result file; on a full disk a reduced one (no time series, on one line) that says so; and where
     even that cannot be written, the result on the watcher's output, for `syslogbench run` to record."""
-    result = build(obs)
+    written = outcome.result(obs)
     if os.environ.get("RESULT_ON_OUTPUT"):
-        print_result(result)
+        print_result(written)
     try:
-        save(result, indent=2)
-        return result
+        written.write(RESULTS, indent=2)
+        return written
     except OSError as error:
-        result = reduced(result, error)
+        written = reduced(written, error)
     try:
-        save(result, indent=None)
+        written.write(RESULTS, indent=None)
     except OSError as error:
         say(f"error: cannot write the result ({error}); here it is on one line:")
-        print(json.dumps(result, sort_keys=True), flush=True)
-    return result
+        print(written.to_json(), flush=True)
+    return written
 
 
-def print_result(result: dict) -> None:
+def print_result(written: Result) -> None:
     """On Swarm (RESULT_ON_OUTPUT=1): the result on the watcher's output, for `syslogbench run --swarm`."""
-    packed = base64.b64encode(gzip.compress(json.dumps(result, sort_keys=True).encode())).decode()
+    packed = base64.b64encode(gzip.compress(written.to_json().encode())).decode()
     size = contract.RESULT_LINE_CHARS
     parts = [packed[i : i + size] for i in range(0, len(packed), size)]
     for index, part in enumerate(parts, 1):
         print(f"{contract.RESULT_LINE_PREFIX} {index}/{len(parts)} {part}", flush=True)
 
 
-def save(result: dict, indent: int | None) -> None:
-    path = RESULTS / f"{result['run_id']}.json"
-    try:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        control.write_atomic(path, json.dumps(result, indent=indent, sort_keys=True) + "\n")
-    except OSError:
-        for partial in RESULTS.glob(f".{path.name}.tmp*"):  # what write_atomic left behind
-            partial.unlink(missing_ok=True)
-        raise
-
-
-def reduced(result: dict, error: OSError) -> dict:
+def reduced(written: Result, error: OSError) -> Result:
     """The result without its time series (the bulk of a long run's file): verdict error, saying why."""
     errors = [
-        *result["errors"],
+        *written.errors,
         f"the full result could not be written ({error}): this one leaves out the time series (samples, progress)",
     ]
-    samples = {**result["samples"], "rows": []}
-    return {**result, "verdict": "error", "errors": errors, "samples": samples, "progress": []}
+    samples = replace(written.samples, rows=[])
+    return replace(written, verdict="error", errors=errors, samples=samples, progress=[])
 
 
-def report(result: dict) -> None:
-    m = result["messages"]
-    say(f"result: results/{result['run_id']}.json")
-    for note in result["notes"]:
+def report(written: Result) -> None:
+    m = written.messages
+    say(f"result: results/{written.run_id}.json")
+    for note in written.notes:
         say(f"notice: {note}")
-    for error in result["errors"]:
+    for error in written.errors:
         say(f"error: {error}")
     say(
-        f"{result['daemon']['profile']} ({result['daemon']['version']}): verdict {result['verdict'].upper()}; "
-        f"sent {m['sent']:,}, received {m['received']:,} of {m['expected']:,}, "
-        f"lost {m['lost']:,}, duplicated {m['duplicated']:,}, misfiled {m['misfiled']:,}, "
-        f"truncated {m.get('truncated') or 0:,}"
+        f"{written.daemon.profile} ({written.daemon.version}): verdict {written.verdict.upper()}; "
+        f"sent {m.sent:,}, received {m.received:,} of {m.expected:,}, "
+        f"lost {m.lost:,}, duplicated {m.duplicated:,}, misfiled {m.misfiled:,}, "
+        f"truncated {m.truncated or 0:,}"
     )
-    rate = result["rate"]
-    if rate["target_per_sender"]:
+    rate = written.rate
+    if rate is not None and rate.target_per_sender:
+        achieved = rate.achieved_per_sender
         say(
-            f"rate: target {rate['target_per_sender']:,} msg/s per sender, achieved median "
-            f"{rate['achieved_per_sender']['median'] or 0:,.0f} (min {rate['achieved_per_sender']['min'] or 0:,.0f}); "
-            f"offered in all {rate['achieved_total'] or 0:,.0f} of {rate['target_total']:,} msg/s"
+            f"rate: target {rate.target_per_sender:,} msg/s per sender, achieved median "
+            f"{achieved.median or 0:,.0f} (min {achieved.min or 0:,.0f}); "
+            f"offered in all {rate.achieved_total or 0:,.0f} of {rate.target_total:,} msg/s"
         )
-    if udp := result["udp"]:
-        kernel = udp["kernel"] or {}
+    if udp := written.udp:
+        kernel = udp.kernel
+        read, errors, full = (
+            (kernel.in_datagrams, kernel.in_errors, kernel.rcvbuf_errors) if kernel else ("?", "?", "?")
+        )
         say(
-            f"udp: {udp['lost']:,} of {udp['sent']:,} lost (drop rate {udp['drop_rate'] or 0:.4%}); kernel: "
-            f"{kernel.get('in_datagrams', '?')} datagrams read, {kernel.get('in_errors', '?')} errors "
-            f"({kernel.get('rcvbuf_errors', '?')} receive buffer full)"
+            f"udp: {udp.lost:,} of {udp.sent:,} lost (drop rate {udp.drop_rate or 0:.4%}); kernel: "
+            f"{read} datagrams read, {errors} errors ({full} receive buffer full)"
         )
-    if m.get("filtered") or m.get("unexpected") or m.get("unprocessed"):
+    if m.filtered or m.unexpected or m.unprocessed:
         say(
-            f"filtered out by the scenario {m['filtered']:,}, of which arrived anyway {m['unexpected']:,}; "
-            f"lines not showing the processing {m['unprocessed']:,}"
+            f"filtered out by the scenario {m.filtered or 0:,}, of which arrived anyway {m.unexpected or 0:,}; "
+            f"lines not showing the processing {m.unprocessed or 0:,}"
         )
-    say(result["summary"])
+    say(written.summary)
 
 
 def scenario_transport(cfg: settings.Settings) -> str:
@@ -520,7 +511,7 @@ def main() -> int:
     obs = Observed(
         cfg=cfg,
         host=host_facts(2 if Path("/sys/fs/cgroup/cgroup.controllers").exists() else 1),
-        daemon=DaemonInfo(),
+        daemon=Daemon(),
         started=started,
         finished=started,
     )
@@ -537,11 +528,11 @@ def main() -> int:
     obs.finished = datetime.now(UTC)
     obs.topology = topology.gather(obs.host, obs.daemon.profile)
     obs.harness.watcher = own_memory()
-    result = write_result(obs)
-    report(result)
+    written = write_result(obs)
+    report(written)
     try:
         control.write_atomic(control.CONTROL.finish, "")
     except OSError as error:  # the others then end at their own time limits
         say(f"error: cannot write finish: {error}")
     close_gateway()
-    return contract.EXIT_CODES[result["verdict"]]
+    return contract.EXIT_CODES[written.verdict]

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from syslogbench import contract
 from syslogbench.model import scenarios, settings
 from syslogbench.model.machine import host_facts
+from syslogbench.model.result import Daemon
 from syslogbench.rig import control, trials
-from syslogbench.rig.outcome import DaemonInfo, Observed
+from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import harness, run
 from syslogbench.rig.watcher.progress import say
 
@@ -33,7 +34,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     """The watcher in a capacity run: up, trials until trial_end (or max_s, or the daemon's death), down.
     Returns the exit code; the result is the host's to write (host/search.py)."""
     now = datetime.now(UTC)
-    obs = Observed(cfg=cfg, host=host_facts(1), daemon=DaemonInfo(), started=now, finished=now)
+    obs = Observed(cfg=cfg, host=host_facts(1), daemon=Daemon(), started=now, finished=now)
     names = [sender.name for sender in run.expected_senders(cfg)]
     served = trials.Trials(cfg, names, bound_s)
     served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu

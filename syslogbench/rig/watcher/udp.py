@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Concern
-from syslogbench.rig.watcher.files import DoneTail, OutputSize, read_ledgers
+from syslogbench.rig.watcher.files import DoneTail, Ledgers, OutputSize
 
 UDP_QUIET_S = 2.0
 UDP_POLL_S = 0.1
@@ -18,12 +18,14 @@ UDP_POLL_S = 0.1
 class UdpQuiet(Concern):
     """Ends a UDP run whose DONE datagrams did not all arrive: every ledger in, then no new line for a while."""
 
+    every = UDP_POLL_S
+
     def __init__(self, counter: OutputSize, done: DoneTail, senders: int) -> None:
         self.counter, self.done, self.senders = counter, done, senders
         self.bytes = 0
         self.last_growth: float | None = None
+        self.ledgers = Ledgers()
         self.ledgers_in: float | None = None
-        self.next_poll = 0.0
         self.ended = False
         self.done_count = 0  # DONE lines in done.log when it ended the run
 
@@ -33,13 +35,10 @@ class UdpQuiet(Concern):
             self.ended, self.done_count = True, len(self.done.seen)
 
     def over(self, now: float) -> bool:
-        if now < self.next_poll:
-            return False
-        self.next_poll = now + UDP_POLL_S
         size = self.counter.update()  # growth in bytes is growth in lines: the daemon appends whole lines
         if size > self.bytes:
             self.bytes, self.last_growth = size, now
-        if self.ledgers_in is None and len(read_ledgers()) >= self.senders:
+        if self.ledgers_in is None and len(self.ledgers.update()) >= self.senders:
             self.ledgers_in = now
         if self.ledgers_in is None:
             return False
