@@ -132,7 +132,7 @@ class Measurer(AbstractMeasurer):
         self.run_trial, self.cap, self.sleep = run_trial, cap, sleep
         self.trials: list[Trial] = []
 
-    def trial(self, rate: float, duration: float) -> Trial:
+    def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
         if self.trials:
             self.sleep(self.cap.pause_s)  # queues drain before the next rate
         answer = self.run_trial(rate, duration)
@@ -141,6 +141,7 @@ class Measurer(AbstractMeasurer):
         if "number" not in answer:
             raise TrialFailed(answer.get("error") or f"no trial record: {answer}")
         trial = capacity.trial_from_dict(answer)
+        trial.purpose = purpose
         trial.latency_ms = percentiles(histogram(trial.latency_histogram_us))
         if problem := trial.consistent():
             trial.errors.append(f"accounting: {problem}")
@@ -190,10 +191,27 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
+def warm_up(measurer: Measurer, cap: CapacitySettings, found: Found) -> bool:
+    """One short trial at RATE_MIN before the search: it waits for the rig to come up (which must not count
+    against the search's own time limit) and lets the daemon open its files. Not given to the search."""
+    try:
+        measurer.trial(cap.rate_min, cap.initial_trial_s, "warmup")
+    except DaemonDied as died:
+        found.died_at = died.rate
+        found.errors.append(str(died))
+        return False
+    except TrialFailed as failed:
+        found.errors.append(f"the warm-up trial could not be run: {failed}")
+        return False
+    return True
+
+
 def search(measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None]) -> Found:
-    """MLRsearch between RATE_MIN and RATE_MAX; a sender-bound trial is not believed: the search starts
-    again with RATE_MAX below what the senders reached."""
+    """A warm-up trial, then MLRsearch between RATE_MIN and RATE_MAX; a sender-bound trial is not believed:
+    the search starts again with RATE_MAX below what the senders reached."""
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+    if not warm_up(measurer, cap, found):
+        return found
     deadline = time.monotonic() + cap.search_max_s
     top = cap.rate_max
     for _ in range(MAX_RESTARTS + 1):
@@ -253,7 +271,7 @@ def latency_at_pdr(
             found.notes.append(f"no time left for the latency at {fraction:.0%} of the PDR")
             break
         try:
-            trial = measurer.trial(max(cap.rate_min, pdr * fraction), cap.final_trial_s)
+            trial = measurer.trial(max(cap.rate_min, pdr * fraction), cap.final_trial_s, "latency")
         except (DaemonDied, TrialFailed) as error:
             found.errors.append(f"latency at {fraction:.0%} of the PDR: {error}")
             break

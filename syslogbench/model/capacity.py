@@ -205,6 +205,9 @@ class Trial:
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
     errors: list[str] = field(default_factory=list)
+    # "warmup" (before the search, waits for the rig: not given to the search), "search", or "latency" (at a
+    # fraction of the PDR, after the search).
+    purpose: str = "search"
 
     def consistent(self) -> str | None:
         for sender in self.senders:

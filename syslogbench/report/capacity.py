@@ -75,7 +75,10 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
     rows = []
     for trial in sorted(trials, key=lambda t: (t["offered_msgs_per_s"], t["number"])):
         latency = trial.get("latency_ms") or {}
-        note = "sender-bound, not used" if trial.get("sender_bound") else ""
+        note = {"warmup": "warm-up", "latency": "latency at a fraction of the PDR"}.get(
+            trial.get("purpose", ""), ""
+        )
+        note = "sender-bound, not used" if trial.get("sender_bound") else note
         if trial.get("daemon_exit") is not None:
             note = f"daemon exited ({trial['daemon_exit']})"
         rows.append([

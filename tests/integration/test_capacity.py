@@ -1,7 +1,7 @@
 """The capacity search against a daemon whose answer is known: syslog-ng with throttle(1000) on its
 destination holds at most 1,000 msg/s (tests/integration/configs/syslog-ng-throttle.conf). Over TCP nothing
 is lost there, messages only wait: a search that did not count late messages as lost would find far more.
-Small and short: 2 senders, trials of 1 and 3 s."""
+Small and short: 2 senders, trials of 1 and 4 s."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ SETTINGS = {
     "RATE_MAX": "4000",
     "SEARCH_WIDTH": "0.1",
     "TRIAL_INITIAL": "1",
-    "TRIAL_FINAL": "3",
+    "TRIAL_FINAL": "4",
     "TRIAL_PAUSE": "1",
     "SEARCH_MAX": "150",
-    # 0.2 s of backlog past the bound shows an excess of 0.2 / 3 = 7% within a 3 s trial.
-    "LATENCY_BOUND": "0.2",
+    # Past 1,000 msg/s the backlog grows by (rate - 1,000) a second: a 4 s trial shows an excess of 0.5 / 4 =
+    # 12.5% as late. A tighter bound found the scheduling of a machine with 30 runnable tasks per core.
+    "LATENCY_BOUND": "0.5",
 }
 
 
@@ -54,9 +55,9 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> N
             assert sender["sent"] == sender["received"] + sender["lost"], sender
             assert sender["late"] <= sender["received"], sender
     ndr = result["ndr"]
-    # Within the search's precision (10%), and the bound past a 3 s trial's reach (about 7%) around 1,000.
+    # Within the search's precision (10%), and the excess a 4 s trial cannot show (12.5%), around 1,000.
     assert 0.8 * HELD <= ndr["lower_msgs_per_s"] <= 1.1 * HELD, f"NDR bounds {ndr}\n{table}"
-    assert ndr["upper_msgs_per_s"] is not None and ndr["upper_msgs_per_s"] <= 1.35 * HELD, f"{ndr}\n{table}"
+    assert ndr["upper_msgs_per_s"] is not None and ndr["upper_msgs_per_s"] <= 1.4 * HELD, f"{ndr}\n{table}"
     # Above the rate held, the loss was lateness: TCP lost nothing.
     above = [t for t in result["trials"] if t["offered_msgs_per_s"] > 1.5 * HELD and t["duration_s"] >= 1]
     assert above and all(t["late"] > 0 for t in above), table

@@ -257,6 +257,10 @@ def test_the_search_finds_the_rate_a_simulated_daemon_holds() -> None:
     assert low is not None and high is not None
     assert low <= HELD < high and high / low <= 1 + SHORT.relative_width + 0.01, (low, high)
     assert found.pdr.lower_msgs_per_s is not None and found.pdr.lower_msgs_per_s >= low
+    # The warm-up (RATE_MIN, before the search) is kept, and marked: the search never had it.
+    first, *rest = measurer.trials
+    assert (first.purpose, first.offered_msgs_per_s) == ("warmup", SHORT.rate_min)
+    assert {t.purpose for t in rest} == {"search"}
 
 
 def test_a_search_that_ignored_late_messages_would_find_far_more() -> None:
