@@ -272,7 +272,8 @@ class Trials:
         with self.changed:
             self.number += 1
             self.ready, self.ledgers = set(), {}
-            self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration}
+            self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration,
+                         "bound": self.bound_s}  # fmt: skip
             self.changed.notify_all()
             ok = self.changed.wait_for(lambda: "start" in self.spec or self.over.is_set(), READY_WAIT_S)
         if not ok or self.over.is_set():
@@ -429,11 +430,12 @@ def open_loop(
     send_range: Callable[[int, int], int],
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
-) -> tuple[int, float]:
+) -> tuple[int, float, float]:
     """Send messages [0, count): message i is due at start + i/rate. A sender behind its schedule sends all
     that is due at once, and stays behind: the schedule never stretches. Stops at give_up (what is left is
-    unsent). Returns (messages sent, when the last one was handed over)."""
-    sent, last = 0, start
+    unsent). Returns (messages sent, when the last one was handed over, the longest oversleep): a sleep that
+    ends long after it should is the sender's own scheduling, not the daemon's backpressure."""
+    sent, last, oversleep = 0, start, 0.0
     if (wait := start - clock()) > 0:
         sleep(wait)
     while sent < count:
@@ -446,8 +448,10 @@ def open_loop(
             last = clock()
         # Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
         if sent < count and (wait := start + sent / rate - clock()) > 0:
-            sleep(max(TICK_S, wait))
-    return sent, last
+            wake = clock() + max(TICK_S, wait)
+            sleep(wake - clock())
+            oversleep = max(oversleep, clock() - wake)
+    return sent, last, oversleep
 
 
 def udp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> Callable[[int, int], int]:
@@ -498,20 +502,23 @@ def one_trial(
     start, give_up = float(answer["start"]), float(answer["give_up"])
     make = udp_sender if scenario.transport == "udp" else tcp_sender
     cpu0 = cpu_seconds()
-    sent, last = open_loop(count, rate, start, give_up, make(sock, data, ends, give_up))
+    sent, last, oversleep = open_loop(count, rate, start, give_up, make(sock, data, ends, give_up))
     cpu = cpu_seconds() - cpu0
     pace = max(last - start, (count - 1) / rate, 1e-6)
     behind = last - capacity.intended_time(start, count - 1, rate) if sent else 0.0
     fell_behind = sent < count or behind > BEHIND_S + 0.05 * count / rate
     # Over UDP nothing pushes back: a sender behind its schedule was short of CPU. Over TCP it may be the
     # daemon's backpressure (blocked in send, no CPU spent): behind with its CPU busy most of the time is ours.
-    sender_bound = fell_behind and (scenario.transport == "udp" or cpu > 0.75 * pace)
+    # A sender that woke more than half the bound late made its own messages late, whatever the daemon did.
+    late_itself = oversleep > float(spec["bound"]) / 2
+    sender_bound = late_itself or (fell_behind and (scenario.transport == "udp" or cpu > 0.75 * pace))
     return {
         "sent": sent,
         "intended": count,
         "rate_achieved": round(sent / pace, 1),
         "behind_s": round(behind, 4),
         "cpu_s": round(cpu, 4),
+        "oversleep_s": round(oversleep, 4),
         "sender_bound": sender_bound,
         "status": "ok"
         if sent == count

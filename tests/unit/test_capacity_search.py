@@ -195,11 +195,22 @@ def test_a_sender_that_falls_behind_sends_what_is_due_and_never_stretches_its_sc
             clock.now += 0.5  # the daemon held the first send for half a second
         return last
 
-    sent, last = trials.open_loop(100, 100.0, 100.0, 200.0, send_range, clock.time, clock.sleep)
+    sent, last, oversleep = trials.open_loop(100, 100.0, 100.0, 200.0, send_range, clock.time, clock.sleep)
     assert sent == 100
     # After the stall, everything due by 0.5 s (indexes 1..50) goes at once: the schedule did not move.
     assert batches[1] == (0.5, 1, 51), batches[:3]
     assert last == pytest.approx(100.99, abs=0.01)
+    assert oversleep == 0.0  # the stall was the daemon's, in send: the sender's own sleeps kept time
+
+
+def test_a_sender_that_wakes_late_says_so() -> None:
+    clock = Clock()
+
+    def drowsy(seconds: float) -> None:
+        clock.now += seconds + 0.3  # a starved process: every sleep ends 0.3 s late
+
+    _, _, oversleep = trials.open_loop(10, 10.0, 100.0, 200.0, lambda a, b: b, clock.time, drowsy)
+    assert oversleep == pytest.approx(0.3)
 
 
 def test_a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() -> None:
@@ -209,7 +220,7 @@ def test_a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() -> None:
         clock.now += 2.0
         return last
 
-    sent, _ = trials.open_loop(100, 10.0, 100.0, 103.0, stuck, clock.time, clock.sleep)
+    sent, _, _ = trials.open_loop(100, 10.0, 100.0, 103.0, stuck, clock.time, clock.sleep)
     assert 0 < sent < 100
 
 
