@@ -48,23 +48,29 @@ listening() {
     fi
 }
 
+# The cgroup's version, decided once: v2 has one tree with cgroup.controllers at its root, v1 a directory per
+# controller. The files each snapshot copies are the ones syslogbench/rig/cgroup.py reads (V1.FILES, V2.FILES),
+# and sample_files those it reads from samples.log; a unit test keeps the lists in step. memory.events (v2) and
+# memory.oom_control (v1) count the kernel's OOM kills: a daemon killed for memory is then named so, rather
+# than by what its senders saw (connection reset).
+if [ -f "$cg/cgroup.controllers" ]; then
+    cgroup_version=2
+    cgroup_files="cpu.stat memory.peak memory.current memory.max memory.stat io.stat cpu.max memory.events"
+    sample_files="cpu.stat memory.current"
+else
+    cgroup_version=1
+    cgroup_files="cpuacct/cpuacct.stat cpuacct/cpuacct.usage memory/memory.max_usage_in_bytes
+        memory/memory.usage_in_bytes memory/memory.limit_in_bytes memory/memory.stat
+        blkio/blkio.throttle.io_service_bytes cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us memory/memory.oom_control"
+    sample_files="cpuacct/cpuacct.stat memory/memory.usage_in_bytes"
+fi
+
 # sh has no local variables: this one uses only its argument, so callers' variables survive.
 copy_cgroup_files() {
-    if [ -f "$cg/cgroup.controllers" ]; then
-        echo 2 > "$1/cgroup.version"
-        # memory.events (v2) and memory.oom_control (v1) count the kernel's OOM kills (oom_kill): a daemon
-        # killed for memory is then named so, rather than by what its senders saw (connection reset).
-        for f in cpu.stat cpu.max memory.peak memory.current memory.max memory.stat memory.events io.stat; do
-            cp "$cg/$f" "$1/" 2>/dev/null
-        done
-    else
-        echo 1 > "$1/cgroup.version"
-        for f in cpuacct/cpuacct.stat cpuacct/cpuacct.usage cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us \
-                 memory/memory.max_usage_in_bytes memory/memory.usage_in_bytes memory/memory.limit_in_bytes \
-                 memory/memory.stat memory/memory.oom_control blkio/blkio.throttle.io_service_bytes; do
-            cp "$cg/$f" "$1/" 2>/dev/null
-        done
-    fi
+    echo "$cgroup_version" > "$1/cgroup.version"
+    for f in $cgroup_files; do
+        cp "$cg/$f" "$1/" 2>/dev/null
+    done
 }
 
 # snapshot NAME [PROC_STATUS_COPY]
@@ -152,11 +158,6 @@ if [ "${1:-}" = "--health" ]; then
 fi
 
 trap on_signal TERM INT
-if [ -f "$cg/cgroup.controllers" ]; then
-    sample_files="cpu.stat memory.current"
-else
-    sample_files="cpuacct/cpuacct.stat memory/memory.usage_in_bytes"
-fi
 started=$(date +%s)
 while [ ! -f "$control/run.json" ]; do
     [ $(($(date +%s) - started)) -lt 300 ] || { echo "supervise: no run.json from the watcher" >&2; exit 1; }

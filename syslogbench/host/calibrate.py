@@ -23,6 +23,8 @@ from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark
 from syslogbench.model import settings
+from syslogbench.model.ledger import Ledger, failures
+from syslogbench.model.result import GeneratorReport
 
 LOGGEN_IMAGE = contract.image_name("syslog-ng-4.8")
 SINK_IMAGE = contract.image_name("baseline")
@@ -91,22 +93,27 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
             end.parent.mkdir(parents=True, exist_ok=True)
             end.write_text("0\n")
             wait_files(ctl / "generators", "*.json", 1)
-            ledgers = [contract.read_json(path) for path in (ctl / "ledgers").glob("*.json")]
-            container = contract.read_json(next((ctl / "generators").glob("*.json")))
+            ledgers = {
+                path.stem: Ledger.from_json(contract.read_json(path), path.name)
+                for path in (ctl / "ledgers").glob("*.json")
+            }
+            report = next((ctl / "generators").glob("*.json"))
+            container = load(GeneratorReport, contract.read_json(report), report.name)
             (ctl / "finish").write_text("")
             docker("wait", name, check=False)
         finally:
             docker("rm", "-f", name, gateway, check=False)
             shutil.rmtree(ctl, ignore_errors=True)
-    bad = [ledger for ledger in ledgers if ledger["status"] != "ok"]
-    if bad:
-        raise RuntimeError(f"calibration sender failed: {bad}")
-    total = sum(int(ledger["messages"]) for ledger in ledgers)
-    wall = max(float(ledger["send_s"]) for ledger in ledgers)
-    cpu = float(container["cpu_user_s"]) + float(container["cpu_system_s"])
+    if bad := failures(ledgers):
+        raise RuntimeError(f"calibration sender failed: {'; '.join(bad)}")
+    total = sum(ledger.sent for ledger in ledgers.values())
+    wall = max(ledger.send_s or 0.0 for ledger in ledgers.values())
+    if container.cpu_user_s is None or container.cpu_system_s is None:
+        raise RuntimeError("calibration: the generator did not report its CPU")
+    cpu = container.cpu_user_s + container.cpu_system_s
     row = figures("syslogbench sender (sendfile)", total, wall, cpu)
     # Rendering happens before the start signal, outside the measured window; say what it costs too.
-    render_cpu = sum(float(ledger["render_cpu_s"]) for ledger in ledgers)
+    render_cpu = sum(ledger.render_cpu_s or 0.0 for ledger in ledgers.values())
     row["render_cpu_s"] = round(render_cpu, 3)
     row["cpu_s_per_million_with_render"] = round((cpu + render_cpu) / total * 1e6, 3)
     return row

@@ -22,8 +22,8 @@ MIB = 1024**2
 DATAGRAM_MAX = 65_507
 # Measured (2026-11, Python 3.11, fork as in rig/sender.py): the generator's main process is 11.7 MiB of
 # private memory; each sender process peaked at 6.9 MiB while rendering 300,000 seed messages to its file
-# (3.4 MiB after the fork, plus a 10,000-message chunk). NOTES.md "Sender memory": 2,000,000 messages held
-# in one list were killed by 512 MB; the chunked file keeps a sender's cost flat in the message count.
+# (3.4 MiB after the fork, plus a 10,000-message chunk). An earlier sender that held 2,000,000 messages in one
+# list was killed by its 512 MB limit; the chunked file keeps a sender's cost flat in the message count.
 GENERATOR_BYTES = 12 * MIB
 SENDER_BYTES = 7 * MIB
 # UDP and fixed rates keep each message's end offset (array "Q": 8 bytes) for the whole run, and an array
@@ -33,10 +33,8 @@ INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
 # sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
 WATCHER_MEM = 384 * MIB
 WATCHER_BYTES = 96 * MIB
-# Connection limits of the daemon families whose config does not set one: rsyslog's imtcp takes at most
-# MaxSessions sessions, default 200 (rsyslog documentation, imtcp). syslog-ng's max-connections() is read
-# from the rendered config itself (the manifests' max_connections, e.g. 25 as in 2014).
-DEFAULT_CONNECTIONS = {"rsyslog": 200}
+# A limit the config sets: syslog-ng's max-connections(), e.g. 25 as in 2014 (the manifests' max_connections).
+# Where the config sets none, the manifest's default_connections holds the daemon's own (rsyslog's imtcp: 200).
 CONFIG_LIMIT = re.compile(r"max-connections\((\d+)\)")
 
 
@@ -185,9 +183,8 @@ def connection_limit(profile: profiles.Profile, scenario: scenarios.Scenario) ->
     if limits := [int(limit) for limit in CONFIG_LIMIT.findall(live)]:
         where = config.relative_to(profiles.ROOT) if config.is_relative_to(profiles.ROOT) else config
         return min(limits), f"max-connections({min(limits)}) in {where}"
-    family = profile.daemon.split("-")[0]
-    if (default := DEFAULT_CONNECTIONS.get(family)) is not None:
-        return default, f"{family}'s default of {default} TCP sessions"
+    if (default := profile.default_connections) is not None:
+        return default, f"{profile.daemon}'s default of {default} TCP sessions"
     return None
 
 

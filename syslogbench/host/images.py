@@ -130,9 +130,3 @@ def needs_registry_message(profile: str, ref: str) -> str:
         "no registry answered a pull. Run it on a machine that reaches Docker Hub, or pull the image there, "
         "`docker save` it and `docker load` it here."
     )
-
-
-def require_registry_image(profile: str, ref: str) -> None:
-    """Refuse a registry-based profile before any build or container when its image cannot be had."""
-    if not registry_image_available(ref):
-        raise SetupError(needs_registry_message(profile, ref))

@@ -11,6 +11,7 @@ from pathlib import Path
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, profiles
 from syslogbench.host.compose import project_name
+from syslogbench.model import result
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -34,12 +35,11 @@ def done_cells(results_dir: Path, mid: str) -> set[tuple[int, str]]:
     done = set()
     for path in results_dir.glob("*.json"):
         try:
-            result = json.loads(path.read_text())
-        except (OSError, ValueError):
+            written = result.read(path)
+        except (OSError, result.ResultError):  # not a result: not a cell of any matrix
             continue
-        cell = result.get("matrix") if isinstance(result, dict) else None
-        if isinstance(cell, dict) and cell.get("id") == mid:
-            done.add((int(cell["replicate"]), str(result["daemon"]["profile"])))
+        if written.matrix is not None and written.matrix.id == mid:
+            done.add((written.matrix.replicate, written.daemon.profile))
     return done
 
 

@@ -47,6 +47,9 @@ class Profile:
     # Packages of the daemon's own source installed beside it at exactly its version (rsyslog-gnutls).
     plugins: list[str] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
+    # The most TCP connections the daemon takes where its config sets no limit of its own (None: no such limit
+    # known); a limit the config sets (syslog-ng's max-connections()) is read from the rendered config.
+    default_connections: int | None = None
     notes: str = ""
 
     @property

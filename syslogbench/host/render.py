@@ -2,11 +2,13 @@
 
 The rendered files are committed (the configs beside each manifest, compose.daemons.yaml and
 compose.profiles.yaml beside compose.yaml), so a plain `docker compose up` needs no Python; a unit test
-checks that they match what this module renders.
+checks that they match what this module renders. So is the scenario part of results/schema.json, from the
+scenario's field records.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import jinja2
@@ -14,9 +16,10 @@ import yaml
 
 from syslogbench import contract
 from syslogbench.host.profiles import DAEMONS, ROOT, Profile, all_profiles, names
-from syslogbench.model import preprocess, scenarios
+from syslogbench.model import preprocess, result, scenarios
 
 TEMPLATES = DAEMONS / "_templates"
+RESULT_SCHEMA = ROOT / "results" / "schema.json"
 # compose.yaml includes the first and extends the harness services from the second (see their headers).
 COMPOSE_DAEMONS = ROOT / "compose.daemons.yaml"
 COMPOSE_PROFILES = ROOT / "compose.profiles.yaml"
@@ -124,10 +127,39 @@ def compose_files() -> dict[Path, str]:
     }
 
 
+def result_schema(text: str) -> str:
+    """results/schema.json (its text) with the scenario part as the result model has it: the run's shape as the
+    file describes it, then each axis of the scenario file from its record (model/scenarios.py FIELDS)."""
+    node = json.loads(text)["properties"]["scenario"]
+    shape = {name: node["properties"][name] for name in result.RunShape.__dataclass_fields__}
+    node["properties"] = shape | {axis.name: axis.schema() for axis in result.RESULT_AXES}
+    begin, end = '\n    "scenario": {\n', "\n    },\n"
+    start = text.index(begin)
+    stop = text.index(end, start + len(begin))
+    return text[:start] + "\n" + schema_block("scenario", node, "    ") + text[stop + len("\n    }") :]
+
+
+def schema_block(name: str, node: dict, indent: str) -> str:
+    """One object of the schema in the file's layout: each keyword on its line, each property on one line."""
+    inner, item = indent + "  ", indent + "    "
+    lines = [
+        f"{inner}{json.dumps(key)}: {json.dumps(value)},"
+        for key, value in node.items()
+        if key != "properties"
+    ]
+    properties = [
+        f"{item}{json.dumps(key)}: {json.dumps(value)}" for key, value in node["properties"].items()
+    ]
+    body = "\n".join([*lines, f'{inner}"properties": {{', ",\n".join(properties), f"{inner}}}"])
+    return f"{indent}{json.dumps(name)}: {{\n{body}\n{indent}}}"
+
+
 def render_all() -> list[Path]:
     """Every (profile, scenario) the profile supports; unsupported pairs get no file (the run says n/a).
     Then the compose files. Every manifest is read and checked before anything is written."""
     compose = compose_files()
+    if RESULT_SCHEMA.exists():  # a copy of the harness without results/ has no schema to keep in step
+        compose[RESULT_SCHEMA] = result_schema(RESULT_SCHEMA.read_text())
     written = []
     for profile in all_profiles():
         if "template" not in profile.config:

@@ -15,13 +15,15 @@ import sys
 import types
 import typing
 from collections.abc import Sequence
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, read_json, write_atomic
+from syslogbench.model import scenarios
+from syslogbench.model.settings import DEFAULT_VARIANT, variant_name
 
 if TYPE_CHECKING:
     from syslogbench.model.scenarios import Scenario as ScenarioFile
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 SAMPLE_COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
 VERDICTS = ("pass", "loss", "timeout", "error", "n/a")
-DEFAULT_VARIANT = "default"
 # hosts, senders per host, messages per sender: the load every scenario had before a scenario held its own.
 SEED_SHAPE = (5, 4, 300_000)
 
@@ -53,7 +54,7 @@ def shape_variant(hosts: int, senders_per_host: int, messages_per_sender: int) -
     """ "default" for the seed's shape, else "<hosts>x<senders_per_host>x<messages_per_sender>"."""
     if (hosts, senders_per_host, messages_per_sender) == SEED_SHAPE:
         return DEFAULT_VARIANT
-    return f"{hosts}x{senders_per_host}x{messages_per_sender}"
+    return variant_name(hosts, senders_per_host, messages_per_sender)
 
 
 def variant_of(cfg: Shape) -> str:
@@ -143,8 +144,8 @@ def load(kind: type[T], data: object, where: str = "result") -> T:
 
 
 @dataclass
-class Scenario:
-    """The scenario's axes as its file gave them, and the load's shape as it was in force."""
+class RunShape:
+    """The scenario's id and the load's shape as they were in force; the scenario file's axes follow it."""
 
     id: str
     variant: str
@@ -158,18 +159,6 @@ class Scenario:
     framing: str | None = optional()
     port: int | None = optional()
     connections: int | None = optional()
-    # The scenario file's axes; a result written before an axis existed lacks it.
-    description: str | None = optional()
-    transport: str | None = optional()
-    format: str | None = optional()
-    message_bytes: int | None = optional()
-    destination: str | None = optional()
-    parallelize: int | None = optional()
-    rate: int | None = optional()
-    preprocess: str | None = optional()
-    receive: str | None = optional()
-    buffer: str | None = optional()
-    relay_target: str | None = optional()
 
     @classmethod
     def of(cls, cfg: Settings, scenario: ScenarioFile | None) -> Scenario:
@@ -189,11 +178,24 @@ class Scenario:
             run_timeout_s=cfg.run_timeout,
             seed=cfg.seed,
         )
-        return cls(**(axes | shape))  # type: ignore[arg-type]
+        return Scenario(**(axes | shape))
 
     @property
     def messages_total(self) -> int:
         return self.hosts * self.senders_per_host * self.messages_per_sender
+
+
+# The result's scenario: the run's shape, then each axis of the scenario file (model/scenarios.py FIELDS) that
+# the shape does not record itself, in the file's order. A result written before an axis existed lacks it.
+RESULT_AXES = tuple(
+    axis for axis in scenarios.FIELDS if not axis.load and axis.name not in RunShape.__dataclass_fields__
+)
+Scenario = make_dataclass(
+    "Scenario",
+    [(axis.name, axis.kind | None, optional()) for axis in RESULT_AXES],
+    bases=(RunShape,),
+    namespace={"__module__": __name__},
+)
 
 
 @dataclass

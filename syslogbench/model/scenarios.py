@@ -9,138 +9,167 @@ means a new id. Runs inside the containers too (Debian's python3-yaml).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, make_dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from syslogbench.model import preprocess
+
+if TYPE_CHECKING:
+    import yaml
 
 DIRECTORY = Path(os.environ.get("SCENARIO_DIR", Path(__file__).resolve().parents[2] / "scenarios"))
 DEFAULT = "seed2014"
+REQUIRED = object()  # a Field's default when every file must give the key
 
-# key -> (type, allowed values or None, minimum or None)
-FIELDS: dict[str, tuple[type, tuple | None, int | None]] = {
-    "id": (str, None, None),
-    "description": (str, None, None),
-    "transport": (str, ("tcp", "udp", "tls"), None),
-    "format": (str, ("rfc3164", "rfc5424"), None),
-    "message_bytes": (int, None, 80),
-    "destination": (str, ("split", "plain", "relay"), None),
-    "parallelize": (int, None, 0),
-    # Messages per second per sender; 0 is all-out (as fast as the daemon accepts).
-    "rate": (int, None, 0),
-    # Total concurrent connections the scenario is about (seed 004's table); 0: not a connection-count
-    # scenario. When set, hosts x senders_per_host must equal it.
-    "connections": (int, None, 0),
-    "preprocess": (str, ("none", "regexp", "facility-filter", "hostname-rewrite", "json", "kv"), None),
-    # parsed: the daemon parses each message; raw: it stores the received line without parsing (seed 003).
-    "receive": (str, ("parsed", "raw"), None),
-    # The central daemon's queue towards the relay target.
-    "buffer": (str, ("none", "disk-reliable", "disk-normal", "disk-assisted"), None),
-    # How the relay target behaves: normal, slow (reads at a limited rate), pause (stops reading a while),
-    # pause-restart (pause, and the central daemon is stopped and started again meanwhile).
-    "relay_target": (str, ("normal", "slow", "pause", "pause-restart"), None),
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a scenario file, declared once. The file's validation and defaults, the features a daemon
+    needs, the Scenario type, the result's scenario (model/result.py) and its part of results/schema.json
+    (`make render`) all come from these records: a new axis is one record here, plus the watcher's part."""
+
+    name: str
+    kind: type  # int or str
+    about: str = ""  # what it means: the comment of the declaration, and the schema's description
+    allowed: tuple[object, ...] = ()  # the values it may take; empty: any of its kind
+    minimum: int | None = None
+    # A key added after results existed for the first scenarios: a file may leave it out, and gets this.
+    default: object = REQUIRED
+    # The feature a daemon's manifest must list for a value that not every daemon has; None: every daemon.
+    needs: Callable[[Any], str | None] = lambda value: None
+    load: bool = False  # part of the load: the result records it as it ran (the settings, a variant included)
+
+    def problems(self, where: str, value: object) -> list[str]:
+        if not isinstance(value, self.kind) or isinstance(value, bool):
+            return [f"{where}: {self.name} must be a {self.kind.__name__}, got {value!r}"]
+        if self.allowed and value not in self.allowed:
+            return [f"{where}: {self.name}={value!r} is not one of {list(self.allowed)}"]
+        if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
+            return [f"{where}: {self.name}={value} is below {self.minimum}"]
+        return []
+
+    def schema(self) -> dict[str, object]:
+        """This key's JSON schema, as results/schema.json holds it under scenario."""
+        described = {"description": self.about} if self.about else {}
+        if self.allowed:
+            return {"enum": list(self.allowed), **described}
+        minimum = {} if self.minimum is None else {"minimum": self.minimum}
+        return {"type": {int: "integer", str: "string"}[self.kind], **minimum, **described}
+
+
+FIELDS = (
+    Field("id", str),
+    Field("description", str),
+    Field("transport", str, allowed=("tcp", "udp", "tls"), needs={"udp": "udp", "tls": "tls"}.get),
+    Field("format", str, allowed=("rfc3164", "rfc5424"), needs={"rfc5424": "rfc5424"}.get),
+    Field("message_bytes", int, minimum=80),
+    Field(
+        "destination",
+        str,
+        allowed=("split", "plain", "relay"),
+        needs={"plain": "plain-file", "relay": "relay"}.get,
+    ),
+    Field("parallelize", int, minimum=0, needs=lambda partitions: "parallelize" if partitions else None),
+    Field("rate", int, "messages per second per sender; 0 is all-out", minimum=0, default=0),
+    Field(
+        "connections",
+        int,
+        "the concurrent connections the scenario is about (seed 004's table), hosts x senders_per_host; 0: not "
+        "a connection-count scenario",
+        minimum=0,
+        default=0,
+    ),
+    Field(
+        "preprocess",
+        str,
+        "the pre-processing row (model/preprocess.py)",
+        allowed=tuple(preprocess.KINDS),
+        default="none",
+        needs=lambda name: preprocess.KINDS[name].feature,
+    ),
+    Field(
+        "receive",
+        str,
+        "parsed: the daemon parses each message; raw: it stores the received line without parsing (seed 003)",
+        allowed=("parsed", "raw"),
+        default="parsed",
+        needs={"raw": "raw-receive"}.get,
+    ),
+    Field(
+        "buffer",
+        str,
+        "the central daemon's queue towards the relay target",
+        allowed=("none", "disk-reliable", "disk-normal", "disk-assisted"),
+        default="none",
+        needs=lambda buffer: None if buffer == "none" else buffer,
+    ),
+    Field(
+        "relay_target",
+        str,
+        "how the relay target reads: normal, slow (at a limited rate), pause (stops reading a while), "
+        "pause-restart (pauses, and the central daemon is stopped and started again meanwhile)",
+        allowed=("normal", "slow", "pause", "pause-restart"),
+        default="normal",
+    ),
     # The load: `hosts` generator containers, each with `senders_per_host` parallel senders (connections),
     # each sending `messages_per_sender` messages and one DONE.
-    "hosts": (int, None, 1),
-    "senders_per_host": (int, None, 1),
-    "messages_per_sender": (int, None, 1),
+    Field("hosts", int, minimum=1, load=True),
+    Field("senders_per_host", int, minimum=1, load=True),
+    Field("messages_per_sender", int, minimum=1, load=True),
     # The run ends when SEC's SingleWithThreshold sees done_threshold DONE lines in done.log within
     # done_window seconds; 0 means every sender (hosts x senders_per_host).
-    "done_threshold": (int, None, 0),
-    "done_window": (int, None, 1),
+    Field("done_threshold", int, minimum=0, load=True),
+    Field("done_window", int, minimum=1, load=True),
     # Facility and severity are drawn from this seed: the same seed gives the same messages.
-    "seed": (int, None, 0),
-}
+    Field("seed", int, minimum=0, load=True),
+)
+KEYS = {field.name: field for field in FIELDS}
 # The load's keys. The result records the load as it ran (the settings, a variant included), not these.
-LOAD = ("hosts", "senders_per_host", "messages_per_sender", "done_threshold", "done_window", "seed")
-# Keys added after results existed for the first scenarios: a file may leave them out, and gets these.
-DEFAULTS: dict[str, object] = {
-    "rate": 0,
-    "connections": 0,
-    "preprocess": "none",
-    "receive": "parsed",
-    "buffer": "none",
-    "relay_target": "normal",
-}
-# The feature a daemon's manifest must list for a scenario value that not every daemon has.
-FEATURES: dict[str, dict[object, str]] = {
-    "transport": {"udp": "udp", "tls": "tls"},
-    "format": {"rfc5424": "rfc5424"},
-    "destination": {"plain": "plain-file", "relay": "relay"},
-    "preprocess": {
-        "regexp": "pre-regexp",
-        "facility-filter": "pre-facility-filter",
-        "hostname-rewrite": "pre-hostname-rewrite",
-        "json": "pre-json",
-        "kv": "pre-kv",
-    },
-    "receive": {"raw": "raw-receive"},
-    "buffer": {
-        "disk-reliable": "disk-reliable",
-        "disk-normal": "disk-normal",
-        "disk-assisted": "disk-assisted",
-    },
-}
+LOAD = tuple(field.name for field in FIELDS if field.load)
+DEFAULTS = {field.name: field.default for field in FIELDS if field.default is not REQUIRED}
 
 
 class ScenarioError(ValueError):
     """A scenario file or id is wrong; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    description: str
-    transport: str
-    format: str
-    message_bytes: int
-    destination: str
-    parallelize: int
-    hosts: int
-    senders_per_host: int
-    messages_per_sender: int
-    done_threshold: int
-    done_window: int
-    seed: int
-    rate: int = 0
-    connections: int = 0
-    preprocess: str = "none"
-    receive: str = "parsed"
-    buffer: str = "none"
-    relay_target: str = "normal"
+class Axes:
+    """What a scenario says beyond its keys (the keys themselves come from FIELDS)."""
 
     def as_dict(self) -> dict[str, object]:
         """The axes only: the load goes into a result from the settings, which may be a variant of it."""
-        return {key: value for key, value in asdict(self).items() if key not in LOAD}
+        return {field.name: getattr(self, field.name) for field in FIELDS if not field.load}
 
     @property
     def shape(self) -> tuple[int, int, int]:
         """(hosts, senders per host, messages per sender): the load's shape a variant departs from."""
-        return self.hosts, self.senders_per_host, self.messages_per_sender
+        return self.hosts, self.senders_per_host, self.messages_per_sender  # type: ignore[attr-defined]
 
     @property
     def framing(self) -> str:
-        if self.transport == "udp":
+        if self.transport == "udp":  # type: ignore[attr-defined]
             return "datagram"
-        return "octet-counting" if self.format == "rfc5424" else "newline"
+        return "octet-counting" if self.format == "rfc5424" else "newline"  # type: ignore[attr-defined]
 
     def needs(self) -> list[str]:
         """Manifest features this scenario needs beyond what every daemon does."""
-        needed = [feature for key, table in FEATURES.items() if (feature := table.get(getattr(self, key)))]
-        if self.parallelize:
-            needed.append("parallelize")
-        return needed
+        return [feature for field in FIELDS if (feature := field.needs(getattr(self, field.name)))]
 
 
-def check_field(path: Path, key: str, value: object) -> list[str]:
-    kind, allowed, minimum = FIELDS[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        return [f"{path.name}: {key} must be a {kind.__name__}, got {value!r}"]
-    if allowed is not None and value not in allowed:
-        return [f"{path.name}: {key}={value!r} is not one of {list(allowed)}"]
-    if minimum is not None and value < minimum:
-        return [f"{path.name}: {key}={value} is below {minimum}"]
-    return []
+# One attribute per key, typed and defaulted as FIELDS declares it; frozen, built by keyword.
+Scenario = make_dataclass(
+    "Scenario",
+    [
+        (field.name, field.kind) if field.default is REQUIRED else (field.name, field.kind, field.default)
+        for field in FIELDS
+    ],
+    bases=(Axes,),
+    namespace={"__module__": __name__},
+    frozen=True,
+    kw_only=True,
+)
 
 
 def impossible(path: Path, data: dict) -> list[str]:
@@ -174,13 +203,13 @@ def validate(path: Path, data: object) -> Scenario:
             f"as in {DEFAULT}.yaml"
         )
     problems = [
-        f"{path.name}: unknown key {key!r} (known: {', '.join(FIELDS)})" for key in data if key not in FIELDS
+        f"{path.name}: unknown key {key!r} (known: {', '.join(KEYS)})" for key in data if key not in KEYS
     ]
     data = {**DEFAULTS, **data}
-    problems += [f"{path.name}: missing key {key!r}" for key in FIELDS if key not in data]
+    problems += [f"{path.name}: missing key {key!r}" for key in KEYS if key not in data]
     # In FIELDS' order, so the list of problems reads the same on every run.
-    for key in (key for key in FIELDS if key in data):
-        problems += check_field(path, key, data[key])
+    for field in (field for field in FIELDS if field.name in data):
+        problems += field.problems(path.name, data[field.name])
     if not problems and data["id"] != path.stem:
         problems.append(f"{path.name}: id {data['id']!r} must equal the file name {path.stem!r}")
     if not problems:
@@ -203,6 +232,9 @@ def load(scenario_id: str, directory: Path | None = None) -> Scenario:
 
 def read(path: Path) -> object:
     """The file's YAML; a file that cannot be read, is not UTF-8 or is not YAML is one line naming it."""
+    # Imported here: the result model imports this module for FIELDS alone, and stays standard library only.
+    import yaml
+
     try:
         data = path.read_bytes()
     except OSError as error:

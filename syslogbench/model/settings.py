@@ -22,7 +22,7 @@ SHAPE = ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER")
 # different value is a different experiment: a new scenario id); the environment may still set them for
 # a test or the calibration, which call from_env directly.
 RULES = ("DONE_THRESHOLD", "DONE_WINDOW", "SEED")
-DEFAULT_VARIANT = "default"
+DEFAULT_VARIANT = "default"  # the load's shape is the scenario's own (else variant_name)
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 MIN_MEMORY = 6 * 1024**2  # Docker refuses memory limits below 6 MiB.
 # Rendering the messages and connecting, before the start signal: `run` allows this on top of RUN_TIMEOUT.
@@ -300,7 +300,7 @@ class _Reader:
         return value
 
 
-def scenario_of(reader: _Reader, scenario_id: str) -> scenarios.Scenario | None:
+def load_scenario(reader: _Reader, scenario_id: str) -> scenarios.Scenario | None:
     """The scenario whose load the settings take. When it cannot be loaded but the environment gives the
     whole load (a unit test's made-up id), the settings stand on the environment alone, and the scenario's
     own error is reported where the scenario is loaded (by the command line before any container, or in
@@ -316,13 +316,14 @@ def scenario_of(reader: _Reader, scenario_id: str) -> scenarios.Scenario | None:
 
 
 def variant_name(hosts: int, senders_per_host: int, messages_per_sender: int) -> str:
+    """A load shape that is not the scenario's own, by name (the result's scenario.variant)."""
     return f"{hosts}x{senders_per_host}x{messages_per_sender}"
 
 
 def from_env(env: Mapping[str, str]) -> Settings:
     reader = _Reader(env)
     scenario_id = reader.name("SCENARIO")
-    scenario = scenario_of(reader, scenario_id)
+    scenario = load_scenario(reader, scenario_id)
     own = {key.upper(): getattr(scenario, key) if scenario else 1 for key in scenarios.LOAD}
     settings = Settings(
         scenario=scenario_id,

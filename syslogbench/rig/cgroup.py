@@ -1,7 +1,8 @@
-"""Parse a cgroup snapshot directory (`snapshots/<name>/` in the control directory, see docs/DESIGN.md).
+"""Read a cgroup's figures: from a snapshot directory (`snapshots/<name>/` in the control directory, see
+docs/DESIGN.md), or live from the container's own cgroup (`own()`), with one reader per cgroup version.
 
-The daemon's supervisor copies the container's own cgroup files there verbatim; this module turns them into
-figures. Standard library only: it also runs inside the Debian containers with plain python3.
+The daemon's supervisor copies the container's own cgroup files into a snapshot verbatim; this module turns
+them into figures. Standard library only: it also runs inside the Debian containers with plain python3.
 
 Every figure is optional: a file that is missing (older kernel, controller not enabled) or unparsable gives
 None for that figure instead of failing the whole result. Only `cgroup.version` is required, because without
@@ -15,34 +16,13 @@ We sum all devices, as `docker stats` does; compare runs on the same storage set
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from syslogbench.rig import snmp
-
-# Files copied from the cgroup directory, per cgroup version. The supervisor copies whichever exist.
-_V1_FILES = [
-    "cpuacct.stat",
-    "cpuacct.usage",
-    "memory.max_usage_in_bytes",
-    "memory.usage_in_bytes",
-    "memory.limit_in_bytes",
-    "memory.stat",
-    "blkio.throttle.io_service_bytes",
-    "cpu.cfs_quota_us",
-    "cpu.cfs_period_us",
-    "memory.oom_control",
-]
-_V2_FILES = [
-    "cpu.stat",
-    "memory.peak",
-    "memory.current",
-    "memory.max",
-    "memory.stat",
-    "io.stat",
-    "cpu.max",
-    "memory.events",
-]
 
 # cgroup v1 reports "no memory limit" as PAGE_COUNTER_MAX * page size (9223372036854771712 with 4 KiB pages),
 # whose exact value depends on the page size; no real limit comes near 4 EiB, so anything above is unlimited.
@@ -74,20 +54,16 @@ class Snapshot:
 
 def snapshot_files(version: int) -> list[str]:
     """The cgroup file names the supervisor copies for this cgroup version (shared so both sides agree)."""
-    if version == 1:
-        return list(_V1_FILES)
-    if version == 2:
-        return list(_V2_FILES)
-    raise ValueError(f"unknown cgroup version {version!r}; expected 1 or 2")
+    if version not in LAYOUTS:
+        raise ValueError(f"unknown cgroup version {version!r}; expected 1 or 2")
+    return list(LAYOUTS[version].FILES)
 
 
 def read_snapshot(path: Path) -> Snapshot:
     path = Path(path)
-    version = _read_version(path)
-    time = _read_time(path)
-    max_rss = _vm_hwm_bytes(_read_text(path / "proc.status"))
-    read = _read_v1 if version == 1 else _read_v2
-    return replace(read(path, time, max_rss), udp=snmp.read_udp(path))
+    layout = LAYOUTS[_read_version(path)]
+    cg = layout(lambda name: _read_text(path / name))
+    return cg.snapshot(_read_time(path), _vm_hwm_bytes(_read_text(path / "proc.status")), snmp.read_udp(path))
 
 
 def cpu_delta(start: Snapshot, end: Snapshot) -> tuple[float | None, float | None]:
@@ -107,54 +83,197 @@ def _delta(start: float | None, end: float | None) -> float | None:
     return end - start
 
 
-# --- the two layouts ---------------------------------------------------------------------------------------
+# --- the two layouts: one reader per cgroup version ----------------------------------------------------------
+
+# A file's text by its name, None when it cannot be read: from a snapshot directory, a live cgroup tree or
+# one block of samples.log.
+Read = Callable[[str], "str | None"]
 
 
-def _read_v1(path: Path, time: float, max_rss: int | None) -> Snapshot:
-    user_s, system_s = _cpuacct_stat_seconds(_read_text(path / "cpuacct.stat"))
-    current = _int_file(path / "memory.usage_in_bytes")
-    peak, peak_source = _peak(path, "memory.max_usage_in_bytes", "memory.usage_in_bytes", current)
-    limit = _v1_limit(_int_file(path / "memory.limit_in_bytes"))
-    return Snapshot(
-        version=1,
-        time=time,
-        cpu_user_s=user_s,
-        cpu_system_s=system_s,
-        cpu_total_s=_ns_to_s(_int_file(path / "cpuacct.usage")),
-        memory_peak_bytes=peak,
-        memory_peak_source=peak_source,
-        memory_current_bytes=current,
-        memory_limit_bytes=limit,
-        cpu_limit=_cpu_limit(_int_file(path / "cpu.cfs_quota_us"), _int_file(path / "cpu.cfs_period_us")),
-        io_write_bytes=_blkio_write_bytes(_read_text(path / "blkio.throttle.io_service_bytes")),
-        max_rss_bytes=max_rss,
-        oom_kills=_keyed_ints(_read_text(path / "memory.oom_control")).get("oom_kill"),
-    )
+@dataclass(frozen=True)
+class Memory:
+    peak_bytes: int | None
+    peak_source: str  # the file peak_bytes came from, as Snapshot.memory_peak_source
+    limit_bytes: int | None  # None when unlimited
 
 
-def _v1_limit(limit: int | None) -> int | None:
-    return None if limit is None or limit >= _V1_UNLIMITED_MEMORY or limit < 0 else limit
+class Cgroup:
+    """The figures of one cgroup, whatever its version; V1 and V2 say which file holds each."""
+
+    version: ClassVar[int]
+    # Each file a snapshot copies, and the directory it sits in under a live /sys/fs/cgroup ("" for v2's one
+    # tree). The supervisor (daemons/_common/supervise.sh) copies the same list; a unit test keeps them in step.
+    FILES: ClassVar[dict[str, str]]
+
+    def __init__(self, read: Read) -> None:
+        self.read = read
+
+    @classmethod
+    def live(cls, root: Path) -> Cgroup:
+        return cls(lambda name: _read_text(root / cls.FILES[name] / name))
+
+    def cpu_seconds(self) -> tuple[float | None, float | None]:
+        """User and system CPU seconds."""
+        raise NotImplementedError
+
+    def cpu_total_s(self) -> float | None:
+        """User + system CPU seconds at the cgroup's finest resolution: v1's cpuacct.stat counts 10 ms ticks,
+        too coarse for a container that uses a few tens of milliseconds."""
+        raise NotImplementedError
+
+    def memory_current(self) -> int | None:
+        raise NotImplementedError
+
+    def memory(self) -> Memory:
+        raise NotImplementedError
+
+    def cpu_limit(self) -> float | None:
+        """quota / period in CPUs; None when unlimited."""
+        raise NotImplementedError
+
+    def io_write_bytes(self) -> int | None:
+        raise NotImplementedError
+
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel's OOM killer has killed in the cgroup; None where not said."""
+        raise NotImplementedError
+
+    def limits(self) -> tuple[float | None, int | None]:
+        """The CPUs and memory bytes the cgroup may use; None: unlimited."""
+        return self.cpu_limit(), self.memory().limit_bytes
+
+    def snapshot(self, time: float, max_rss: int | None, udp: dict[str, int] | None = None) -> Snapshot:
+        user_s, system_s = self.cpu_seconds()
+        memory = self.memory()
+        return Snapshot(
+            version=self.version,
+            time=time,
+            cpu_user_s=user_s,
+            cpu_system_s=system_s,
+            cpu_total_s=self.cpu_total_s(),
+            memory_peak_bytes=memory.peak_bytes,
+            memory_peak_source=memory.peak_source,
+            memory_current_bytes=self.memory_current(),
+            memory_limit_bytes=memory.limit_bytes,
+            cpu_limit=self.cpu_limit(),
+            io_write_bytes=self.io_write_bytes(),
+            max_rss_bytes=max_rss,
+            udp=udp,
+            oom_kills=self.oom_kills(),
+        )
+
+    def peak(self, peak_file: str, current_file: str) -> tuple[int | None, str]:
+        peak = _int(self.read(peak_file))
+        if peak is not None:
+            return peak, peak_file
+        # memory.peak only exists from Linux 5.19; the usage at snapshot time is a lower bound, labelled so.
+        current = _int(self.read(current_file))
+        if current is not None:
+            return current, f"{current_file} (no peak file)"
+        return None, "none"
 
 
-def _read_v2(path: Path, time: float, max_rss: int | None) -> Snapshot:
-    cpu = _keyed_ints(_read_text(path / "cpu.stat"))
-    current = _int_file(path / "memory.current")
-    peak, peak_source = _peak(path, "memory.peak", "memory.current", current)
-    return Snapshot(
-        version=2,
-        time=time,
-        cpu_user_s=_usec_to_s(cpu.get("user_usec")),
-        cpu_system_s=_usec_to_s(cpu.get("system_usec")),
-        cpu_total_s=_usec_to_s(cpu.get("usage_usec")),
-        memory_peak_bytes=peak,
-        memory_peak_source=peak_source,
-        memory_current_bytes=current,
-        memory_limit_bytes=_int_or_max(_read_text(path / "memory.max")),
-        cpu_limit=_cpu_max(_read_text(path / "cpu.max")),
-        io_write_bytes=_io_stat_write_bytes(_read_text(path / "io.stat")),
-        max_rss_bytes=max_rss,
-        oom_kills=_keyed_ints(_read_text(path / "memory.events")).get("oom_kill"),
-    )
+class V1(Cgroup):
+    """cgroup v1 (hybrid, as on the project's machines): one directory per controller."""
+
+    version = 1
+    FILES = {
+        "cpuacct.stat": "cpuacct",
+        "cpuacct.usage": "cpuacct",
+        "memory.max_usage_in_bytes": "memory",
+        "memory.usage_in_bytes": "memory",
+        "memory.limit_in_bytes": "memory",
+        "memory.stat": "memory",
+        "blkio.throttle.io_service_bytes": "blkio",
+        "cpu.cfs_quota_us": "cpu",
+        "cpu.cfs_period_us": "cpu",
+        # oom_kill counts the kernel's OOM kills (Linux 4.13+): a daemon killed for memory is then named so,
+        # rather than by what its senders saw (connection reset).
+        "memory.oom_control": "memory",
+    }
+
+    def cpu_seconds(self) -> tuple[float | None, float | None]:
+        # cpuacct.stat counts in USER_HZ ticks (not the kernel's HZ), which is what SC_CLK_TCK reports.
+        ticks = _keyed_ints(self.read("cpuacct.stat"))
+        hz = os.sysconf("SC_CLK_TCK")
+        user, system = ticks.get("user"), ticks.get("system")
+        return None if user is None else user / hz, None if system is None else system / hz
+
+    def cpu_total_s(self) -> float | None:
+        ns = _int(self.read("cpuacct.usage"))
+        return None if ns is None else ns / 1_000_000_000
+
+    def memory_current(self) -> int | None:
+        return _int(self.read("memory.usage_in_bytes"))
+
+    def memory(self) -> Memory:
+        peak, source = self.peak("memory.max_usage_in_bytes", "memory.usage_in_bytes")
+        limit = _int(self.read("memory.limit_in_bytes"))
+        unlimited = limit is None or limit >= _V1_UNLIMITED_MEMORY or limit < 0
+        return Memory(peak, source, None if unlimited else limit)
+
+    def cpu_limit(self) -> float | None:
+        return _cpu_limit(_int(self.read("cpu.cfs_quota_us")), _int(self.read("cpu.cfs_period_us")))
+
+    def io_write_bytes(self) -> int | None:
+        return _blkio_write_bytes(self.read("blkio.throttle.io_service_bytes"))
+
+    def oom_kills(self) -> int | None:
+        return _keyed_ints(self.read("memory.oom_control")).get("oom_kill")
+
+
+class V2(Cgroup):
+    """cgroup v2 (current Ubuntu, GitHub's runners): one tree, whose root holds cgroup.controllers."""
+
+    version = 2
+    FILES = {
+        name: ""
+        for name in (
+            "cpu.stat",
+            "memory.peak",
+            "memory.current",
+            "memory.max",
+            "memory.stat",
+            "io.stat",
+            "cpu.max",
+            "memory.events",  # oom_kill, as v1's memory.oom_control
+        )
+    }
+
+    def cpu_seconds(self) -> tuple[float | None, float | None]:
+        cpu = _keyed_ints(self.read("cpu.stat"))
+        return _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
+
+    def cpu_total_s(self) -> float | None:
+        return _usec_to_s(_keyed_ints(self.read("cpu.stat")).get("usage_usec"))
+
+    def memory_current(self) -> int | None:
+        return _int(self.read("memory.current"))
+
+    def memory(self) -> Memory:
+        peak, source = self.peak("memory.peak", "memory.current")
+        return Memory(peak, source, _int_or_max(self.read("memory.max")))
+
+    def cpu_limit(self) -> float | None:
+        return _cpu_max(self.read("cpu.max"))
+
+    def io_write_bytes(self) -> int | None:
+        return _io_stat_write_bytes(self.read("io.stat"))
+
+    def oom_kills(self) -> int | None:
+        return _keyed_ints(self.read("memory.events")).get("oom_kill")
+
+
+LAYOUTS: dict[int, type[Cgroup]] = {1: V1, 2: V2}
+ROOT = Path("/sys/fs/cgroup")
+
+
+@cache
+def own(root: Path = ROOT) -> Cgroup:
+    """The cgroup of the container this runs in, read live. v1 or v2 is decided here, once per process, as the
+    supervisor decides it: v2's single tree holds cgroup.controllers at its root."""
+    layout = V2 if (root / "cgroup.controllers").exists() else V1
+    return layout.live(root)
 
 
 def oom_kills_between(start: Snapshot | None, end: Snapshot | None) -> int | None:
@@ -164,16 +283,6 @@ def oom_kills_between(start: Snapshot | None, end: Snapshot | None) -> int | Non
         return None
     before = start.oom_kills if start is not None and start.oom_kills is not None else 0
     return max(end.oom_kills - before, 0)
-
-
-def _peak(path: Path, peak_file: str, current_file: str, current: int | None) -> tuple[int | None, str]:
-    peak = _int_file(path / peak_file)
-    if peak is not None:
-        return peak, peak_file
-    # memory.peak only exists from Linux 5.19; the usage at snapshot time is a lower bound, labelled so.
-    if current is not None:
-        return current, f"{current_file} (no peak file)"
-    return None, "none"
 
 
 # --- the required files -------------------------------------------------------------------------------------
@@ -211,10 +320,6 @@ def _read_text(file: Path) -> str | None:
         return None
 
 
-def _int_file(file: Path) -> int | None:
-    return _int(_read_text(file))
-
-
 def _int(text: str | None) -> int | None:
     if text is None:
         return None
@@ -243,21 +348,6 @@ def _keyed_ints(text: str | None) -> dict[str, int]:
             if value is not None:
                 values[parts[0]] = value
     return values
-
-
-def _cpuacct_stat_seconds(text: str | None) -> tuple[float | None, float | None]:
-    # cpuacct.stat counts in USER_HZ ticks (not the kernel's HZ), which is what SC_CLK_TCK reports.
-    ticks = _keyed_ints(text)
-    hz = os.sysconf("SC_CLK_TCK")
-    user, system = ticks.get("user"), ticks.get("system")
-    return (
-        None if user is None else user / hz,
-        None if system is None else system / hz,
-    )
-
-
-def _ns_to_s(ns: int | None) -> float | None:
-    return None if ns is None else ns / 1_000_000_000
 
 
 def _usec_to_s(usec: int | None) -> float | None:
@@ -339,41 +429,6 @@ def _vm_hwm_bytes(text: str | None) -> int | None:
     return None
 
 
-def own_cpu_seconds(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, float | None]:
-    """User and system CPU seconds of the container this runs in, read live from its own cgroup."""
-    if (root / "cgroup.controllers").exists():
-        cpu = _keyed_ints(_read_text(root / "cpu.stat"))
-        return _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
-    return _cpuacct_stat_seconds(_read_text(root / "cpuacct" / "cpuacct.stat"))
-
-
-def own_cpu_total_s(root: Path = Path("/sys/fs/cgroup")) -> float | None:
-    """CPU seconds (user + system) of the container this runs in, at the cgroup's finest resolution: v1's
-    cpuacct.stat counts 10 ms ticks, too coarse for a container that uses a few tens of milliseconds."""
-    if (root / "cgroup.controllers").exists():
-        return _usec_to_s(_keyed_ints(_read_text(root / "cpu.stat")).get("usage_usec"))
-    return _ns_to_s(_int_file(root / "cpuacct" / "cpuacct.usage"))
-
-
-@dataclass(frozen=True)
-class OwnMemory:
-    peak_bytes: int | None
-    peak_source: str  # the file peak_bytes came from, as Snapshot.memory_peak_source
-    limit_bytes: int | None  # None when unlimited
-
-
-def own_memory(root: Path = Path("/sys/fs/cgroup")) -> OwnMemory:
-    """The memory peak and limit of the container this runs in, read live from its own cgroup (the same
-    files and fallbacks as a snapshot's)."""
-    if (root / "cgroup.controllers").exists():
-        peak, source = _peak(root, "memory.peak", "memory.current", _int_file(root / "memory.current"))
-        return OwnMemory(peak, source, _int_or_max(_read_text(root / "memory.max")))
-    memory = root / "memory"
-    current = _int_file(memory / "memory.usage_in_bytes")
-    peak, source = _peak(memory, "memory.max_usage_in_bytes", "memory.usage_in_bytes", current)
-    return OwnMemory(peak, source, _v1_limit(_int_file(memory / "memory.limit_in_bytes")))
-
-
 def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | None]:
     """One block of the supervisor's samples.log: `<file> <content line>` per line -> user s, system s, memory."""
     files: dict[str, list[str]] = {}
@@ -381,20 +436,6 @@ def parse_sample(lines: list[str]) -> tuple[float | None, float | None, int | No
         name, _, content = line.partition(" ")
         files.setdefault(name.rsplit("/", 1)[-1], []).append(content)
     text = {name: "\n".join(contents) for name, contents in files.items()}
-    if "cpu.stat" in text:
-        cpu = _keyed_ints(text["cpu.stat"])
-        user, system = _usec_to_s(cpu.get("user_usec")), _usec_to_s(cpu.get("system_usec"))
-        return user, system, _int(text.get("memory.current"))
-    user, system = _cpuacct_stat_seconds(text.get("cpuacct.stat"))
-    return user, system, _int(text.get("memory.usage_in_bytes"))
-
-
-def own_limits(root: Path = Path("/sys/fs/cgroup")) -> tuple[float | None, int | None]:
-    """The CPUs (quota / period) and memory bytes the container this runs in may use; None: unlimited."""
-    if (root / "cgroup.controllers").exists():
-        return _cpu_max(_read_text(root / "cpu.max")), _int_or_max(_read_text(root / "memory.max"))
-    cpu = _cpu_limit(
-        _int_file(root / "cpu" / "cpu.cfs_quota_us"), _int_file(root / "cpu" / "cpu.cfs_period_us")
-    )
-    memory = _int_file(root / "memory" / "memory.limit_in_bytes")
-    return cpu, None if memory is None or memory >= _V1_UNLIMITED_MEMORY or memory < 0 else memory
+    # The block names its own files: the supervisor samples v2's cpu.stat, or v1's cpuacct.stat.
+    cg = (V2 if "cpu.stat" in text else V1)(text.get)
+    return (*cg.cpu_seconds(), cg.memory_current())

@@ -57,17 +57,6 @@ def wait_for_end(timeout: float, poll: float) -> None:
     wait_for_any([CONTROL.daemon.exit, CONTROL.finish], timeout, "the end of the run", poll)
 
 
-def wait_for_start(timeout: float) -> None:
-    """The start signal; the watcher's finish (it gave up before the start) ends the wait too."""
-    deadline = time.monotonic() + timeout
-    while not CONTROL.start.exists():
-        if CONTROL.finish.exists():
-            raise WaitTimeout("the watcher finished the run before giving the start signal")
-        if time.monotonic() > deadline:
-            raise WaitTimeout(f"gave up after {timeout:.0f} s waiting for the start signal")
-        time.sleep(POLL_S)
-
-
 def claim_index(directory: Path, limit: int) -> int:
     """Take the lowest free index 1..limit with O_EXCL, so each generator gets a stable host number."""
     directory.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from syslogbench.contract import FINGERPRINT_ENV
 from syslogbench.model.result import Figure, Fingerprint, ResultError
-from syslogbench.rig.cgroup import own_limits
+from syslogbench.rig import cgroup
 
 VERSION = 1  # of the work below: a change makes figures incomparable, so it comes with a new version
 CHURN_FILES = 192
@@ -183,7 +183,7 @@ def measure(directory: Path, source: str, work: Work = Work()) -> Fingerprint:
     cpu = figure(lambda: cpu_probe(work.cpu_loops), "loops/s", work.repeats)
     churn = figure(lambda: churn_probe(directory, work.churn_ops), "ops/s", work.repeats)
     tcp = figure(lambda: loopback_probe(work.tcp_bytes), "MB/s", work.repeats)
-    cpu_limit, memory_limit = own_limits()
+    cpu_limit, memory_limit = cgroup.own().limits()
     return Fingerprint(
         version=VERSION,
         source=source,

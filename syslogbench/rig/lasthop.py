@@ -37,9 +37,6 @@ OUTPUT = "test.lasthop.all.log"
 # The unterminated rest of a connection that ended inside a line: a message cut short, so not in OUTPUT, where
 # the reconciliation would count it as delivered if the cut came after its sequence number.
 FRAGMENTS = "lasthop.fragments.log"
-# The central daemon's disk queue lives on the named volume `queue`, mounted here in the daemon and the watcher.
-QUEUE_DIR = contract.QUEUE_DIR
-QUEUE_CAPACITY_BYTES = contract.QUEUE_CAPACITY_BYTES
 # A small receive buffer: a slow or paused last hop pushes back on the central daemon after a few KiB, so the
 # backlog sits in the daemon's queue (what is measured), not in the kernel's socket buffers.
 RECEIVE_BUFFER = 64 * 1024
@@ -207,7 +204,7 @@ class LastHop:
 
     def look_at_control(self) -> None:
         if self.start_wall is None and control.CONTROL.start.exists():
-            self.run0 = cgroup.own_cpu_total_s()
+            self.run0 = cgroup.own().cpu_total_s()
             self.start_wall = float(control.CONTROL.start.read_text().split()[0])
 
     def drained(self) -> bool:
@@ -253,7 +250,7 @@ def wait_for_finish(timeout: float) -> None:
 
 def report_cpu(run0: float | None) -> None:
     """Its own CPU from the start signal (run0) to now, the end of the run."""
-    run1 = cgroup.own_cpu_total_s()
+    run1 = cgroup.own().cpu_total_s()
     spent = None if run0 is None or run1 is None else round(run1 - run0, 6)
     control.write_json(control.CONTROL.lasthop_cpu, asdict(result.LastHopCpu(run_cpu_s=spent)))
 
@@ -267,7 +264,7 @@ def idle(lifetime: float) -> None:
     except control.WaitTimeout:
         return
     if control.CONTROL.start.exists():
-        run0 = cgroup.own_cpu_total_s()
+        run0 = cgroup.own().cpu_total_s()
         control.wait_for_end(lifetime, IDLE_POLL_S)
         report_cpu(run0)
     wait_for_finish(lifetime)

@@ -47,7 +47,7 @@ class Observed:
     notes: list[str] = field(default_factory=list)
     progress: list[list[float]] = field(default_factory=list)
     samples: list[list[float | None]] = field(default_factory=list)
-    matrix: dict[str, object] | None = None
+    matrix: model.Matrix | None = None
     scenario: Scenario | None = None
     unsupported: str | None = None
     relay: model.Relay | None = None  # relay scenarios: the last hop and the queue towards it
@@ -241,7 +241,7 @@ def result(obs: Observed) -> model.Result:
         progress=obs.progress,
         samples=model.Samples(list(SAMPLE_COLUMNS), obs.samples),
         summary=time_line(cpu, obs.elapsed_s, rss, rates.msgs_per_s),
-        matrix=model.load(model.Matrix, obs.matrix, "matrix") if obs.matrix else None,
+        matrix=obs.matrix,
         relay=obs.relay,
         harness=obs.harness.with_cpu(
             obs.watcher_cpu_s, obs.last_hop_cpu_s, obs.generators_cpu_s, cpu.total_s

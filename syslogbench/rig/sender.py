@@ -505,15 +505,15 @@ def main() -> int:
         for worker in workers:
             worker.join()
         return 1
-    user0, system0 = cgroup.own_cpu_seconds()
-    run0 = cgroup.own_cpu_total_s()
+    user0, system0 = cgroup.own().cpu_seconds()
+    run0 = cgroup.own().cpu_total_s()
     for sender, worker in zip(senders, workers, strict=True):
         worker.join()
         record_death(sender, worker.exitcode)
-    user1, system1 = cgroup.own_cpu_seconds()
+    user1, system1 = cgroup.own().cpu_seconds()
     # The harness's share of the machine (result: harness) runs to the end of the run, like the daemon's CPU.
     channel.link().wait_end(cfg.run_timeout + READY_TIMEOUT)
-    run1 = cgroup.own_cpu_total_s()
+    run1 = cgroup.own().cpu_total_s()
     # The whole container's CPU (kernel TCP work included), not only the senders' own; and the node it ran on,
     # for the result's topology (its services are the watcher's to add).
     report = GeneratorReport(

@@ -6,6 +6,7 @@ reached. The committed .env (REMOTE_MEM=512m, RUN_TIMEOUT=900) and each scenario
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,13 @@ def test_a_full_disk_says_to_free_space() -> None:
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /d (572.2 MiB of "
         "rendered messages and as much output), which has 1000 B free: free space there"
     )
+
+
+def test_a_daemons_own_connection_limit_comes_from_its_manifest() -> None:
+    """Family knowledge lives in the manifest: rsyslog's default_connections, none for the baseline."""
+    seed = scenarios.load("seed2014")
+    rsyslog = profiles.resolve("rsyslog8")
+    assert capacity.connection_limit(rsyslog, seed) == (200, "rsyslog's default of 200 TCP sessions")
+    fewer = dataclasses.replace(rsyslog, default_connections=7)
+    assert capacity.connection_limit(fewer, seed) == (7, "rsyslog's default of 7 TCP sessions")
+    assert capacity.connection_limit(profiles.resolve("baseline"), seed) is None

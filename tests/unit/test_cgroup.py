@@ -6,7 +6,9 @@ Expected figures are worked out by hand from the files under samples/cgroup_v1 a
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -275,7 +277,7 @@ def test_oom_kills_between_start_and_end(tmp_path: Path) -> None:
     assert oom_kills_between(end, None) is None
 
 
-# --- the supervisor's list ---------------------------------------------------------------------------------
+# --- the supervisor's lists ----------------------------------------------------------------------------------
 
 
 def test_snapshot_files() -> None:
@@ -292,46 +294,163 @@ def test_samples_only_hold_listed_files(name: str) -> None:
     assert {file.name for file in (SAMPLES / name).iterdir()} <= allowed
 
 
-@pytest.mark.skipif(not SUPERVISOR.exists(), reason=f"{SUPERVISOR} not written yet")
-@pytest.mark.parametrize("version", [1, 2])
-def test_supervisor_copies_every_file(version: int) -> None:
-    script = SUPERVISOR.read_text()
-    missing = [name for name in snapshot_files(version) if name not in script]
-    assert not missing, f"supervise.sh does not mention {missing}"
+def supervisor_lists(name: str) -> list[list[str]]:
+    """Each value supervise.sh gives the variable (v2's first, then v1's), as its words."""
+    values = re.findall(rf'^\s*{name}="([^"]*)"', SUPERVISOR.read_text(), re.MULTILINE)
+    return [value.split() for value in values]
 
 
-# --- the watcher's own memory, read live ---------------------------------------------------------------------
+def test_supervisor_copies_every_file_from_its_controller() -> None:
+    """What supervise.sh copies is what the reader reads: v1 from each controller's directory, v2 from one tree."""
+    expected = [
+        sorted(f"{directory}/{name}" if directory else name for name, directory in layout.FILES.items())
+        for layout in (cgroup.V2, cgroup.V1)
+    ]
+    assert [sorted(files) for files in supervisor_lists("cgroup_files")] == expected
+
+
+# --- the container's own cgroup, read live ---------------------------------------------------------------------
+
+# Where each file of a snapshot sits in a live v1 tree: one directory per controller (these machines).
+V1_CONTROLLERS = {
+    "cpuacct": ["cpuacct.stat", "cpuacct.usage"],
+    "cpu": ["cpu.cfs_quota_us", "cpu.cfs_period_us"],
+    "memory": [
+        "memory.max_usage_in_bytes",
+        "memory.usage_in_bytes",
+        "memory.limit_in_bytes",
+        "memory.stat",
+        "memory.oom_control",
+    ],
+    "blkio": ["blkio.throttle.io_service_bytes"],
+}
 
 
 def own_root(tmp_path: Path, version: int, sample: str = "end") -> Path:
-    """A container's /sys/fs/cgroup as the watcher sees it, from a sample snapshot's files: v1 mounts each
-    controller in its own directory, v2 has one directory with cgroup.controllers."""
+    """A container's /sys/fs/cgroup as it sees its own cgroup, from a sample snapshot's files: v1 mounts each
+    controller in its own directory, v2 has one tree with cgroup.controllers at its root."""
     source = SAMPLES / f"cgroup_v{version}" / sample
-    target = tmp_path / "memory" if version == 1 else tmp_path
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    root = tmp_path / f"v{version}-{sample}"
     if version == 2:
-        (tmp_path / "cgroup.controllers").write_text("cpu io memory pids\n")
-    return tmp_path
+        shutil.copytree(source, root)
+        (root / "cgroup.controllers").write_text("cpu io memory pids\n")
+        return root
+    for controller, names in V1_CONTROLLERS.items():
+        (root / controller).mkdir(parents=True)
+        for name in names:
+            if (source / name).exists():
+                shutil.copy(source / name, root / controller / name)
+    return root
+
+
+def test_own_v1_reads_each_controllers_directory(tmp_path: Path) -> None:
+    own = cgroup.own(own_root(tmp_path, 1))
+    assert own.version == 1
+    assert own.cpu_seconds() == (490 / HZ, 2010 / HZ)
+    assert own.cpu_total_s() == 25.034719562  # cpuacct.usage in ns
+    assert own.memory() == cgroup.Memory(177209344, "memory.max_usage_in_bytes", 2 * 2**30)
+    assert own.limits() == (8.0, 2 * 2**30)  # 800000 / 100000, memory.limit_in_bytes
+    assert own.io_write_bytes() == 1048576 + 52428800
+
+
+def test_own_v2_reads_one_tree(tmp_path: Path) -> None:
+    own = cgroup.own(own_root(tmp_path, 2))
+    assert own.version == 2
+    assert own.cpu_seconds() == (5.123456, 21.719754)
+    assert own.cpu_total_s() == 26.84321  # usage_usec
+    assert own.memory() == cgroup.Memory(186646528, "memory.peak", None)  # memory.max is "max"
+    assert own.limits() == (8.0, None)
+    assert own.io_write_bytes() == 2097152 + 73400320
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_own_memory_reads_what_a_snapshot_reads(tmp_path: Path, version: int) -> None:
-    snapshot = read_snapshot(SAMPLES / f"cgroup_v{version}" / "end")
-    assert snapshot.memory_peak_bytes is not None  # the v2 sample is unlimited ("max"), the v1 one is not
-    assert cgroup.own_memory(own_root(tmp_path, version)) == cgroup.OwnMemory(
-        snapshot.memory_peak_bytes, snapshot.memory_peak_source, snapshot.memory_limit_bytes
+@pytest.mark.parametrize("sample", ["end", "oom"])
+def test_own_reads_what_a_snapshot_reads(tmp_path: Path, version: int, sample: str) -> None:
+    """One reader per version: live and from the supervisor's copy, the same files give the same figures."""
+    snapshot = read_snapshot(SAMPLES / f"cgroup_v{version}" / sample)
+    live = cgroup.own(own_root(tmp_path, version, sample)).snapshot(snapshot.time, snapshot.max_rss_bytes)
+    assert live == replace(snapshot, udp=None)
+
+
+def test_own_is_decided_once_per_root(tmp_path: Path) -> None:
+    root = own_root(tmp_path, 1)
+    first = cgroup.own(root)
+    (root / "cgroup.controllers").write_text("cpu memory\n")
+    assert cgroup.own(root) is first and first.version == 1
+
+
+def test_own_v2_ignores_a_v1_directory_beside_it(tmp_path: Path) -> None:
+    root = own_root(tmp_path, 2)
+    (root / "cpuacct").mkdir()
+    (root / "cpuacct" / "cpuacct.stat").write_text("user 99999\nsystem 99999\n")
+    assert cgroup.own(root).cpu_seconds() == (5.123456, 21.719754)
+
+
+def test_own_v1_unlimited(tmp_path: Path) -> None:
+    root = own_root(tmp_path, 1)
+    (root / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    # What the kernel shows for "no limit" with 4 KiB pages.
+    (root / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    assert cgroup.own(root).limits() == (None, None)
+
+
+def test_own_v2_limited_and_unlimited(tmp_path: Path) -> None:
+    root = own_root(tmp_path, 2)
+    (root / "cpu.max").write_text("150000 100000\n")
+    (root / "memory.max").write_text("536870912\n")
+    assert cgroup.own(root).limits() == (1.5, 2**29)
+    (root / "cpu.max").write_text("max 100000\n")
+    (root / "memory.max").write_text("max\n")
+    assert cgroup.own(root).limits() == (None, None)
+
+
+def test_own_v2_without_a_peak_file_says_so(tmp_path: Path) -> None:
+    root = own_root(tmp_path, 2, "no_peak")
+    assert cgroup.own(root).memory() == cgroup.Memory(160432128, "memory.current (no peak file)", None)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_own_without_files_is_unknown(tmp_path: Path, version: int) -> None:
+    root = tmp_path / str(version)
+    root.mkdir()
+    if version == 2:
+        (root / "cgroup.controllers").touch()
+    own = cgroup.own(root)
+    assert own.version == version
+    assert (own.cpu_seconds(), own.cpu_total_s(), own.limits()) == ((None, None), None, (None, None))
+    assert own.memory() == cgroup.Memory(None, "none", None)
+
+
+# --- samples.log: one block a second, the files the supervisor names ---------------------------------------------
+
+
+def sample_block(version: int) -> list[str]:
+    """A block's lines as supervise.sh appends them (its sample_files), from the end sample's files."""
+    source = SAMPLES / f"cgroup_v{version}" / "end"
+    files = (
+        ["cpu.stat", "memory.current"]
+        if version == 2
+        else ["cpuacct/cpuacct.stat", "memory/memory.usage_in_bytes"]
     )
+    return [
+        f"{name} {line}" for name in files for line in (source / name.split("/")[-1]).read_text().splitlines()
+    ]
 
 
-def test_own_memory_v2_without_a_peak_file_says_so(tmp_path: Path) -> None:
-    own = cgroup.own_memory(own_root(tmp_path, 2, "no_peak"))
-    assert own.peak_source == "memory.current (no peak file)"
-    assert own.peak_bytes == int((tmp_path / "memory.current").read_text())
+def test_parse_sample_v1() -> None:
+    assert cgroup.parse_sample(sample_block(1)) == (490 / HZ, 2010 / HZ, 150994944)
 
 
-def test_own_memory_unlimited_and_unknown(tmp_path: Path) -> None:
-    (tmp_path / "memory").mkdir()
-    assert cgroup.own_memory(tmp_path) == cgroup.OwnMemory(None, "none", None)
-    (tmp_path / "memory" / "memory.max_usage_in_bytes").write_text("1048576\n")
-    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
-    assert cgroup.own_memory(tmp_path) == cgroup.OwnMemory(1048576, "memory.max_usage_in_bytes", None)
+def test_parse_sample_v2() -> None:
+    assert cgroup.parse_sample(sample_block(2)) == (5.123456, 21.719754, 160432128)
+
+
+def test_parse_sample_of_nothing_is_unknown() -> None:
+    assert cgroup.parse_sample([]) == (None, None, None)
+
+
+def test_supervisor_samples_what_parse_sample_reads() -> None:
+    assert supervisor_lists("sample_files") == [
+        ["cpu.stat", "memory.current"],
+        ["cpuacct/cpuacct.stat", "memory/memory.usage_in_bytes"],
+    ]

@@ -15,6 +15,7 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.model import scenarios, settings
+from tests.unit.conftest import env
 from tests.unit.test_result import document_of, observed
 
 GIB = 2**30
@@ -27,21 +28,7 @@ RUN_TIMEOUT=900
 KEEP_LOGS=0
 SCENARIO=seed2014
 """
-SMALL = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "64m",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "64m",
-    "HOSTS": "1",
-    "SENDERS_PER_HOST": "1",
-    "MESSAGES_PER_SENDER": "10",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+SMALL = env(small=True)
 
 
 @pytest.fixture(autouse=True)
@@ -309,11 +296,15 @@ def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pulls == ["debian/eol:wheezy"]
 
 
-def test_a_local_copy_of_the_registry_image_is_enough(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(images, "_registry_answers", {})
-    monkeypatch.setattr(images, "image_exists", lambda ref: True)
-    monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: pytest.fail("pulled a local image"))
-    images.require_registry_image("rsyslog5", "debian/eol:wheezy")
+def test_a_local_copy_of_the_registry_image_is_enough(
+    no_registry: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry profile whose image was loaded here (`docker load`) is built, and nothing is pulled."""
+    ref = profiles.resolve("rsyslog7").registry_image
+    monkeypatch.setattr(images, "image_exists", lambda image: image == ref)
+    monkeypatch.setattr(images, "try_pull", lambda image, timeout=0: pytest.fail(f"pulled {image}"))
+    assert cli.main(["setup", "--profile", "rsyslog7"]) == 0
+    assert [command[-1] for command in no_registry if command[0] == "docker"] == ["rsyslog7"]
 
 
 def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,22 +14,14 @@ from syslogbench.host import benchmark
 from syslogbench.host import fingerprint as host_fingerprint
 from syslogbench.model import result as model
 from syslogbench.model.settings import from_env
-from syslogbench.rig import cgroup
 from syslogbench.rig import fingerprint as probes
+from tests.unit.conftest import env
 from tests.unit.test_schema import MINIMAL, VALIDATOR, lost_or_changed
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 SAMPLE_TEXT = (SAMPLES / "fingerprint.json").read_text()
 SAMPLE = json.loads(SAMPLE_TEXT)
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "512m",
-    "REMOTE_CPUS": "2",
-    "REMOTE_MEM": "512m",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-}
+ENV = env(CENTRAL_CPUS=1, CENTRAL_MEM="512m")
 
 
 # --- the model ------------------------------------------------------------------------------------------------
@@ -167,31 +159,6 @@ def test_measure_gives_three_positive_figures_and_leaves_no_file(tmp_path: Path)
     assert all(f.cpu_s and f.per_cpu_s and f.per_cpu_s > 0 for f in found.figures().values())
     assert (found.version, found.source) == (probes.VERSION, "watcher")
     assert list((tmp_path / "fingerprint").iterdir()) == []
-
-
-# --- the limits the measuring cgroup had ------------------------------------------------------------------
-
-
-def test_own_limits_v1(tmp_path: Path) -> None:
-    (tmp_path / "cpu").mkdir()
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
-    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
-    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("2147483648\n")
-    assert cgroup.own_limits(tmp_path) == (2.0, 2**31)
-    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
-    (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
-    assert cgroup.own_limits(tmp_path) == (None, None)
-
-
-def test_own_limits_v2(tmp_path: Path) -> None:
-    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
-    (tmp_path / "cpu.max").write_text("800000 100000\n")
-    (tmp_path / "memory.max").write_text("536870912\n")
-    assert cgroup.own_limits(tmp_path) == (8.0, 2**29)
-    (tmp_path / "cpu.max").write_text("max 100000\n")
-    (tmp_path / "memory.max").write_text("max\n")
-    assert cgroup.own_limits(tmp_path) == (None, None)
 
 
 # --- the watcher: the host's fingerprint, else its own ------------------------------------------------------

@@ -12,16 +12,16 @@ import pytest
 from syslogbench.model import result as model
 from syslogbench.model.result import GeneratorReport, Harness, LastHopCpu, cpu_share
 from syslogbench.model.settings import from_env
-from syslogbench.rig import cgroup, control, outcome
+from syslogbench.rig import control, outcome
 from syslogbench.rig.watcher import harness
-from tests.unit.test_result import ENV  # every key of .env, with the seed scenario's values
+from tests.unit.conftest import env
 
 MOMENT = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 
 
 def observed() -> outcome.Observed:
     facts = model.Host("Test CPU", 2, 2**30, "6.1.0", "27.0.0", 1)
-    cfg = from_env(ENV)
+    cfg = from_env(env())
     return outcome.Observed(cfg=cfg, host=facts, daemon=model.Daemon(), started=MOMENT, finished=MOMENT)
 
 
@@ -132,20 +132,3 @@ def test_collect_leaves_a_missing_report_none(control_dir: Path) -> None:
 def test_an_older_generator_report_loads_without_its_run_cpu() -> None:
     report = model.load(GeneratorReport, {"host": 2, "cpu_user_s": 0.5, "cpu_system_s": 1.0})
     assert report.run_cpu_s is None
-
-
-# -- a container's own CPU ---------------------------------------------------------------------------------
-
-
-def test_own_cpu_total_reads_nanoseconds_on_v1_and_microseconds_on_v2(tmp_path: Path) -> None:
-    v1 = tmp_path / "v1"
-    (v1 / "cpuacct").mkdir(parents=True)
-    (v1 / "cpuacct" / "cpuacct.usage").write_text("1234567890\n")
-    (v1 / "cpuacct" / "cpuacct.stat").write_text("user 100\nsystem 23\n")
-    assert cgroup.own_cpu_total_s(v1) == 1.23456789
-    v2 = tmp_path / "v2"
-    v2.mkdir()
-    (v2 / "cgroup.controllers").write_text("cpu memory\n")
-    (v2 / "cpu.stat").write_text("usage_usec 2500123\nuser_usec 2000000\nsystem_usec 500123\n")
-    assert cgroup.own_cpu_total_s(v2) == 2.500123
-    assert cgroup.own_cpu_total_s(tmp_path / "none") is None

@@ -10,8 +10,9 @@ import pytest
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import calibrate, matrix
-from syslogbench.model.result import Cpu, Generators, SenderBound
+from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
+from tests.unit.test_result import document_of, observed
 
 
 def test_cells_interleave_profiles_within_each_replicate() -> None:
@@ -30,11 +31,21 @@ def write(path: Path, data: object) -> None:
     path.write_text(json.dumps(data))
 
 
+def cell(profile: str, matrix_cell: Matrix | None) -> dict:
+    """A whole result of the daemon `profile`, of that matrix cell (None: of no matrix)."""
+    document = document_of(observed(matrix=matrix_cell))
+    document["daemon"]["profile"] = profile
+    return document
+
+
 def test_done_cells_reads_only_this_matrix(tmp_path: Path) -> None:
-    write(tmp_path / "1.json", {"matrix": {"id": "m1", "replicate": 2}, "daemon": {"profile": "a"}})
-    write(tmp_path / "2.json", {"matrix": {"id": "other", "replicate": 1}, "daemon": {"profile": "a"}})
-    write(tmp_path / "3.json", {"daemon": {"profile": "b"}})
+    write(tmp_path / "1.json", cell("a", Matrix("m1", replicate=2)))
+    write(tmp_path / "2.json", cell("a", Matrix("other", replicate=1)))
+    write(tmp_path / "3.json", cell("b", None))
     (tmp_path / "4.json").write_text("not json")
+    write(
+        tmp_path / "5.json", {"matrix": {"id": "m1", "replicate": 3}, "daemon": {"profile": "c"}}
+    )  # no result
     assert matrix.done_cells(tmp_path, "m1") == {(2, "a")}
 
 

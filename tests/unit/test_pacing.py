@@ -11,22 +11,9 @@ from syslogbench.model import messages, scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.settings import from_env
 from syslogbench.rig import sender
+from tests.unit.conftest import env
 
-ENV = {
-    "SCENARIO": "udp",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "64m",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "64m",
-    "HOSTS": "1",
-    "SENDERS_PER_HOST": "1",
-    "MESSAGES_PER_SENDER": "50",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+ENV = env(small=True, SCENARIO="udp", MESSAGES_PER_SENDER=50)
 
 
 class FakeClock:

@@ -47,8 +47,8 @@ def test_rsyslog_disk_assisted_queue_on_the_queue_volume() -> None:
     for setting in (
         'queue.type="LinkedList"',
         'queue.filename="relay"',
-        f'queue.spoolDirectory="{lasthop.QUEUE_DIR}"',
-        f'queue.maxDiskSpace="{lasthop.QUEUE_CAPACITY_BYTES}"',
+        f'queue.spoolDirectory="{contract.QUEUE_DIR}"',
+        f'queue.maxDiskSpace="{contract.QUEUE_CAPACITY_BYTES}"',
         'queue.saveOnShutdown="on"',
     ):
         assert setting in text
@@ -65,7 +65,7 @@ def test_rsyslog_disk_assisted_queue_on_the_queue_volume() -> None:
 def test_syslog_ng_disk_buffer_per_version(profile: str, size_option: str) -> None:
     reliable = config(profile, "relay-pause-disk-reliable")
     normal = config(profile, "relay-slow-disk-normal")
-    expected = f'{size_option}({lasthop.QUEUE_CAPACITY_BYTES}) dir("{lasthop.QUEUE_DIR}")'
+    expected = f'{size_option}({contract.QUEUE_CAPACITY_BYTES}) dir("{contract.QUEUE_DIR}")'
     assert f"disk-buffer(reliable(yes) {expected})" in reliable
     assert f"disk-buffer(reliable(no) {expected})" in normal
     for text in (reliable, normal, config(profile, "relay")):
@@ -133,7 +133,7 @@ def test_wait_for_last_hop_records_its_report(control_dir: Path, tmp_path: Path,
     assert obs.relay is not None and obs.relay.last_hop is not None
     assert obs.relay.last_hop.lines == 31
     assert obs.relay.queue.bytes_after_stop == 7
-    assert obs.relay.queue.capacity_bytes == lasthop.QUEUE_CAPACITY_BYTES
+    assert obs.relay.queue.capacity_bytes == contract.QUEUE_CAPACITY_BYTES
     assert obs.relay.queue.where.startswith("named volume 'queue'")
 
 

@@ -17,6 +17,7 @@ from syslogbench.model.result import Result
 from syslogbench.report import build as report
 from syslogbench.report import cells, html, load, markdown, sections, stats
 from syslogbench.report.published import seed2014
+from tests.unit.conftest import limit, result_document
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "results" / "schema.json").read_text())
@@ -25,82 +26,39 @@ GIB = 2**30
 MIB = 2**20
 
 
-def limit(requested: float, effective: float | None) -> dict[str, Any]:
-    return {"requested": requested, "configured": requested, "effective": effective}
+# What the report's runs have beside the smallest result (tests/unit/conftest.py): a version 1 document.
+REPORT_RUN: dict[str, Any] = {
+    "started_utc": "2025-01-01T00:00:00Z",
+    "scenario__run_timeout_s": 3600,
+    "scenario__seed": 1,
+    "host": {
+        "cpu_model": "Test CPU 9000",
+        "cores": 16,
+        "memory_bytes": 32 * GIB,
+        "kernel": "6.1.0-test",
+        "docker_version": "24.0.7",
+        "cgroup_version": 2,
+    },
+    "memory": {"peak_bytes": 300 * MIB, "max_rss_bytes": 12.5 * MIB},
+    "io__output_bytes": 123456,
+    "senders": [],
+    "throughput__mb_per_s": 12.3,
+}
 
 
 def make_result(run_id: str, profile: str, finished: str, **changes: Any) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "schema_version": 1,
-        "run_id": run_id,
-        "started_utc": "2025-01-01T00:00:00Z",
-        "finished_utc": finished,
-        "verdict": "pass",
-        "errors": [],
-        "notes": [],
-        "scenario": {
-            "id": "seed2014",
-            "hosts": 5,
-            "senders_per_host": 4,
-            "messages_per_sender": 300000,
-            "transport": "tcp",
-            "format": "bsd",
-            "port": 514,
-            "done_threshold": 20,
-            "done_window_s": 60,
-            "run_timeout_s": 3600,
-            "seed": 1,
-        },
-        "daemon": {
-            "profile": profile,
-            "name": profile.split("-")[0],
-            "version": f"{profile} 1.2.3",
-            "image": f"syslogbench/{profile}:test",
-            "base": "debian:bookworm@sha256:abc",
-            "settings": {},
-            "stopped": True,
-            "exit_code": 0,
-        },
-        "limits": {
-            "central_cpus": limit(8, 8),
-            "central_memory_bytes": limit(2 * GIB, 2 * GIB),
-            "remote_cpus": limit(2, 2),
-            "remote_memory_bytes": limit(GIB / 2, GIB / 2),
-        },
-        "host": {
-            "cpu_model": "Test CPU 9000",
-            "cores": 16,
-            "memory_bytes": 32 * GIB,
-            "kernel": "6.1.0-test",
-            "docker_version": "24.0.7",
-            "cgroup_version": 2,
-        },
-        "elapsed_s": 42.5,
-        "end": {"trigger": "sec", "sec_fired_s": 42.6, "done_spread_s": 1.5},
-        "cpu": {"user_s": 30.25, "system_s": 20.75, "percent": 120.0},
-        "memory": {"peak_bytes": 300 * MIB, "max_rss_bytes": 12.5 * MIB},
-        "io": {"write_bytes": None, "output_bytes": 123456},
-        "messages": {
-            "expected": 6000020,
-            "sent": 6000020,
-            "received": 6000020,
-            "lost": 0,
-            "duplicated": 0,
-            "misfiled": 0,
-            "done_expected": 20,
-            "done_received": 20,
-            "done_log_lines": 20,
-        },
-        "senders": [],
-        "throughput": {"msgs_per_s": 141176.9, "mb_per_s": 12.3},
-        "summary": "30.25user 20.75system 0:42.50elapsed 120%CPU",
+    daemon = {
+        "profile": profile,
+        "name": profile.split("-")[0],
+        "version": f"{profile} 1.2.3",
+        "image": f"syslogbench/{profile}:test",
+        "base": "debian:bookworm@sha256:abc",
+        "settings": {},
+        "stopped": True,
+        "exit_code": 0,
     }
-    for dotted, value in changes.items():
-        *parents, key = dotted.split("__")
-        target = result
-        for parent in parents:
-            target = target[parent]
-        target[key] = value
+    own = {"run_id": run_id, "finished_utc": finished, "daemon": daemon}
+    result = result_document(1, **copy.deepcopy({**REPORT_RUN, **own, **changes}))
     jsonschema.validate(Result.from_dict(result).to_dict(), SCHEMA)  # a version 1 document, as read
     return result
 
@@ -730,8 +688,9 @@ def test_markdown_and_html_of_each_section_carry_the_same_cells(stats_dir: Path)
         counts.append([len(rows) for rows in in_markdown])
     # Rows, header included. The version matrix: 3 profiles and the 6 daemons of 2014. The machines: one.
     # The overview: 2 scenarios. seed2014 and small: statistics, ratio to the fastest and latest run, for
-    # 3 profiles and for 1. The 2014 figures: 6 daemons.
-    assert counts == [[10], [2], [3], [4, 4, 4], [2, 2, 2], [7]]
+    # 3 profiles and for 1, then syslog-ng PE 7's two tables of the same legacy syslog over TCP (4 rows each).
+    # The 2014 figures: 6 daemons.
+    assert counts == [[10], [2], [3], [4, 4, 4, 5, 5], [2, 2, 2, 5, 5], [7]]
 
 
 # -- machines and the version matrix --------------------------------------------------------------

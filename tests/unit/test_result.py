@@ -20,6 +20,7 @@ from syslogbench.rig import outcome as result
 from syslogbench.rig.cgroup import Snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.reconcile import Reconciliation
+from tests.unit.conftest import env
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = jsonschema.Draft202012Validator(json.loads((ROOT / "results" / "schema.json").read_text()))
@@ -29,21 +30,7 @@ STARTED = datetime(2026, 11, 22, 10, 0, 0, tzinfo=UTC)
 FINISHED = datetime(2026, 11, 22, 10, 1, 30, tzinfo=UTC)
 
 # Every key of .env, with the seed scenario's values.
-ENV = {
-    "SCENARIO": "seed2014",
-    "CENTRAL_CPUS": "8",
-    "CENTRAL_MEM": "2g",
-    "REMOTE_CPUS": "2",
-    "REMOTE_MEM": "512m",
-    "HOSTS": "5",
-    "SENDERS_PER_HOST": "4",
-    "MESSAGES_PER_SENDER": "300000",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+ENV = env()
 PER_SENDER = 300_001  # 300000 messages and the DONE
 RSS = 210_112 * KIB
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 import yaml
 
-from syslogbench.model import scenarios
+from syslogbench.model import preprocess, result, scenarios
 
 SEED = {
     "id": "x",
@@ -108,7 +109,7 @@ def test_needs_maps_each_value_to_its_feature(tmp_path: Path) -> None:
     write(tmp_path, "x", {**SEED, "transport": "udp", "destination": "relay", "buffer": "disk-assisted"})
     assert scenarios.load("x", tmp_path).needs() == ["udp", "relay", "disk-assisted"]
     write(tmp_path, "x", {**SEED, "transport": "tls", "preprocess": "json", "parallelize": 2})
-    assert scenarios.load("x", tmp_path).needs() == ["tls", "pre-json", "parallelize"]
+    assert scenarios.load("x", tmp_path).needs() == ["tls", "parallelize", "pre-json"]
 
 
 def test_every_scenario_but_the_connection_counts_keeps_the_seed_load() -> None:
@@ -194,3 +195,10 @@ def test_one_bad_value_is_one_line_and_several_are_listed(tmp_path: Path) -> Non
         str(error.value)
         == "invalid scenario:\n  - x.yaml: rate=-5 is below 0\n  - x.yaml: hosts=0 is below 1"
     )
+
+
+def test_the_result_records_every_axis_the_file_declares() -> None:
+    """One record per key: the result's scenario (model/result.py) takes each axis of FIELDS."""
+    recorded = {f.name for f in dataclasses.fields(result.Scenario)}
+    assert {field.name for field in scenarios.FIELDS if not field.load} <= recorded
+    assert scenarios.KEYS["preprocess"].allowed == tuple(preprocess.KINDS)

@@ -13,7 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from syslogbench.host import render
 from syslogbench.model import result as model
+from tests.unit.conftest import result_document
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -40,89 +42,8 @@ RESULT_FILES = sorted(
     ]
     if path.name != "schema.json"
 )
-GIB = 2**30
-
-
-def limit(requested: float, effective: float | None) -> dict[str, Any]:
-    return {"requested": requested, "configured": requested, "effective": effective}
-
-
-MINIMAL: dict[str, Any] = {
-    "schema_version": 2,
-    "run_id": "20261122T100000Z-rsyslog-8.2504",
-    "started_utc": "2026-11-22T10:00:00Z",
-    "finished_utc": "2026-11-22T10:01:00Z",
-    "verdict": "pass",
-    "errors": [],
-    "notes": [],
-    "scenario": {
-        "id": "seed2014",
-        "variant": "default",
-        "hosts": 5,
-        "senders_per_host": 4,
-        "messages_per_sender": 300000,
-        "transport": "tcp",
-        "format": "rfc3164",
-        "port": 514,
-        "done_threshold": 20,
-        "done_window_s": 60,
-        "run_timeout_s": 900,
-        "seed": 2014,
-    },
-    "daemon": {
-        "profile": "rsyslog-8.2504",
-        "name": "rsyslog",
-        "version": "rsyslogd  8.2504.0 (aka 2025.04) compiled with:",
-        "image": "syslogbench/rsyslog-8.2504:local",
-        "base": "pull debian:trixie-slim@sha256:3a39",
-        "settings": {},
-        "stopped": True,
-        "exit_code": 0,
-    },
-    "limits": {
-        "central_cpus": limit(8, 8),
-        "central_memory_bytes": limit(2 * GIB, 2 * GIB),
-        "remote_cpus": limit(2, 2),
-        "remote_memory_bytes": limit(GIB / 2, GIB / 2),
-    },
-    "host": {
-        "cpu_model": "Test CPU",
-        "cores": 8,
-        "memory_bytes": 16 * GIB,
-        "kernel": "6.1.0",
-        "docker_version": "27.0.0",
-        "cgroup_version": 2,
-    },
-    "elapsed_s": 42.5,
-    "end": {"trigger": "sec", "sec_fired_s": 42.6, "done_spread_s": 1.5},
-    "cpu": {"user_s": 30.25, "system_s": 20.75, "percent": 120.0},
-    "memory": {"peak_bytes": None, "max_rss_bytes": None},
-    "io": {"write_bytes": None, "output_bytes": 600002000},
-    "messages": {
-        "expected": 6000020,
-        "sent": 6000020,
-        "received": 6000020,
-        "lost": 0,
-        "duplicated": 0,
-        "misfiled": 0,
-        "done_expected": 20,
-        "done_received": 20,
-        "done_log_lines": 20,
-    },
-    "senders": [
-        {
-            "id": "host1-s1",
-            "status": "ok",
-            "sent": 300001,
-            "received": 300001,
-            "lost": 0,
-            "duplicated": 0,
-            "done_seen": True,
-        }
-    ],
-    "throughput": {"msgs_per_s": 141176.9, "mb_per_s": 14.1},
-    "summary": "30.25user 20.75system 0:42.50elapsed 120%CPU",
-}
+# The smallest whole result the schema accepts (tests/unit/conftest.py).
+MINIMAL = result_document()
 
 
 def changed(dotted: str, value: Any) -> dict[str, Any]:
@@ -322,3 +243,14 @@ def test_a_result_without_truncated_loads_and_stays_without() -> None:
     with_count = changed("messages.truncated", 3)
     assert list(VALIDATOR.iter_errors(with_count)) == []
     assert model.Result.from_dict(with_count).messages.truncated == 3
+
+
+def test_the_scenario_part_is_what_the_field_records_render() -> None:
+    """The scenario's axes are declared once (model/scenarios.py FIELDS): `make render` writes their schema."""
+    text = (RESULTS / "schema.json").read_text()
+    assert render.result_schema(text) == text, (
+        "results/schema.json is stale: run `python -m syslogbench render`"
+    )
+    axes = SCHEMA["properties"]["scenario"]["properties"]
+    assert axes["message_bytes"] == {"type": "integer", "minimum": 80}
+    assert axes["transport"] == {"enum": ["tcp", "udp", "tls"]}

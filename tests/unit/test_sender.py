@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import time
@@ -13,7 +12,7 @@ import pytest
 
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
-from syslogbench.rig import cgroup, channel, control, sender
+from syslogbench.rig import channel, control, sender
 
 # --- claim_index ---------------------------------------------------------------------------------------------
 
@@ -103,26 +102,6 @@ def test_wait_for_sees_a_file_that_appears_later(tmp_path: Path) -> None:
     assert path.exists()
 
 
-def test_wait_for_start_returns_on_start(control_dir: Path) -> None:
-    (control_dir / "start").write_text("1700000000.0\n")
-    control.wait_for_start(0.0)
-
-
-def test_wait_for_start_raises_when_the_watcher_finished(control_dir: Path) -> None:
-    (control_dir / "finish").touch()
-    began = time.monotonic()
-    with pytest.raises(control.WaitTimeout) as caught:
-        control.wait_for_start(60.0)
-    assert time.monotonic() - began < 2.0
-    assert str(caught.value) == "the watcher finished the run before giving the start signal"
-
-
-def test_wait_for_start_times_out(control_dir: Path) -> None:
-    with pytest.raises(control.WaitTimeout) as caught:
-        control.wait_for_start(0.05)
-    assert str(caught.value) == "gave up after 0 s waiting for the start signal"
-
-
 # --- drain ---------------------------------------------------------------------------------------------------
 
 
@@ -210,33 +189,6 @@ def test_record_death_keeps_a_ledger_the_sender_sent(
         "status": "ok",
         "messages": 11,
     }
-
-
-# --- own_cpu_seconds ---------------------------------------------------------------------------------------
-
-
-def test_own_cpu_seconds_cgroup_v1(tmp_path: Path) -> None:
-    hz = os.sysconf("SC_CLK_TCK")
-    (tmp_path / "cpuacct").mkdir()
-    (tmp_path / "cpuacct" / "cpuacct.stat").write_text(f"user {5 * hz // 2}\nsystem {hz}\n")
-    assert cgroup.own_cpu_seconds(tmp_path) == (2.5, 1.0)
-
-
-def test_own_cpu_seconds_cgroup_v2(tmp_path: Path) -> None:
-    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
-    (tmp_path / "cpu.stat").write_text(
-        "usage_usec 1750000\nuser_usec 1500000\nsystem_usec 250000\nnr_periods 0\n"
-    )
-    # cpuacct/ ignored on v2 even if present
-    (tmp_path / "cpuacct").mkdir()
-    (tmp_path / "cpuacct" / "cpuacct.stat").write_text("user 99999\nsystem 99999\n")
-    assert cgroup.own_cpu_seconds(tmp_path) == (1.5, 0.25)
-
-
-def test_own_cpu_seconds_unknown_when_files_are_missing(tmp_path: Path) -> None:
-    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
-    (tmp_path / "cgroup.controllers").touch()
-    assert cgroup.own_cpu_seconds(tmp_path) == (None, None)
 
 
 def test_minus_rounds_and_passes_none() -> None:

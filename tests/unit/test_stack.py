@@ -7,7 +7,7 @@ import yaml
 
 from syslogbench.host import profiles, stack
 from syslogbench.model import settings
-from tests.unit.test_result import ENV  # every key of .env, with the seed scenario's values
+from tests.unit.conftest import env
 
 # What `docker stack deploy` ignores or refuses (docs/swarm.md); none may appear in any service.
 NOT_FOR_SWARM = {
@@ -18,7 +18,7 @@ NOT_FOR_SWARM = {
 
 
 def rendered(**options: object) -> dict:
-    cfg = settings.from_env({**ENV, "HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000"})
+    cfg = settings.from_env({**env(), "HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000"})
     text = stack.render(profiles.resolve("rsyslog8"), cfg, **options)
     return yaml.safe_load(text)
 

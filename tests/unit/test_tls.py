@@ -20,6 +20,7 @@ from syslogbench.model.result import Tls, plain
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import reconcile, sender, tlscerts
 from syslogbench.rig.watcher import run as watcher
+from tests.unit.conftest import env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -251,22 +252,7 @@ def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path]) -> N
 
 
 def watcher_settings(scenario: str) -> Settings:
-    env = {
-        "SCENARIO": scenario,
-        "CENTRAL_CPUS": "1",
-        "CENTRAL_MEM": "64m",
-        "REMOTE_CPUS": "1",
-        "REMOTE_MEM": "64m",
-        "HOSTS": "1",
-        "SENDERS_PER_HOST": "2",
-        "MESSAGES_PER_SENDER": "10",
-        "DONE_THRESHOLD": "0",
-        "DONE_WINDOW": "60",
-        "RUN_TIMEOUT": "900",
-        "KEEP_LOGS": "0",
-        "SEED": "2014",
-    }
-    return from_env(env)
+    return from_env(env(small=True, SCENARIO=scenario, SENDERS_PER_HOST=2))
 
 
 def test_the_watcher_makes_certificates_only_for_a_tls_scenario(control_dir: Path) -> None:

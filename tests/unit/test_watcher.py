@@ -24,22 +24,9 @@ from syslogbench.rig import cgroup, channel, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
+from tests.unit.conftest import env
 
-ENV = {
-    "SCENARIO": "unit",
-    "CENTRAL_CPUS": "1",
-    "CENTRAL_MEM": "64m",
-    "REMOTE_CPUS": "1",
-    "REMOTE_MEM": "64m",
-    "HOSTS": "1",
-    "SENDERS_PER_HOST": "3",
-    "MESSAGES_PER_SENDER": "10",
-    "DONE_THRESHOLD": "0",
-    "DONE_WINDOW": "60",
-    "RUN_TIMEOUT": "900",
-    "KEEP_LOGS": "0",
-    "SEED": "2014",
-}
+ENV = env(small=True, SCENARIO="unit", SENDERS_PER_HOST=3)
 DONE_LINE = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=0000011 f=1 v=5 DONE\n"
 PLAIN_LINE = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=0000001 f=1 v=5 xxxx\n"
 
@@ -693,9 +680,8 @@ def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
         raise KeyError("rate")  # the quickest way through conclude: the salvage reconciles what arrived
 
     monkeypatch.setattr(run, "run", reconciled)
-    monkeypatch.setattr(
-        cgroup, "own_memory", lambda: cgroup.OwnMemory(41 * 2**20, "memory.peak", 384 * 2**20)
-    )
+    own = {"memory.peak": f"{41 * 2**20}\n", "memory.max": f"{384 * 2**20}\n"}
+    monkeypatch.setattr(cgroup, "own", lambda: cgroup.V2(own.get))
     run.main()
     harness = one_result(volumes)["harness"]
     assert harness["watcher"] == {
@@ -858,9 +844,28 @@ def test_a_full_logs_volume_is_named_with_what_is_left(
     assert fault.logs_full(tmp_path) is None
 
 
-def test_the_real_logs_directory_of_this_machine_is_not_full(tmp_path: Path) -> None:
-    assert fault.logs_full(tmp_path) is None
-    assert fault.logs_full(tmp_path / "no-such-dir") is None
+def test_a_full_logs_volume_is_the_results_first_error(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cause before the loss it led to: the watcher's conclusion names the full logs volume first."""
+
+    class Full:
+        f_bavail, f_frsize, f_blocks = 3, 4096, 256  # 12 KiB free of 1 MiB
+
+    real = os.statvfs
+    monkeypatch.setattr(fault.os, "statvfs", lambda path: Full if Path(path) == control.LOGS else real(path))
+
+    def concluded(cfg: Settings, obs: Observed) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        run.conclude(cfg, obs, ledger_wait=0)
+
+    monkeypatch.setattr(run, "run", concluded)
+    run.main()
+    result = one_result(volumes)
+    assert result["errors"][0].startswith("the logs volume is full: 12,288 bytes free of 1 MiB; ")
+    assert result["messages"]["received"] == 61
+    assert fault.logs_full(volumes / "no-such-dir") is None  # a volume it cannot look at is not called full
 
 
 def test_a_daemon_dead_of_a_signal_is_named_and_a_clean_stop_is_not() -> None:

@@ -160,7 +160,7 @@ class SampleTail:
 
 class Ledgers:
     """The ledgers written so far, each read once: a sender writes its ledger once (renamed into place), and
-    the guard looks twice a second."""
+    the guard looks twice a second, the UDP quiet end ten times."""
 
     def __init__(self) -> None:
         self.known: dict[str, Ledger] = {}

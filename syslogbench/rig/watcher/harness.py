@@ -14,7 +14,7 @@ REPORT_WAIT_S = 5.0  # the generators hear of the daemon's exit within 0.2 s (ch
 
 
 def own_cpu() -> float | None:
-    return cgroup.own_cpu_total_s()
+    return cgroup.own().cpu_total_s()
 
 
 def since(start: float | None) -> float | None:

@@ -21,7 +21,7 @@ from syslogbench.model import preprocess, scenarios, settings
 from syslogbench.model.ledger import Ledger, failures
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
-from syslogbench.model.result import Daemon, HarnessContainer, Result
+from syslogbench.model.result import Daemon, HarnessContainer, Matrix, Result
 from syslogbench.rig import cgroup, channel, control, fingerprint, outcome, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import Observed
@@ -307,7 +307,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
 
 def own_memory() -> HarnessContainer:
     """The watcher's own memory peak so far (the reconciliation is its largest part) and its limit."""
-    own = cgroup.own_memory()
+    own = cgroup.own().memory()
     return HarnessContainer(own.peak_bytes, own.peak_source, own.limit_bytes)
 
 
@@ -395,10 +395,10 @@ def scenario_transport(cfg: settings.Settings) -> str:
         return "tcp"
 
 
-def matrix_cell() -> dict[str, object] | None:
+def matrix_cell() -> Matrix | None:
     """Set by `python -m syslogbench matrix`, so a resumed matrix knows which cells are done."""
     cell, replicate = os.environ.get("MATRIX_ID"), os.environ.get("MATRIX_REPLICATE", "")
-    return {"id": cell, "replicate": int(replicate)} if cell and replicate.isdigit() else None
+    return Matrix(id=cell, replicate=int(replicate)) if cell and replicate.isdigit() else None
 
 
 def reset() -> None:
