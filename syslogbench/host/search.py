@@ -39,6 +39,7 @@ HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would 
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
 SENDER_BOUND_BACKOFF = 0.9  # a search the senders could not feed starts again below what they reached
 MAX_RESTARTS = 3
+STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
 
 
 class DaemonDied(RuntimeError):
@@ -150,8 +151,16 @@ class Measurer(AbstractMeasurer):
             raise DaemonDied(rate, trial.daemon_exit)
         return trial
 
+    def stalled(self, trial: Trial) -> bool:
+        return trial.sample_max_s is not None and trial.sample_max_s > self.cap.latency_bound_s / 2
+
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
         trial = self.trial(intended_load, intended_duration)
+        for _ in range(STALL_REPEATS):
+            if not self.stalled(trial):
+                break
+            trial.purpose = "repeated"  # kept, but not given to the search
+            trial = self.trial(intended_load, intended_duration)
         if trial.sender_bound:
             raise SenderBound(intended_load, trial.achieved_msgs_per_s)
         # Late is lost: only what arrived within LATENCY_BOUND of its intended time was forwarded.

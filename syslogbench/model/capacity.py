@@ -202,6 +202,9 @@ class Trial:
     senders: list[SenderTrial] = field(default_factory=list)
     # Before the trial: how long the earlier trials' lines took to stop arriving, and how many there were.
     drain_s: float | None = None
+    # The longest gap between two looks at the output. Past half of LATENCY_BOUND the watcher itself was held
+    # up (a busy machine) and made latencies up: the search repeats such a trial (host/search.py).
+    sample_max_s: float | None = None
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
     errors: list[str] = field(default_factory=list)

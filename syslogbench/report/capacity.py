@@ -75,7 +75,11 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
     rows = []
     for trial in sorted(trials, key=lambda t: (t["offered_msgs_per_s"], t["number"])):
         latency = trial.get("latency_ms") or {}
-        note = {"warmup": "warm-up", "latency": "latency at a fraction of the PDR"}.get(
+        note = {
+            "warmup": "warm-up",
+            "latency": "latency at a fraction of the PDR",
+            "repeated": "watcher held up: repeated, not used",
+        }.get(  # fmt: skip
             trial.get("purpose", ""), ""
         )
         note = "sender-bound, not used" if trial.get("sender_bound") else note

@@ -118,6 +118,7 @@ class Tally:
         self.duplicated: dict[str, int] = {}
         self.histogram: dict[int, int] = {}
         self.stale = 0  # lines of other trials
+        self.longest_gap = 0.0  # seconds between two looks at the output, at most
 
     def arrive(self, keys: list[tuple[bytes, bytes, bytes]], seen_at: float) -> None:
         for host, sender, seq in keys:
@@ -281,7 +282,7 @@ class Trials:
         start, give_up = self.spec["start"], self.spec["give_up"]
         before = self.take("start")
         cpu0 = self.own_cpu()
-        tally = capacity_tally(self.number, per_sender, messages, start, self.bound_s)
+        tally = Tally(self.number, per_sender, messages, start, self.bound_s)
         looks, died = self.follow(tally, give_up), daemon_exit()
         after = self.take("end") if died is None else None
         cpu = self.own_cpu()
@@ -303,14 +304,16 @@ class Trials:
         return stale, round(time.monotonic() - began, 3)
 
     def follow(self, tally: Tally, give_up: float) -> int:
-        """Sample the output until every message sent is in, or the give-up time and every report are."""
-        looks = 0
+        """Sample the output until every message sent is in, or the give-up time and every report are.
+        Keeps the longest gap between two looks (tally.longest_gap): the latency's worst resolution."""
+        looks, previous = 0, time.time()
         while True:
             time.sleep(SAMPLE_S)
             keys = self.follower.keys()
             # After the read: a line first seen now was written at the latest now (and after the last look).
             now = time.time()
             tally.arrive(keys, now)
+            tally.longest_gap, previous = max(tally.longest_gap, now - previous), now
             looks += 1
             with self.changed:
                 reports = dict(self.ledgers)
@@ -360,6 +363,7 @@ class Trials:
             "latency_ms": percentiles_ms(tally.histogram),
             "latency_histogram_us": {str(k): v for k, v in sorted(tally.histogram.items())},
             "sample_s": round(elapsed / looks, 4) if looks else None,
+            "sample_max_s": round(tally.longest_gap, 4),
             "stale_lines": tally.stale,
             "daemon_cpu_s": cpu_delta(before, after),
             "watcher_cpu_s": None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 3),
@@ -369,10 +373,6 @@ class Trials:
             "daemon_exit": died,
             "errors": [f"the daemon exited with code {died} during this trial"] if died is not None else [],
         }
-
-
-def capacity_tally(trial: int, rate: float, messages: int, start: float, bound_s: float) -> Tally:
-    return Tally(trial, rate, messages, start, bound_s)
 
 
 def cpu_delta(before: object | None, after: object | None) -> float | None:

@@ -293,6 +293,17 @@ def test_a_sender_bound_trial_is_not_believed_the_search_starts_again_below_it()
     assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s <= 1500 * 0.9
 
 
+def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
+    answers = iter([0.9, 0.02])  # the first look gap: past half the 1 s bound
+
+    def held_up_once(rate: float, duration: float) -> dict:
+        return simulated(rate, duration) | {"sample_max_s": next(answers, 0.02)}
+
+    measurer = search.Measurer(held_up_once, SHORT, sleep=lambda s: None)
+    measurer.measure(1.0, 1000.0)
+    assert [(t.purpose, t.sample_max_s) for t in measurer.trials] == [("repeated", 0.9), ("search", 0.02)]
+
+
 def test_a_daemon_that_dies_ends_the_search_with_the_rate_it_died_at() -> None:
     measurer = search.Measurer(lambda r, d: simulated(r, d, die_above=5000), SHORT, sleep=lambda s: None)
     found = search.search(measurer, SHORT, print)
