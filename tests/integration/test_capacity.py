@@ -64,5 +64,6 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> N
     # Where the throttle cannot have written every message in time (the bucket, then the bound), some were late.
     over = [t for t in result["trials"] if t["sent"] > HELD * (t["duration_s"] + 1 + bound)]
     assert over and all(t["late"] > 0 for t in over), table
-    # TCP lost nothing: what counted against those rates was lateness.
-    assert all(t["lost"] == 0 for t in result["trials"]), table
+    # Below the rate held, nothing was lost over TCP. (Far above it, the destination's queue overflows and
+    # syslog-ng drops: 159 of 6,038 at 2,135 msg/s for 2.8 s, each counted lost, not late.)
+    assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table
