@@ -5,11 +5,4 @@ import sys
 from syslogbench.host import cli
 from syslogbench.report import build as report
 
-
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["report"]:  # its own flags (--out, --html, ...) go to the report unchanged
-        return report.main(argv[1:])
-    return cli.main(argv, show=report.show_run)
-
-
-sys.exit(main(sys.argv[1:]))
+sys.exit(cli.main(sys.argv[1:], show=report.show_run, report=report.main))

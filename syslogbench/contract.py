@@ -42,6 +42,14 @@ SUPERVISOR_ENV: dict[str, str | None] = {
     "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
 }
 
+# -- waits before the start: the watcher ends a run that starts too slowly, and says what was slow ---------------
+# The watcher waits READY_TIMEOUT for each in turn: the daemon's manifest, the daemon listening, every sender
+# ready. A sender or generator waits for the daemon's port and for the start at least that whole budget (and
+# is answered at once when the watcher finishes instead): one that gave up first would exit, compose would stop
+# every container, and the run would end as "senders not ready" with nothing saying why.
+READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+START_WAIT = 3 * READY_TIMEOUT + 60  # and the start snapshot (30 s) and SEC's start, with room to spare
+
 # The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
 # `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
 FINGERPRINT_ENV = "FINGERPRINT"
@@ -231,12 +239,29 @@ def read_json(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
-# -- exit codes: one meaning each, from the watcher, `syslogbench run`, `syslogbench matrix` and the CLI ------
+# -- verdicts and exit codes: one meaning each, written here only -------------------------------------------
+# The README's exit-code table is this table (tests/unit/test_docs.py holds the two equal). The watcher, `syslogbench
+# run`, `matrix`, plain compose and the CLI all exit with these codes; a result's verdict is one of the names.
+MEANINGS = {
+    # The same over every transport: over UDP, where the drop rate is the figure (the result's `udp` block),
+    # a run that lost any datagram is `loss` too, so a reader of `pass` never misses a loss.
+    "pass": "every message arrived exactly once, in its file: none lost, duplicated, misfiled or cut",
+    "loss": "the run ended, and some message was lost, duplicated, misfiled or cut (over UDP: any drop)",
+    "bad-input": "refused before any container started: the one line printed says what to change",
+    "error": "the run could not be measured: a container died, a wait ran out, a tool failed",
+    "n/a": "the daemon cannot run this scenario; the result says why",
+    "timeout": "the DONE threshold did not fire within RUN_TIMEOUT",
+    # Not verdicts: how the command itself was ended. Whatever it had started is stopped and removed.
+    "interrupted": "Ctrl-C (SIGINT) ended the command (128 + SIGINT, as a shell reports it)",
+    "terminated": "SIGTERM ended the command (kill, a CI job cancelled; 128 + SIGTERM)",
+}
 EXIT_CODES = {
-    "pass": 0,  # every message arrived exactly once
-    "loss": 1,  # the run ended, and some message was lost, duplicated, misfiled or cut
-    "bad-input": 2,  # refused before any container started: a setting, scenario or profile to change
-    "error": 3,  # the run could not be measured: a container died, a wait ran out, a tool failed
-    "n/a": 4,  # the daemon cannot run this scenario (a result says why)
-    "timeout": 5,  # the DONE threshold did not fire within RUN_TIMEOUT
+    "pass": 0,
+    "loss": 1,
+    "bad-input": 2,
+    "error": 3,
+    "n/a": 4,
+    "timeout": 5,
+    "interrupted": 130,
+    "terminated": 143,
 }

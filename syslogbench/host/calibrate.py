@@ -183,8 +183,6 @@ def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
 
 
 def main(messages: int, connections: int, results_dir: Path) -> int:
-    if messages < 1 or connections < 1:
-        raise settings.SettingsError("--messages and --connections must be 1 or more")
     try:
         calibrate(messages, connections, results_dir)
     except (RuntimeError, TimeoutError, subprocess.CalledProcessError) as error:

@@ -1,22 +1,27 @@
-"""The syslogbench command: it parses the command line and hands each command to its module.
+"""The syslogbench command: it parses the command line and hands each command to its module (COMMANDS).
 
-python -m syslogbench run --profile rsyslog8 [KEY=VALUE ...]
+Every error a user can cause ends in one line saying what to change, and exit code 2, before any container
+starts; Ctrl-C and SIGTERM end in one line each and their own codes (contract.EXIT_CODES, README).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
+import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from syslogbench.contract import EXIT_CODES
+from syslogbench.contract import EXIT_CODES, MEANINGS
 from syslogbench.host import (
     benchmark,
     calibrate,
+    check,
     faults,
     fingerprint,
     images,
@@ -31,9 +36,293 @@ from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import capacity, result, scenarios, settings
 
 Show = Callable[[Path], None]
+Report = Callable[[list[str]], int]
+DESCRIPTION = (
+    "A reproducible benchmark matrix for syslog daemons on Docker Compose: each run sends syslog from "
+    "generator containers to one daemon, checks every message against the senders' ledgers, and writes a "
+    "result file with a verdict (docs/running.md)."
+)
 OVERRIDE_HELP = (
     "override a .env setting, or the scenario's shape (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER)"
 )
+INPUT_ERRORS = (
+    settings.SettingsError,
+    profiles.ProfileError,
+    images.SetupError,
+    scenarios.ScenarioError,
+    capacity.CapacityError,
+)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C is, so that every clean-up written for Ctrl-C (containers stopped and
+    removed, a matrix's note on how to resume) runs for it too."""
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the caller plugs in: the report's renderers (host may not import the report, __main__ does)."""
+
+    show: Show = benchmark.show_path
+    report: Report | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    help: str  # says what the command writes
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Wiring], int]
+    passthrough: bool = False  # its own parser reads every argument after its name
+
+
+# -- options ---------------------------------------------------------------------------------------------------
+
+
+def profile_option(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"daemon profile (default {DEFAULT_PROFILE}; see `profiles`)",
+    )
+
+
+def overrides_option(cmd: argparse.ArgumentParser, text: str = OVERRIDE_HELP) -> None:
+    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=text)
+
+
+def results_option(cmd: argparse.ArgumentParser, writes: str) -> None:
+    cmd.add_argument("--results", type=Path, default=ROOT / "results", help=f"results directory: {writes}")
+
+
+def run_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    results_option(cmd, "writes <results>/<run id>.json (default results/)")
+    cmd.add_argument(
+        "--swarm", action="store_true", help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)"
+    )
+    cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
+    overrides_option(cmd)
+
+
+def capacity_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
+    results_option(cmd, "writes <results>/capacity/<run id>.json (default results/)")
+    overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
+
+
+def check_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    overrides_option(cmd)
+
+
+def stack_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
+    cmd.add_argument("--registry", help="registry prefix of the images, e.g. registry.lab:5000")
+    overrides_option(cmd)
+
+
+def matrix_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
+    cmd.add_argument("--replicates", type=int, default=3, help="runs of each profile (default 3)")
+    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
+    cmd.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
+    )
+    results_option(cmd, "one <run id>.json per run (default results/)")
+    overrides_option(cmd)
+
+
+def faults_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
+    cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
+    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
+    results_option(cmd, "writes <results>/faults/<id>.json")
+    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
+
+
+def calibrate_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
+    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
+    results_option(cmd, "writes <results>/calibration/<time>.json")
+
+
+def fingerprint_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
+    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM, ... (the limits it runs under)")
+
+
+def setup_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
+
+
+def no_options(cmd: argparse.ArgumentParser) -> None:
+    return None
+
+
+def profiles_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON list of the profiles, aliases left out (for CI matrices)",
+    )
+
+
+# -- what the user gave, checked before anything starts ----------------------------------------------------------
+
+
+def writable_dir(path: Path, option: str = "--results") -> Path:
+    """A directory that exists or can be made, and written: else one line. A directory made to find out is
+    removed again, so a command refused later leaves nothing behind."""
+    made = [folder for folder in [path, *path.parents] if not folder.exists()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise settings.SettingsError(
+            f"{option} {path}: is a file, not a directory: name a directory"
+        ) from None
+    except OSError as error:
+        raise settings.SettingsError(
+            f"{option} {path}: cannot be made ({error.strerror}): choose another"
+        ) from None
+    finally:
+        for folder in made:  # deepest first
+            if folder.is_dir():
+                folder.rmdir()
+    if not made and not os.access(path, os.W_OK | os.X_OK):
+        raise settings.SettingsError(f"{option} {path}: cannot be written by this user: choose another")
+    return path
+
+
+def writable_file(path: Path, option: str = "--out") -> Path:
+    """A file whose directory exists and can be written (nothing is created on the way)."""
+    if path.is_dir():
+        raise settings.SettingsError(
+            f"{option} {path}: is a directory: name a file, e.g. {path / 'stack.yaml'}"
+        )
+    folder = path.parent
+    if not folder.is_dir():
+        raise settings.SettingsError(
+            f"{option} {path}: the directory {folder} does not exist: create it first"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise settings.SettingsError(f"{option} {path}: cannot be written by this user: choose another path")
+    return path
+
+
+def at_least(option: str, value: int, low: int) -> int:
+    if value < low:
+        raise settings.SettingsError(f"{option} {value}: use {low} or more")
+    return value
+
+
+def profile_names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise settings.SettingsError(
+            f"--profiles {text!r} names no profile: e.g. --profiles rsyslog8,syslog-ng"
+        )
+    return names
+
+
+def overrides_of(args: argparse.Namespace) -> dict[str, str]:
+    """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
+    if getattr(args, "profile", None) is not None:
+        check.resolve(args.profile, args.overrides)
+    return benchmark.parse_overrides(args.overrides)
+
+
+# -- the commands ---------------------------------------------------------------------------------------------
+
+
+def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = overrides_of(args)
+    writable_dir(args.results)
+    if args.registry and not args.swarm:
+        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
+    if args.swarm:
+        return swarm.run(args.profile, overrides, args.results, args.registry, show=wiring.show)
+    return benchmark.run(args.profile, overrides, args.results, show=wiring.show)
+
+
+def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
+    if args.scenario:
+        overrides["SCENARIO"] = args.scenario
+    return search.run(args.profile, overrides, writable_dir(args.results))
+
+
+def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    return check.check(args.profile, args.overrides)
+
+
+def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = overrides_of(args)
+    out = writable_file(args.out) if args.out is not None else None
+    profile = profiles.resolve(args.profile)
+    cfg, _ = benchmark.run_env(overrides)
+    text = stack.render(profile, cfg, registry=args.registry, docker_version=benchmark.docker_version())
+    if out is None:
+        print(text, end="")
+        return EXIT_CODES["pass"]
+    out.write_text(text)
+    log(f"wrote {out}: docker stack deploy -c {out} NAME (docs/swarm.md)")
+    return EXIT_CODES["pass"]
+
+
+def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    names = profile_names(args.profiles)
+    overrides = benchmark.parse_overrides(args.overrides)
+    writable_dir(args.results)
+    return matrix.run_matrix(
+        names, args.replicates, overrides, args.results, args.fresh, show=wiring.show, warmup=args.warmup
+    )
+
+
+def faults_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    if args.summary:
+        print(faults.summary(args.summary))
+        return EXIT_CODES["pass"]
+    at_least("--runs", args.runs, 1)
+    writable_dir(args.results)
+    return faults.campaign(args.runs, args.seed, profile_names(args.profiles), args.results)
+
+
+def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    at_least("--messages", args.messages, 1)
+    at_least("--connections", args.connections, 1)
+    writable_dir(args.results)  # before set-up builds anything
+    return calibrate.main(args.messages, args.connections, args.results)
+
+
+def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    at_least("--times", args.times, 1)
+    cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+    return fingerprint.main(cfg, args.times, log)
+
+
+def setup_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    if args.profile:
+        benchmark.setup(args.profile)
+    else:  # every profile: those that need an unreachable registry are left out, with a notice
+        benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+    return EXIT_CODES["pass"]
+
+
+def report_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    if wiring.report is None:
+        raise settings.SettingsError("the report is run as `python -m syslogbench report`")
+    return wiring.report(args.rest)
+
+
+def render_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    for path in render.render_all():
+        log(f"rendered {path.relative_to(ROOT)}")
+    return EXIT_CODES["pass"]
 
 
 def profile_table() -> list[dict[str, str]]:
@@ -44,106 +333,129 @@ def profile_table() -> list[dict[str, str]]:
     ]
 
 
+def profiles_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    if args.json:
+        print(json.dumps(profile_table()))
+        return EXIT_CODES["pass"]
+    for name, profile in sorted(profiles.names().items()):
+        origin = f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
+        print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
+    return EXIT_CODES["pass"]
+
+
+COMMANDS: dict[str, Command] = {
+    "run": Command(
+        "run one benchmark: writes results/<run id>.json and prints its result", run_options, run_command
+    ),
+    "check": Command(
+        "check a profile, the settings and the scenario as `run` would, starting nothing and writing nothing: "
+        "exit 0 (would run), 2 (every problem listed) or 4 (n/a)",
+        check_options,
+        check_command,
+    ),
+    "capacity": Command(
+        "search the highest rate the daemon holds (NDR, PDR) and its latency: writes "
+        "results/capacity/<run id>.json and prints a table",
+        capacity_options,
+        capacity_command,
+    ),
+    "stack": Command(
+        "write a stack file for docker stack deploy (Docker Swarm) to --out, or print it",
+        stack_options,
+        stack_command,
+    ),
+    "matrix": Command(
+        "profiles x replicates, interleaved and resumable: one result file per run in --results",
+        matrix_options,
+        matrix_command,
+    ),
+    "faults": Command(
+        "small runs, each with one fault injected; writes <results>/faults/<id>.json with every run's invariants",
+        faults_options,
+        faults_command,
+    ),
+    "calibrate": Command(
+        "our sender vs loggen, each into a discarding sink: writes <results>/calibration/<time>.json",
+        calibrate_options,
+        calibrate_command,
+    ),
+    "fingerprint": Command(
+        "time this machine's fingerprint as a run does, and its spread: prints it, writes no file",
+        fingerprint_options,
+        fingerprint_command,
+    ),
+    "setup": Command(
+        "install Compose v2 if missing, make the base images, build the images: writes Docker images only",
+        setup_options,
+        setup_command,
+    ),
+    "report": Command(
+        "the report from the result files: Markdown to standard output, or with --out DIR, DIR/report.md, "
+        "DIR/report.html and DIR/plots/ (`report --help` for its options)",
+        no_options,
+        report_command,
+        passthrough=True,
+    ),
+    "render": Command(
+        "from the manifests: every daemon config, compose.daemons.yaml and compose.profiles.yaml",
+        no_options,
+        render_command,
+    ),
+    "profiles": Command(
+        "list the profile names and where each image comes from: prints them, writes nothing",
+        profiles_options,
+        profiles_command,
+    ),
+}
+
+
+def epilog() -> str:
+    codes = "\n".join(f"  {code:>3}  {name}: {MEANINGS[name]}" for name, code in EXIT_CODES.items())
+    return f"exit codes (the same for every command; contract.EXIT_CODES):\n{codes}"
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="syslogbench", description=__doc__.splitlines()[0])
-    sub = top.add_subparsers(dest="command", required=True)
-    for name, text in (
-        ("run", "run one benchmark and print its result"),
-        ("check", "validate settings only"),
-    ):
-        cmd = sub.add_parser(name, help=text)
-        cmd.add_argument(
-            "--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})"
+    top = argparse.ArgumentParser(
+        prog="python -m syslogbench",
+        description=textwrap.fill(DESCRIPTION, 100),
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        cmd = sub.add_parser(
+            name, help=command.help, description=command.help, add_help=not command.passthrough
         )
-        cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
-        if name == "run":
-            cmd.add_argument("--results", type=Path, default=ROOT / "results", help="where results go")
-            cmd.add_argument(
-                "--swarm",
-                action="store_true",
-                help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)",
-            )
-            cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
-    cmd = sub.add_parser(
-        "capacity", help="search the highest rate the daemon holds (NDR, PDR) and its latency"
-    )
-    cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
-    cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
-    cmd.add_argument(
-        "--results", type=Path, default=ROOT / "results", help="writes <results>/capacity/<id>.json"
-    )
-    cmd.add_argument(
-        "overrides", nargs="*", metavar="KEY=VALUE", help=f"{OVERRIDE_HELP}; or {', '.join(capacity.KEYS)}"
-    )
-    cmd = sub.add_parser("stack", help="write a stack file for docker stack deploy (Docker Swarm)")
-    cmd.add_argument("--profile", default=DEFAULT_PROFILE, help=f"daemon profile (default {DEFAULT_PROFILE})")
-    cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
-    cmd.add_argument("--registry", help="registry prefix of the images, e.g. registry.lab:5000")
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
-    cmd = sub.add_parser("matrix", help="profiles x replicates, interleaved and resumable")
-    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
-    cmd.add_argument("--replicates", type=int, default=3)
-    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
-    cmd.add_argument(
-        "--warmup",
-        type=int,
-        default=0,
-        help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
-    )
-    cmd.add_argument("--results", type=Path, default=ROOT / "results")
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=OVERRIDE_HELP)
-    cmd = sub.add_parser(
-        "faults", help="small runs, each with one fault injected; checks every run's invariants"
-    )
-    cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
-    cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
-    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
-    cmd.add_argument(
-        "--results", type=Path, default=ROOT / "results", help="writes <results>/faults/<id>.json"
-    )
-    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
-    cmd = sub.add_parser("calibrate", help="our sender vs loggen, each into a discarding sink")
-    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
-    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
-    cmd.add_argument("--results", type=Path, default=ROOT / "results")
-    cmd = sub.add_parser("fingerprint", help="time this machine's fingerprint (as a run does) and its spread")
-    cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="CENTRAL_CPUS, CENTRAL_MEM, ...")
-    cmd = sub.add_parser("setup", help="install Compose v2 if needed, make base images, build daemon images")
-    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
-    cmd = sub.add_parser("report", help="Markdown table over results/")
-    cmd.add_argument("args", nargs=argparse.REMAINDER)
-    sub.add_parser("render", help="render every daemon config from its template")
-    cmd = sub.add_parser("profiles", help="list the profile names")
-    cmd.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON list of the profiles, aliases left out (for CI matrices)",
-    )
+        command.options(cmd)
     return top
 
 
-def interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def parse(argv: list[str]) -> argparse.Namespace:
+    """A passthrough command (the report) gets every argument after its name untouched."""
+    if argv[:1] and argv[0] in COMMANDS and COMMANDS[argv[0]].passthrough:
+        return argparse.Namespace(command=argv[0], rest=argv[1:])
+    return parser().parse_args(argv)
 
 
-def main(argv: list[str], show: Show = benchmark.show_path) -> int:
-    """show prints a run's result; the report's renderer is passed in by the caller (syslogbench.__main__)."""
-    args = parser().parse_args(argv)
-    # A SIGTERM (kill, a CI job cancelled) ends a run as Ctrl-C does: its containers are stopped and removed.
-    signal.signal(signal.SIGTERM, interrupt)
+def terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def main(argv: list[str], show: Show = benchmark.show_path, report: Report | None = None) -> int:
+    """show prints a run's result and report renders the report; both come from the caller
+    (syslogbench.__main__), since host may not import the report."""
+    args = parse(argv)
+    # A SIGTERM (kill, a CI job cancelled) ends a command as Ctrl-C does: its containers stopped and removed.
+    signal.signal(signal.SIGTERM, terminate)
     try:
-        return dispatch(args, show)
+        return COMMANDS[args.command].run(args, Wiring(show, report))
+    except Terminated:
+        log("stopped by SIGTERM: whatever this command had started was stopped and removed")
+        return EXIT_CODES["terminated"]
     except KeyboardInterrupt:
-        log("interrupted: the run's containers were stopped and removed")
-        return benchmark.INTERRUPTED  # 128 + SIGINT, as a shell reports Ctrl-C
-    except (
-        settings.SettingsError,
-        profiles.ProfileError,
-        images.SetupError,
-        scenarios.ScenarioError,
-        capacity.CapacityError,
-    ) as error:
+        log("interrupted (Ctrl-C): whatever this command had started was stopped and removed")
+        return EXIT_CODES["interrupted"]
+    except INPUT_ERRORS as error:
         log(f"error: {error}")
         return EXIT_CODES["bad-input"]
     except result.ResultError as error:  # a result file from another version, or damaged
@@ -157,70 +469,7 @@ def main(argv: list[str], show: Show = benchmark.show_path) -> int:
         if said:
             log(f"error: it said: {said[-1]}")
         return EXIT_CODES["error"]
-
-
-def write_stack(args: argparse.Namespace) -> int:
-    profile = profiles.resolve(args.profile)
-    cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
-    text = stack.render(profile, cfg, registry=args.registry, docker_version=benchmark.docker_version())
-    if args.out is None:
-        print(text, end="")
-        return 0
-    args.out.write_text(text)
-    log(f"wrote {args.out}: docker stack deploy -c {args.out} NAME (docs/swarm.md)")
-    return 0
-
-
-def dispatch(args: argparse.Namespace, show: Show) -> int:
-    if args.command == "run" and args.registry and not args.swarm:
-        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-    if args.command == "run" and args.swarm:
-        overrides = benchmark.parse_overrides(args.overrides)
-        return swarm.run(args.profile, overrides, args.results, args.registry, show=show)
-    if args.command == "run":
-        return benchmark.run(args.profile, benchmark.parse_overrides(args.overrides), args.results, show=show)
-    if args.command == "matrix":
-        names = [name.strip() for name in args.profiles.split(",") if name.strip()]
-        overrides = benchmark.parse_overrides(args.overrides)
-        return matrix.run_matrix(
-            names, args.replicates, overrides, args.results, args.fresh, show=show, warmup=args.warmup
-        )
-    if args.command == "capacity":
-        overrides = benchmark.parse_overrides(args.overrides)
-        if args.scenario:
-            overrides["SCENARIO"] = args.scenario
-        return search.run(args.profile, overrides, args.results)
-    if args.command == "stack":
-        return write_stack(args)
-    if args.command == "fingerprint":
-        if args.times < 1:
-            raise settings.SettingsError(f"--times {args.times}: use 1 or more")
-        cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
-        return fingerprint.main(cfg, args.times, log)
-    if args.command == "faults" and args.summary:
-        print(faults.summary(args.summary))
-        return 0
-    if args.command == "faults":
-        names = [name.strip() for name in args.profiles.split(",") if name.strip()]
-        return faults.campaign(args.runs, args.seed, names, args.results)
-    if args.command == "calibrate":
-        return calibrate.main(args.messages, args.connections, args.results)
-    if args.command == "check":
-        benchmark.check(args.profile, benchmark.parse_overrides(args.overrides))
-    elif args.command == "setup":
-        if args.profile:
-            benchmark.setup(args.profile)
-        else:  # every profile: those that need an unreachable registry are left out, with a notice
-            benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
-    elif args.command == "render":
-        for path in render.render_all():
-            log(f"rendered {path.relative_to(ROOT)}")
-    elif args.command == "profiles" and args.json:
-        print(json.dumps(profile_table()))
-    elif args.command == "profiles":
-        for name, profile in sorted(profiles.names().items()):
-            origin = (
-                f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
-            )
-            print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
-    return 0
+    except OSError as error:  # a path the checks above could not foresee (a full disk, a permission)
+        where = f" {error.filename}" if error.filename else ""
+        log(f"error:{where}: {error.strerror or error}")
+        return EXIT_CODES["error"]

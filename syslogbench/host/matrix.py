@@ -69,21 +69,17 @@ def run_matrix(
     show: Callable[[Path], None] = benchmark.show_path,
     warmup: int = 0,
 ) -> int:
-    canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    benchmark.check_capacity(canonical, overrides)  # every setting and load checked before anything starts
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
         raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
+    canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
+    benchmark.check_capacity(canonical, overrides)  # every setting and load checked before anything starts
     mid = matrix_id(canonical, overrides)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:
             # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
-            code = run_cells(
-                canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show
-            )
-            if code == benchmark.INTERRUPTED:
-                return code
+            run_cells(canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show)
         return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show)
 
 
@@ -109,11 +105,9 @@ def run_cells(
             benchmark.log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
             codes.append(benchmark.run(name, overrides, results_dir, extra_env=env, build=False, show=show))
-    except KeyboardInterrupt:
-        benchmark.log(
-            f"stopped after {len(codes)} runs; nothing is left running. Run the same command to resume."
-        )
-        return benchmark.INTERRUPTED
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command line says which, and exits with its code
+        benchmark.log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")
+        raise
     benchmark.log(progress_line(len(todo), len(todo), time.monotonic() - started))
     benchmark.log(f"matrix {mid} done: {summary(codes)}")
     return matrix_code(codes)

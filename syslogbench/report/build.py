@@ -1,4 +1,4 @@
-"""The report: statistics per profile and scenario over results/, next to the published 2014 figures.
+"""Write the report from the result files: Markdown, an HTML page and PNG/SVG plots, beside 2014's figures.
 
 python -m syslogbench report [--results DIR] [--scenario ID] [--output FILE] [--html FILE]
                              [--plots DIR] [--out DIR] [--run RUN_ID]
@@ -15,13 +15,24 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench.model.result import Result, read
 from syslogbench.report import html, markdown, sections
 from syslogbench.report.load import DEFAULT_SCENARIO, load_results
 
+if TYPE_CHECKING:  # matplotlib is imported only when plots are asked for
+    from syslogbench.report.plots import Written
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = ROOT / "results"
+BAD_INPUT = (
+    2  # contract.EXIT_CODES["bad-input"]; the report imports only the result model (test_report checks)
+)
+
+
+class BadInput(Exception):
+    """A flag to change, said in one line."""
 
 
 def render_markdown(results_dir: Path, scenario_id: str | None = DEFAULT_SCENARIO) -> str:
@@ -46,7 +57,7 @@ def show_run(path: Path) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m syslogbench report", description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="the folder of the result files")
     parser.add_argument("--scenario", help="only this scenario id (default: every scenario present)")
     parser.add_argument("--output", type=Path, help="write the Markdown here instead of stdout")
     parser.add_argument("--html", type=Path, help="write the static HTML page here")
@@ -60,12 +71,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def relative_figures(figures: dict[str, list[tuple[str, Path]]], start: Path) -> sections.Figures:
+def relative(items: Sequence[tuple[str, Path]], start: Path) -> list[tuple[str, str]]:
     """The plot paths as seen from the folder of the file that shows them."""
-    return {
-        scenario: [(caption, Path(os.path.relpath(path, start)).as_posix()) for caption, path in items]
-        for scenario, items in figures.items()
+    return [(caption, Path(os.path.relpath(path, start)).as_posix()) for caption, path in items]
+
+
+def figures_for(written: Written | None, start: Path) -> sections.Figures:
+    """The plots by the anchor of the section that shows them."""
+    if written is None:
+        return {}
+    figures = {
+        sections.scenario_anchor(name): relative(items, start) for name, items in written.scenarios.items()
     }
+    return {sections.VERSIONS_ANCHOR: relative(written.matrix, start), **figures}
 
 
 def write_text(path: Path, text: str) -> None:
@@ -74,22 +92,57 @@ def write_text(path: Path, text: str) -> None:
     print(f"report: wrote {path}", file=sys.stderr)
 
 
-def write_plots(
-    results: list[Result], plots_dir: Path, args: argparse.Namespace
-) -> dict[str, list[tuple[str, Path]]]:
+def write_plots(results: list[Result], plots_dir: Path, args: argparse.Namespace) -> Written:
     from syslogbench.report import plots  # matplotlib only when plots are asked for
 
-    figures = plots.write_plots(results, plots_dir, args.scenario, args.run)
-    count = sum(map(len, figures.values()))
-    print(f"report: wrote {count} plots (PNG and SVG) to {plots_dir}", file=sys.stderr)
-    return figures
+    written = plots.write_plots(results, plots_dir, args.scenario, args.run)
+    count = len(written.matrix) + sum(map(len, written.scenarios.values()))
+    if count:
+        print(f"report: wrote {count} plots (PNG and SVG) to {plots_dir}", file=sys.stderr)
+    else:
+        print("report: no plots: no run passed", file=sys.stderr)
+    return written
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--"]:  # `python -m syslogbench report -- --out DIR`
-        argv = argv[1:]
-    args = parse_args(argv)
+def file_target(flag: str, path: Path | None) -> None:
+    """BadInput unless path can be written as a file: not a folder, and under a folder or nothing yet."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadInput(f"{flag} {path} is a folder; give a file name (--out takes a folder)")
+    folder_target(flag, path.parent)
+
+
+def folder_target(flag: str, path: Path | None) -> None:
+    """BadInput unless path is a folder, or can become one: no file in the way of it or of a parent."""
+    if path is None:
+        return
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            what = "is a file" if part == path else f"sits under {part}, a file"
+            raise BadInput(
+                f"{flag} {path} {what}; give a folder (for one file: --output FILE or --html FILE)"
+            )
+        if part.exists():
+            return
+
+
+def check_args(args: argparse.Namespace) -> None:
+    if not args.results.is_dir():
+        what = "is not a folder" if args.results.exists() else "does not exist"
+        raise BadInput(f"--results {args.results} {what}: give the folder of the result files")
+    folder_target("--out", args.out)
+    if args.out is not None and args.out.suffix in (".md", ".html") and not args.out.is_dir():
+        raise BadInput(
+            f"--out {args.out} names a file; --out takes a folder (for the Markdown alone: --output FILE)"
+        )
+    folder_target("--plots", args.plots)
+    file_target("--output", args.output)
+    file_target("--html", args.html)
+
+
+def targets(args: argparse.Namespace) -> tuple[Path | None, Path | None, Path | None]:
+    """Where the Markdown, the HTML and the plots go (None: Markdown to stdout, no HTML, no plots)."""
     markdown_path, html_path, plots_dir = args.output, args.html, args.plots
     if args.out is not None:
         markdown_path = markdown_path or args.out / "report.md"
@@ -97,16 +150,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         plots_dir = plots_dir or args.out / "plots"
     if html_path is not None and plots_dir is None:
         plots_dir = html_path.parent / "plots"
+    return markdown_path, html_path, plots_dir
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--"]:  # `python -m syslogbench report -- --out DIR`
+        argv = argv[1:]
+    args = parse_args(argv)
+    try:
+        check_args(args)
+    except BadInput as error:
+        print(f"report: error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    markdown_path, html_path, plots_dir = targets(args)
     results = load_results(args.results)
-    figures = write_plots(results, plots_dir, args) if plots_dir is not None else {}
+    written = write_plots(results, plots_dir, args) if plots_dir is not None else None
     md_base = markdown_path.parent if markdown_path else Path.cwd()
-    md_doc = sections.document(results, args.results, args.scenario, relative_figures(figures, md_base))
+    md_doc = sections.document(results, args.results, args.scenario, figures_for(written, md_base))
     if markdown_path is None:
         sys.stdout.write(markdown.document(md_doc))
     else:
         write_text(markdown_path, markdown.document(md_doc))
     if html_path is not None:
-        figures_here = relative_figures(figures, html_path.parent)
+        figures_here = figures_for(written, html_path.parent)
         write_text(
             html_path, html.document(sections.document(results, args.results, args.scenario, figures_here))
         )

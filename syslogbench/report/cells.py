@@ -9,6 +9,7 @@ from syslogbench.model.result import Fingerprint, Limit, Result
 from syslogbench.report import stats
 from syslogbench.report.load import (
     Group,
+    daemon_groups,
     finished_at,
     machine_label,
     profile_order,
@@ -327,22 +328,109 @@ def sender_bound_notes(groups: Sequence[Group]) -> list[str]:
 
 
 def overview_cell(group: Group | None) -> str:
-    """Median msgs/s and the number of counted runs; the verdicts when none counted."""
+    """Median msgs/s and the number of counted runs; the verdicts when none counted; blank: not run."""
     if group is None:
-        return "not run"
+        return ""
     if group.throughput:
         return f"{group.throughput.median:,.0f} ({group.throughput.n})"
     return ", ".join(f"{verdict} x{count}" for verdict, count in sorted(group.not_counted.items()))
 
 
-def overview(grouped: dict[str, list[Group]]) -> tuple[list[str], list[list[str]]]:
-    """One row per scenario (and load shape), one column per profile: what the report holds at a glance."""
-    names = sorted({group.profile for groups in grouped.values() for group in groups}, key=profile_order)
+def overview(grouped: dict[str, list[Group]]) -> tuple[list[str], list[list[str]], list[str]]:
+    """One row per scenario (and load shape), what ran in it: a column for each profile that ran in more
+    than one, the others named in one column; and the lines that say what did not run, or not pass."""
+    sections = {group.profile: 0 for groups in grouped.values() for group in groups}
+    for groups in grouped.values():
+        for group in groups:
+            sections[group.profile] += 1
+    names = sorted((name for name, count in sections.items() if count > 1), key=profile_order)
+    others = sorted(set(sections) - set(names), key=profile_order)
     rows = []
     for scenario, groups in grouped.items():
         by_profile = {group.profile: group for group in groups}
-        rows.append([f"`{scenario}`", *(overview_cell(by_profile.get(name)) for name in names)])
-    return ["scenario", *(f"{name} msgs/s (n)" for name in names)], rows
+        row = [f"`{scenario}`", *(overview_cell(by_profile.get(name)) for name in names)]
+        if others:
+            row.append("; ".join(f"{n} {overview_cell(by_profile[n])}" for n in others if n in by_profile))
+        rows.append(row)
+    header = ["scenario", *(f"{name} msgs/s (n)" for name in names), *(["other profiles"] if others else [])]
+    return header, rows, overview_notes(grouped, names)
+
+
+def overview_notes(grouped: dict[str, list[Group]], names: Sequence[str]) -> list[str]:
+    notes = []
+    blank = sum(1 for groups in grouped.values() for name in names if name not in {g.profile for g in groups})
+    if blank:
+        notes.append(
+            f"A blank cell: that profile did not run that scenario ({blank} of {len(grouped) * len(names)})."
+        )
+    failed = [f"`{scenario}`" for scenario, groups in grouped.items() if not any(g.counted for g in groups)]
+    if failed:
+        notes.append(f"No run passed, so no plots: {', '.join(failed)}.")
+    return notes
+
+
+# -- the answer on the first screen ----------------------------------------------------------------
+
+
+def runs_text(n: int) -> str:
+    return "one run" if n == 1 else f"{n} runs"
+
+
+def median_text(group: Group) -> str:
+    """ "426,624 msgs/s (median of 5 runs, 95% CI 419,600–433,100)"."""
+    t = group.throughput
+    if t is None:
+        return NA
+    interval = fmt_interval(t.ci_low, t.ci_high, ",.0f")
+    spread = f", 95% CI {interval}" if interval != NA else ": no interval"
+    return f"{t.median:,.0f} msgs/s (median of {runs_text(t.n)}{spread})"
+
+
+def times_text(group: Group, other: Group) -> str:
+    """ "3.06 times `rsyslog-8.2504` (95% CI of the ratio 3.01–3.12)", and whether the runs tell them apart."""
+    ratio = throughput_ratio(group, other)
+    if ratio is None:
+        return f"faster than `{other.profile}`"
+    text = f"{ratio.value:.2f} times `{other.profile}`, {median_text(other)}"
+    if ratio.low is None or ratio.high is None:
+        return text + "; too few runs for an interval of the ratio"
+    text += f"; 95% CI of the ratio {ratio.low:.2f}{DASH}{ratio.high:.2f}"
+    return text + (", which includes 1: these runs do not tell the two apart" if ratio.low <= 1 else "")
+
+
+def answer_sentences(groups: Sequence[Group], machine: str) -> str | None:
+    """Which daemon is fastest in the seed scenario on this machine, by how much over the next, and over
+    the fastest of each other family; None when no daemon has a passing run."""
+    daemons = daemon_groups(groups)
+    if not daemons:
+        return None
+    first = daemons[0]
+    text = f"**On {machine}, `{first.profile}` is the fastest daemon in the seed scenario:** {median_text(first)}"
+    if len(daemons) == 1:
+        return text + "; no other daemon passed here."
+    text += f", {times_text(first, daemons[1])}."
+    families = {group.daemon: group for group in reversed(daemons)}  # each family's fastest
+    for family, best in families.items():
+        if family != first.daemon and best is not daemons[1]:
+            text += f" Over the fastest {family}, it is {times_text(first, best)}."
+    return text
+
+
+def machine_paragraph(runs: Sequence[Result], number: int) -> str:
+    """The machine of the answer, as its results describe it, and its fingerprint per CPU second."""
+    found = fingerprints(runs)
+    text = f"**Machine {number}:** {machine_label(runs[0].host)}."
+    if not found:
+        return text + " Its runs carry no fingerprint."
+    figures = [
+        f"{label} {fingerprint_cell(found, name, scale, spec)} {unit.strip()}"
+        for label, name, scale, spec, unit in FINGERPRINT_COLUMNS
+    ]
+    return text + (
+        f" Fingerprint per CPU second, median (range) of its {runs_text(len(found))} here: "
+        + ", ".join(figures)
+        + " (see Machines)."
+    )
 
 
 # -- published figures -----------------------------------------------------------------------------

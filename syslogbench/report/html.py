@@ -19,17 +19,22 @@ from syslogbench.report.blocks import (
     Table,
 )
 
+# The page never scrolls sideways: the body's padding is inside its max-width, a table wider than the
+# column scrolls in its own box, and a plot (at most 1,320 px, report/plots.py) is shown at its own size.
 CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1400px;
-       padding: 0 1em; color: #222; line-height: 1.45; }
+*, *::before, *::after { box-sizing: border-box; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1em auto; max-width: 1380px;
+       padding: 0 1em; color: #222; line-height: 1.45; overflow-wrap: anywhere; }
 h1, h2, h3 { line-height: 1.2; }
+h1 { margin: .3em 0; }
 h2 { border-bottom: 2px solid #ddd; padding-bottom: .2em; margin-top: 2em; }
-table { border-collapse: collapse; margin: .5em 0 1em; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: right; white-space: nowrap; }
-th { background: #f0f0f0; }
+table { border-collapse: collapse; margin: .5em 0 1em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: .2em .4em; text-align: right; overflow-wrap: normal; }
+th { background: #f0f0f0; white-space: normal; vertical-align: bottom; min-width: 4em; }
 td:first-child, th:first-child { text-align: left; }
+td:first-child { white-space: nowrap; }
 tr.erratic td { background: #fff3cd; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
 .note { font-size: 0.9em; color: #444; max-width: 70em; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }

@@ -36,10 +36,12 @@ from syslogbench.report.cells import (
     SENDER_BOUND_MARK,
     STATS_HEADER,
     VERSIONS_HEADER,
+    answer_sentences,
     describe_scenario,
     fingerprint_line,
     fingerprint_rows,
     fingerprints,
+    machine_paragraph,
     machines_line,
     machines_rows,
     overview,
@@ -65,11 +67,14 @@ from syslogbench.report.load import (
     latest_per_profile,
     machine_label,
     machine_numbers,
+    seed_sections,
+    version_matrix,
 )
 from syslogbench.report.published import pe7, seed2014
 
-# Per scenario, the plot files to show: (caption, path relative to the report).
+# Per section, by its anchor, the plot files to show: (caption, path relative to the report).
 Figures = dict[str, list[tuple[str, str]]]
+VERSIONS_ANCHOR = "versions"
 
 OVERVIEW_NOTE = (
     "Median msgs/s over the counted (`pass`) runs, with their number; a profile with no counted run shows "
@@ -211,7 +216,7 @@ def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -
         Paragraph(machines_line(runs)),
         *statistics_blocks(groups),
         *ratio_blocks(groups),
-        *(Figure(caption, path) for caption, path in figures.get(scenario, [])),
+        *(Figure(caption, path) for caption, path in figures.get(scenario_anchor(scenario), [])),
         *fingerprint_blocks(groups),
         *latest_blocks(runs),
         *published_blocks(runs),
@@ -239,35 +244,30 @@ MACHINES_NOTE = (
 )
 
 
-def seed_sections(grouped: Mapping[str, Sequence[Group]]) -> dict[str, Sequence[Group]]:
-    """The sections of the seed scenario at its own shape, one per machine."""
-    return {name: groups for name, groups in grouped.items() if groups[0].runs[0].label == DEFAULT_SCENARIO}
-
-
-def matrix_rank(groups: Sequence[Group]) -> tuple[int, object]:
-    """The machine with the most profiles counted wins; on a tie, the one with the newest run."""
-    return sum(1 for g in groups if g.throughput), max(finished_at(r) for g in groups for r in g.runs)
-
-
-def versions_section(grouped: Mapping[str, Sequence[Group]], numbers: Mapping[str, int]) -> Section | None:
-    seeds = seed_sections(grouped)
-    if not seeds:
+def versions_section(
+    grouped: Mapping[str, Sequence[Group]], numbers: Mapping[str, int], figures: Figures
+) -> Section | None:
+    """The first screen: the answer, the machine it holds on, the chart; then the version matrix's table."""
+    matrix = version_matrix(grouped)
+    if matrix is None:
         return None
-    name = max(seeds, key=lambda key: matrix_rank(seeds[key]))
-    groups = seeds[name]
+    name, groups = matrix
     runs = [run for group in groups for run in group.runs]
-    machine = f"machine {numbers[machine_label(runs[0].host)]}"
-    rows = [versions_row(group, machine) for group in groups] + published_versions_rows()
+    number = numbers[machine_label(runs[0].host)]
+    answer = answer_sentences(groups, f"machine {number}")
+    rows = [versions_row(group, f"machine {number}") for group in groups] + published_versions_rows()
     blocks: list[Block] = [
+        *([Paragraph(answer)] if answer else []),
+        Paragraph(machine_paragraph(runs, number)),
+        *(Figure(caption, path) for caption, path in figures.get(VERSIONS_ANCHOR, [])),
         Heading(VERSIONS_TITLE, 2),
         Note(VERSIONS_NOTE),
         Table(VERSIONS_HEADER, rows),
-        Paragraph(machines_line(runs)),
     ]
-    others = [f"`{other}`" for other in seeds if other != name]
+    others = [f"`{other}`" for other in seed_sections(grouped) if other != name]
     if others:
         blocks.append(Note(OTHER_SEEDS_NOTE.format(", ".join(others))))
-    return Section(blocks, anchor="versions")
+    return Section(blocks, anchor=VERSIONS_ANCHOR)
 
 
 def machines_section(results: Sequence[Result], numbers: dict[str, int]) -> Section:
@@ -284,7 +284,7 @@ def machines_section(results: Sequence[Result], numbers: dict[str, int]) -> Sect
 
 
 def overview_section(grouped: dict[str, list[Group]]) -> Section:
-    header, rows = overview(grouped)
+    header, rows, notes = overview(grouped)
     contents = Contents("Scenarios", [(scenario, scenario_anchor(scenario)) for scenario in grouped])
     return Section(
         [
@@ -292,6 +292,7 @@ def overview_section(grouped: dict[str, list[Group]]) -> Section:
             Heading("Scenarios at a glance", 2),
             Note(OVERVIEW_NOTE),
             Table(header, rows),
+            *(Note(note) for note in notes),
             Note(STATS_NOTE),
         ]
     )
@@ -320,7 +321,7 @@ def document(
         scenarios = [scenario_section(s, groups, figures or {}) for s, groups in grouped.items()]
         chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
         numbers = machine_numbers(chosen)
-        versions = versions_section(grouped, numbers)
+        versions = versions_section(grouped, numbers, figures or {})
         sections = [
             *([versions] if versions else []),
             machines_section(chosen, numbers),

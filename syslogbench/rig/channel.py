@@ -144,6 +144,9 @@ class Server:
         self.started, self.ended, self.finished = threading.Event(), threading.Event(), threading.Event()
         self.waiting = 0
         self.lock = threading.Lock()
+        # host number -> when its generator's connection closed before finish: a generator that ends (by
+        # itself, or stopped by compose) closes it, so the earliest names the generator that ended first.
+        self.closed: dict[int, float] = {}
         self.listener = socket.create_server(("", port), reuse_port=False, backlog=256)
         # Ops served by another part of the watcher (a capacity run's trials: rig/trials.py), by op name.
         self.handlers: dict[str, Callable[[dict], dict]] = {}
@@ -196,17 +199,28 @@ class Server:
             threading.Thread(target=self.session, args=(conn,), daemon=True).start()
 
     def session(self, conn: socket.socket) -> None:
-        with conn, conn.makefile("rwb") as stream:
-            for line in stream:
-                try:
-                    answer = self.answer(json.loads(line))
-                except (ValueError, KeyError, TypeError, OSError) as error:
-                    answer = {"error": f"{type(error).__name__}: {error}"}
-                try:
+        host = None
+        try:
+            with conn, conn.makefile("rwb") as stream:
+                for line in stream:
+                    try:
+                        answer = self.answer(json.loads(line))
+                    except (ValueError, KeyError, TypeError, OSError) as error:
+                        answer = {"error": f"{type(error).__name__}: {error}"}
+                    host = answer.get("host", host) if "settings" in answer else host  # a generator's hello
                     stream.write(json.dumps(answer).encode() + b"\n")
                     stream.flush()
-                except OSError:
-                    return
+        except OSError:
+            pass
+        if host is not None and not self.finished.is_set():
+            self.closed.setdefault(int(host), time.time())
+
+    def first_closed(self) -> str | None:
+        """Which generator's connection closed first, and when (UTC), or None."""
+        if not self.closed:
+            return None
+        host, when = min(self.closed.items(), key=lambda item: item[1])
+        return f"generator host {host} (its control connection closed at {time.strftime('%H:%M:%S', time.gmtime(when))} UTC)"
 
     def answer(self, request: dict) -> dict:
         op = request.get("op")

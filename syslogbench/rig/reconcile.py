@@ -88,22 +88,6 @@ class Reconciliation:
         every_done_once = self.done_log_lines == len(self.senders) and all(s.done_seen for s in self.senders)
         return not any(counts) and every_done_once
 
-    @property
-    def clean_but_for_loss(self) -> bool:
-        """As clean, except that messages may be missing (UDP): whatever arrived, arrived once and in place.
-
-        Every DONE that arrived is in done.log exactly once; a DONE that was lost is simply absent.
-        """
-        counts = (
-            self.total("duplicated"),
-            self.total("truncated"),
-            self.misfiled,
-            self.unknown,
-            self.done_log_extra,
-        )
-        done_seen = sum(1 for s in self.senders if s.done_seen)
-        return not any(counts) and self.done_log_lines == done_seen
-
 
 class Tails(dict):
     """tail -> the length of q with which it ends an ordinary message whole (0: none), for the senders whose

@@ -35,7 +35,7 @@ from syslogbench.rig import cgroup, channel, control, trials
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
-READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+READY_TIMEOUT, START_WAIT = contract.READY_TIMEOUT, contract.START_WAIT
 # After SIGTERM: the senders have this long to write their ledgers (compose allows 10 s before SIGKILL).
 STOP_GRACE_S = 5.0
 DRAIN_TIMEOUT = 120.0
@@ -344,10 +344,10 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     ends = render_indexed(path, cfg, sender, scenario)
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     udp = scenario.transport == "udp"
-    sock = udp_socket(READY_TIMEOUT) if udp else connect(READY_TIMEOUT)
+    sock = udp_socket(START_WAIT) if udp else connect(START_WAIT)
     sock.settimeout(cfg.run_timeout)
     channel.link().ready(sender.name)
-    channel.link().wait_start(READY_TIMEOUT)
+    channel.link().wait_start(START_WAIT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     sent = (send_udp if udp else send_tcp_paced)(sock, path, ends, scenario.rate)
     # The rate is the sender's own: messages over the time to hand the last one to the kernel. The TCP
@@ -417,12 +417,12 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
         preprocess.payload(scenario.preprocess),  # JSON or key=value for the parsing rows
     )
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
-    sock = connect(READY_TIMEOUT)
+    sock = connect(START_WAIT)
     tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)
     channel.link().ready(sender.name)
-    channel.link().wait_start(READY_TIMEOUT)
+    channel.link().wait_start(START_WAIT)
     cpu0, t0 = cpu_seconds(), time.monotonic()
     with path.open("rb") as data:
         # No sendfile over TLS: the records are made in user space.
@@ -490,7 +490,7 @@ def main() -> int:
     # finish signal rather than exit, since any exit under --exit-code-from would end the run.
     if host > cfg.hosts:
         print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
-        channel.link().wait_finish(cfg.run_timeout + 2 * READY_TIMEOUT)
+        channel.link().wait_finish(cfg.run_timeout + START_WAIT + READY_TIMEOUT)
         return 0
     if hello.get("capacity"):  # trials against a daemon that stays up (docs/capacity.md)
         return trials.generator_main(host, cfg, open_socket)
@@ -500,7 +500,7 @@ def main() -> int:
         worker.start()
     signal.signal(signal.SIGTERM, lambda signum, frame: stop(workers))
     try:
-        channel.link().wait_start(READY_TIMEOUT)
+        channel.link().wait_start(START_WAIT)
     except control.WaitTimeout:
         for worker in workers:
             worker.join()
@@ -512,7 +512,7 @@ def main() -> int:
         record_death(sender, worker.exitcode)
     user1, system1 = cgroup.own().cpu_seconds()
     # The harness's share of the machine (result: harness) runs to the end of the run, like the daemon's CPU.
-    channel.link().wait_end(cfg.run_timeout + READY_TIMEOUT)
+    channel.link().wait_end(cfg.run_timeout + START_WAIT)
     run1 = cgroup.own().cpu_total_s()
     # The whole container's CPU (kernel TCP work included), not only the senders' own; and the node it ran on,
     # for the result's topology (its services are the watcher's to add).
@@ -529,7 +529,7 @@ def main() -> int:
     for sender in senders:
         rendered(sender).unlink(missing_ok=True)
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
-    channel.link().wait_finish(cfg.run_timeout + READY_TIMEOUT)
+    channel.link().wait_finish(cfg.run_timeout + START_WAIT)
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import PROJECT, ROOT
+from .test_fingerprint_run import SECONDS_NOT_MINUTES, check_figures
 
 pytestmark = pytest.mark.integration
 SMALL = ["HOSTS=1", "SENDERS_PER_HOST=2", "MESSAGES_PER_SENDER=2000"]
@@ -37,15 +38,26 @@ def test_matrix_interleaves_and_resumes(built, tmp_path: Path) -> None:
         "--results",
         str(tmp_path),
     ]
-    first = syslogbench(*args, *SMALL)
+    limits = ["CENTRAL_CPUS=1", "CENTRAL_MEM=1g"]
+    first = syslogbench(*args, *SMALL, *limits)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     results = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("*.json"))]
     order = [(r["matrix"]["replicate"], r["daemon"]["profile"]) for r in results]
     assert order == [(1, "baseline"), (1, "syslog-ng-3.38"), (2, "baseline"), (2, "syslog-ng-3.38")]
     assert {r["verdict"] for r in results} == {"pass"}
     assert all(r["samples"]["rows"] or r["elapsed_s"] < 1.5 for r in results)
+    # Each run's fingerprint, measured by `syslogbench run` in a container with the daemon's own limits.
+    assert first.stdout.count("syslogbench: fingerprint: cpu ") == 4
+    for result in results:
+        fingerprint = result["host"]["fingerprint"]
+        check_figures(fingerprint)
+        assert fingerprint["source"] == "container"
+        assert (fingerprint["cpu_limit"], fingerprint["memory_limit_bytes"]) == (1.0, 2**30)
+        assert result["limits"]["central_cpus"]["configured"] == 1.0
+        assert result["limits"]["central_memory_bytes"]["configured"] == 2**30
+        assert fingerprint["wall_s"] < SECONDS_NOT_MINUTES, f"the fingerprint took {fingerprint['wall_s']} s"
 
-    again = syslogbench(*args, *SMALL)
+    again = syslogbench(*args, *SMALL, *limits)
     assert again.returncode == 0
     assert "0 runs to do, 4 already" in again.stdout
     assert len(list(tmp_path.glob("*.json"))) == 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,48 @@ def test_the_ops_are_the_contract_ones_in_the_design_table() -> None:
     section = design.split("## The control channel", 1)[1].split("\n## ", 1)[0]
     listed = [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")]
     assert listed == list(contract.CHANNEL_OPS)
+
+
+def hang_up(link: channel.Link) -> None:
+    """As a generator's end does: its socket and the file over it closed."""
+    assert link.sock is not None and link.reader is not None
+    link.reader.close()
+    link.sock.close()
+
+
+def wait_until(done: Callable[[], bool], timeout: float = 5) -> None:
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_the_first_generator_to_end_is_named_by_its_closed_connection(
+    control_dir: Path, watcher_channel: channel.Server
+) -> None:
+    """Plain compose stops every container once one exits, naming none: the watcher names the generator whose
+    control connection closed first (host 2 here), and forgets connections closed after finish."""
+    run_json(control_dir)
+    first, second = channel.Link(), channel.Link()
+    assert (first.hello(5)["host"], second.hello(5)["host"]) == (1, 2)
+    assert watcher_channel.first_closed() is None
+    hang_up(second)
+    wait_until(lambda: 2 in watcher_channel.closed)
+    time.sleep(0.05)
+    hang_up(first)
+    wait_until(lambda: 1 in watcher_channel.closed)
+    assert sorted(watcher_channel.closed) == [1, 2] and watcher_channel.closed[2] < watcher_channel.closed[1]
+    assert (watcher_channel.first_closed() or "").startswith(
+        "generator host 2 (its control connection closed at "
+    )
+
+
+def test_a_connection_closed_after_finish_is_no_early_end(
+    control_dir: Path, watcher_channel: channel.Server
+) -> None:
+    run_json(control_dir)
+    link = channel.Link()
+    link.hello(5)
+    watcher_channel.finish()
+    hang_up(link)
+    time.sleep(0.2)
+    assert watcher_channel.closed == {} and watcher_channel.first_closed() is None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -213,6 +216,167 @@ def test_main_profiles_lists_the_aliases(capsys: pytest.CaptureFixture[str]) -> 
     assert names == sorted(names)
 
 
+# --- one verdict from check, every problem listed ------------------------------------------------------------
+
+
+def test_check_of_an_na_combination_exits_4_as_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--profile", "rsyslog8", "SCENARIO=parallelize4"]) == EXIT_CODES["n/a"]
+    assert capsys.readouterr().out == (
+        "syslogbench: n/a: rsyslog-8.2504 cannot run scenario parallelize4: needs the 'parallelize' feature\n"
+    )
+
+
+def test_check_lists_every_problem_at_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--profile", "typo", "SCENARIO=nope", "HOSTS=0"]) == EXIT_CODES["bad-input"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "syslogbench: error: 3 problems:"
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        "  - unknown profile 'typo'. Known profiles",
+        "  - unknown scenario 'nope'",
+        "  - HOSTS=0 is below 1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["run", "--profile", "rsyslog", "8"],
+            "profile 'rsyslog 8': a profile name has no space (did you mean rsyslog8?)",
+        ),
+        (
+            ["run", "--profile", "rsyslog 8"],
+            "profile 'rsyslog 8': a profile name has no space (did you mean rsyslog8?)",
+        ),
+        (
+            ["check", "--profile", "syslog-ng", "4.8"],
+            "profile 'syslog-ng 4.8': a profile name has no space (did you mean syslog-ng-4.8?)",
+        ),
+        (
+            ["stack", "--profile", "rsyslog", "8"],
+            "profile 'rsyslog 8': a profile name has no space (did you mean rsyslog8?)",
+        ),
+    ],
+)
+def test_a_profile_split_by_a_space_is_said_to_be_the_profile(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make run PROFILE="rsyslog 8"`: the message speaks of the profile, not of a bad KEY=VALUE."""
+    assert cli.main(argv) == EXIT_CODES["bad-input"]
+    out = capsys.readouterr().out
+    assert out.startswith(f"syslogbench: error: {said}. Known profiles: ") and out.count("\n") == 1
+
+
+def test_a_key_without_a_value_is_a_bad_pair_not_a_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check", "--profile", "rsyslog8", "HOSTS", "2"]) == EXIT_CODES["bad-input"]
+    assert "profile" not in capsys.readouterr().out
+
+
+# --- no traceback: a path the user gave, one line and exit 2 ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["stack", "--out", "/nonexistent/stack.yaml"],
+            "--out /nonexistent/stack.yaml: the directory /nonexistent does not exist: create it first",
+        ),
+        (["stack", "--out", "{tmp}"], "--out {tmp}: is a directory: name a file, e.g. {tmp}/stack.yaml"),
+        (
+            ["run", "--results", "{tmp}/file"],
+            "--results {tmp}/file: is a file, not a directory: name a directory",
+        ),
+        (
+            ["matrix", "--profiles", "rsyslog8", "--results", "{tmp}/file/x"],
+            "--results {tmp}/file/x: cannot be made (Not a directory): choose another",
+        ),
+        (
+            ["calibrate", "--results", "{tmp}/file"],
+            "--results {tmp}/file: is a file, not a directory: name a directory",
+        ),
+        (["calibrate", "--messages", "0"], "--messages 0: use 1 or more"),
+        (
+            ["matrix", "--profiles", " , "],
+            "--profiles ' , ' names no profile: e.g. --profiles rsyslog8,syslog-ng",
+        ),
+        (["matrix", "--profiles", "rsyslog8", "--replicates", "0"], "--replicates 0: use 1 or more"),
+        (["fingerprint", "--times", "0"], "--times 0: use 1 or more"),
+        (["faults", "--runs", "0"], "--runs 0: use 1 or more"),
+    ],
+)
+def test_a_bad_path_or_count_is_one_line_and_exit_2(
+    argv: list[str],
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(benchmark, "setup", lambda *a, **k: pytest.fail("set-up started before the check"))
+    (tmp_path / "file").write_text("")
+    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
+    assert cli.main(argv) == EXIT_CODES["bad-input"]
+    assert capsys.readouterr().out == f"syslogbench: error: {said.replace('{tmp}', str(tmp_path))}\n"
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [
+        (KeyboardInterrupt, "interrupted", "interrupted (Ctrl-C)"),
+        (cli.Terminated, "terminated", "stopped by SIGTERM"),
+    ],
+)
+def test_ctrl_c_and_sigterm_are_one_line_and_their_own_code(
+    raised: type[BaseException],
+    code: str,
+    said: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def stopped(args: object, wiring: object) -> int:
+        raise raised
+
+    monkeypatch.setitem(cli.COMMANDS, "profiles", replace(cli.COMMANDS["profiles"], run=stopped))
+    assert cli.main(["profiles"]) == EXIT_CODES[code] == {"interrupted": 130, "terminated": 143}[code]
+    out = capsys.readouterr().out
+    assert out.startswith(f"syslogbench: {said}: ") and out.count("\n") == 1
+
+
+def test_sigterm_reaches_the_command_as_terminated(monkeypatch: pytest.MonkeyPatch) -> None:
+    def killed(args: object, wiring: object) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "profiles", replace(cli.COMMANDS["profiles"], run=killed))
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert cli.main(["profiles"]) == EXIT_CODES["terminated"]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+# --- the dispatch table ----------------------------------------------------------------------------------------
+
+
+def test_every_command_is_one_entry_of_the_table_with_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    assert cli.DESCRIPTION.split()[:4] == text.split("\n\n")[1].split()[:4]
+    for name, command in cli.COMMANDS.items():
+        assert name in text and command.help
+    assert "if args.command" not in Path(cli.__file__).read_text()
+    for name, code in EXIT_CODES.items():
+        assert f"{code:>3}  {name}: " in text
+
+
+def test_report_gets_every_argument_after_its_name() -> None:
+    seen: list[list[str]] = []
+    code = cli.main(["report", "--out", "x", "--scenario", "y"], report=lambda argv: seen.append(argv) or 0)
+    assert (code, seen) == (0, [["--out", "x", "--scenario", "y"]])
+
+
 # --- profiles built on registry images (the seed's 2014 daemons) ---------------------------------------------
 
 
@@ -343,6 +507,10 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setattr(benchmark, "setup", lambda names: None)
     monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
+    # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
+    monkeypatch.setattr(benchmark.fingerprint, "measure", lambda cfg: (None, "no fingerprint in a unit test"))
+    monkeypatch.setattr(benchmark.events.Recorder, "start", lambda self: self)
+    monkeypatch.setattr(benchmark.events.Recorder, "stop", lambda self: [])
     return calls
 
 
@@ -350,6 +518,7 @@ def whole_result(given: dict) -> dict:
     """A whole result document, as the watcher writes it, with the given daemon profile and summary."""
     document = document_of(observed())
     document["daemon"]["profile"], document["summary"] = given["daemon"]["profile"], given["summary"]
+    document["verdict"] = given.get("verdict", document["verdict"])
     return document
 
 
@@ -365,21 +534,28 @@ def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | No
     monkeypatch.setattr(benchmark.Compose, "up", fake_up)
 
 
+def written(verdict: str, profile: str = "baseline") -> dict:
+    """What ends_with makes a whole result of: this verdict, from this profile's image."""
+    return {"daemon": {"profile": profile}, "summary": verdict, "verdict": verdict}
+
+
 @pytest.mark.parametrize(
     ("up", "result", "code"),
     [
-        (compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, EXIT_CODES["pass"]),
-        (compose.Up(1), {"daemon": {"profile": "baseline"}, "summary": "lost"}, EXIT_CODES["loss"]),
-        (compose.Up(5), {"daemon": {"profile": "baseline"}, "summary": "late"}, EXIT_CODES["timeout"]),
+        (compose.Up(0), written("pass"), EXIT_CODES["pass"]),
+        (compose.Up(1), written("loss"), EXIT_CODES["loss"]),
+        (compose.Up(5), written("timeout"), EXIT_CODES["timeout"]),
+        # compose gave up while starting the services (its own 1), and the watcher, stopped by it, wrote error
+        (compose.Up(1), written("error"), EXIT_CODES["error"]),
         # compose past RUN_TIMEOUT + the start-up allowance: the harness hung, nothing was measured.
         (compose.Up(None, timed_out=True), None, EXIT_CODES["error"]),
         # compose itself failed (it says 1), and no result came: not a loss, an error.
         (compose.Up(1), None, EXIT_CODES["error"]),
         # the image ran another daemon than the profile's
-        (compose.Up(0), {"daemon": {"profile": "rsyslog-8.2504"}, "summary": "ok"}, EXIT_CODES["error"]),
+        (compose.Up(0), written("pass", "rsyslog-8.2504"), EXIT_CODES["error"]),
     ],
 )
-def test_run_exit_code_has_one_meaning(
+def test_run_exit_code_is_the_verdicts(
     monkeypatch: pytest.MonkeyPatch,
     fake_compose: list[str],
     tmp_path: Path,
@@ -389,7 +565,11 @@ def test_run_exit_code_has_one_meaning(
 ) -> None:
     results = tmp_path / "results"
     ends_with(monkeypatch, up, result, results)
-    assert cli.main(["run", "--profile", "baseline", "--results", str(results), "HOSTS=2"]) == code
+    monkeypatch.setattr(benchmark, "show_path", lambda path: None)
+    assert (
+        cli.main(["run", "--profile", "baseline", "--results", str(results), "HOSTS=2"], show=lambda p: None)
+        == code
+    )
     assert fake_compose == ["down"]  # every container is stopped, whatever the outcome
 
 
@@ -512,7 +692,7 @@ def test_a_matrix_runs_each_cell_under_its_own_lock(
 ) -> None:
     # The matrix holds the project's lock, and each run takes it again in the same process: no refusal.
     results = tmp_path / "results"
-    ends_with(monkeypatch, compose.Up(0), {"daemon": {"profile": "baseline"}, "summary": "ok"}, results)
+    ends_with(monkeypatch, compose.Up(0), written("pass"), results)
     args = ["matrix", "--profiles", "baseline", "--replicates", "2", "--results", str(results), "HOSTS=2"]
     assert cli.main(args, show=lambda path: None) == 0
     assert fake_compose == ["down", "down"]

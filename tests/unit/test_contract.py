@@ -92,7 +92,17 @@ def test_no_control_path_is_spelled_by_hand_in_the_rig() -> None:
 
 
 def test_one_exit_code_table() -> None:
-    assert contract.EXIT_CODES == {"pass": 0, "loss": 1, "bad-input": 2, "error": 3, "n/a": 4, "timeout": 5}
+    assert contract.EXIT_CODES == {
+        "pass": 0,
+        "loss": 1,
+        "bad-input": 2,
+        "error": 3,
+        "n/a": 4,
+        "timeout": 5,
+        "interrupted": 130,
+        "terminated": 143,
+    }
+    assert set(contract.MEANINGS) == set(contract.EXIT_CODES)
     assert not [p for p in RIG.rglob("*.py") if "EXIT_CODES = " in p.read_text()]
 
 

@@ -94,3 +94,118 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
         "```\n[in code](not-a-link.md)\n```\n"
     )
     assert broken_links(page) == ["missing.md: no such file", "there.md#nope: no heading #nope in there.md"]
+
+
+# --- what the docs quote runs as they say ------------------------------------------------------------------------
+# Every `python -m syslogbench ...` command of README and docs/ that starts no container (help, profiles, check,
+# stack, report into a temporary directory) is run, and every KEY=VALUE setting they quote is checked, and each
+# must exit as the text says: 0 unless listed here with the code the text gives it.
+QUOTED_COMMAND = re.compile(r"python -m syslogbench ((?:profiles|check|stack|report|--help)\b[^`#\n]*)")
+QUOTED_SETTING = re.compile(r"`([A-Z_]+)=([^`\s<]+)`")
+NO_CONTAINER = {"profiles", "check", "stack", "report", "--help"}
+# The text says these are refused (exit 2) or n/a (exit 4).
+SAID_TO_FAIL = {
+    "check RUN_TIMEOUT=6361": 2,  # .env: RUN_TIMEOUT is at most 6360
+    "HOSTS=５": 2,  # docs/running.md: numbers are ASCII digits
+}
+
+
+def quoted_commands() -> list[str]:
+    found: set[str] = set()
+    for page in [*PAGES, ROOT / ".env"]:
+        for match in QUOTED_COMMAND.finditer(page.read_text()):
+            command = re.sub(r"\[[^\]]*\]", "", match.group(1))  # optional parts, e.g. [--json]
+            command = " ".join(command.split())
+            if not re.search(r"\.\.\.|<|\bP\b|──", command):  # placeholders and diagrams
+                found.add(command)
+    return sorted(found)
+
+
+def quoted_settings() -> list[str]:
+    from syslogbench.model import settings
+
+    known = {*settings.read_env_file(ROOT / ".env"), *settings.SHAPE}
+    found = {f"{key}={value}" for page in PAGES for key, value in QUOTED_SETTING.findall(page.read_text())}
+    return sorted(pair for pair in found if pair.split("=")[0] in known)
+
+
+def test_the_docs_quote_commands_and_settings() -> None:
+    """The scan finds what it is meant to: a change of wording must not leave the tests below empty."""
+    commands = quoted_commands()
+    assert {"profiles", "profiles --json", "check RUN_TIMEOUT=6361", "report --out results/report"} <= set(
+        commands
+    )
+    assert {"KEEP_LOGS=1", "HOSTS=2", "HOSTS=５"} <= set(quoted_settings())
+
+
+# A few committed results: the report's plots for all of results/ take minutes on a busy 2-core machine.
+SAMPLE_RESULTS = [
+    "20261122T093743Z-baseline.json",
+    "20261122T093517Z-rsyslog-8.2504.json",
+    "20261122T093656Z-syslog-ng-4.8.json",
+]
+
+
+def with_paths_in(command: str, tmp: Path) -> list[str]:
+    """The command's words; what it would write goes under tmp, and the report reads a few committed results
+    copied under tmp (the command's own --results, when it is a CI artifact, does not exist here)."""
+    words = command.split()
+    if "--out" in words:
+        index = words.index("--out") + 1
+        words[index] = str(tmp / Path(words[index]).name)
+    if words[0] == "report":
+        sample = tmp / "results"
+        sample.mkdir()
+        for name in SAMPLE_RESULTS:
+            (sample / name).write_text((ROOT / "results" / name).read_text())
+        if "--results" in words:
+            index = words.index("--results")
+            del words[index : index + 2]
+        words += ["--results", str(sample)]
+    return words
+
+
+@pytest.mark.parametrize("command", quoted_commands())
+def test_each_quoted_command_exits_as_the_docs_say(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from syslogbench.host import benchmark, capacity, cli
+    from syslogbench.report import build as report
+
+    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")  # stack asks the engine's version
+    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * 2**30))
+    words = with_paths_in(command, tmp_path)
+    assert words[0] in NO_CONTAINER
+    try:
+        code = cli.main(words, report=report.main)
+    except SystemExit as done:  # --help
+        code = int(done.code or 0)
+    said = capsys.readouterr()
+    assert code == SAID_TO_FAIL.get(command, 0), f"{command}:\n{said.out[-2000:]}{said.err[-2000:]}"
+
+
+@pytest.mark.parametrize("pair", quoted_settings())
+def test_each_quoted_setting_is_checked_as_the_docs_say(
+    pair: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from syslogbench.host import capacity, cli
+
+    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * 2**30))
+    code = cli.main(["check", pair])
+    assert code == SAID_TO_FAIL.get(pair, 0), f"{pair}: {capsys.readouterr().out}"
+
+
+def test_the_run_timeout_limit_in_env_is_the_one_check_applies() -> None:
+    from syslogbench.model import settings
+
+    limit = re.search(r"At most (\d+):", (ROOT / ".env").read_text())
+    assert limit and int(limit.group(1)) == settings.MAX_RUN_TIMEOUT
+
+
+def test_the_readme_exit_code_table_is_contract_meanings() -> None:
+    from syslogbench.contract import EXIT_CODES, MEANINGS
+
+    rows = re.findall(r"^\| (\d+) \| [^|]+ \| (.+) \|$", README.read_text(), re.M)
+    assert {int(code): meaning for code, meaning in rows} == {
+        EXIT_CODES[name]: meaning for name, meaning in MEANINGS.items()
+    }

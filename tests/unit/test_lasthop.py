@@ -23,7 +23,7 @@ def test_behaviour_per_relay_target() -> None:
     assert lasthop.behaviour("normal") == lasthop.Behaviour("normal", 0, 0.0)
     assert lasthop.behaviour("slow") == lasthop.Behaviour("slow", lasthop.SLOW_LINES_PER_S, 0.0)
     assert lasthop.behaviour("pause") == lasthop.Behaviour("pause", 0, lasthop.PAUSE_S)
-    assert lasthop.behaviour("pause-restart") == lasthop.Behaviour("pause-restart", 0, lasthop.PAUSE_S)
+    assert lasthop.behaviour("pause-restart") == lasthop.Behaviour("pause-restart", 0, lasthop.PAUSE_S, True)
 
 
 def test_behaviour_refuses_an_unknown_target() -> None:
@@ -46,6 +46,23 @@ def test_pause_runs_from_the_start_signal() -> None:
     assert lasthop.pause_left(100.0, 5.0, 101.5) == pytest.approx(3.5)
     assert lasthop.pause_left(100.0, 5.0, 105.0) == 0.0
     assert lasthop.pause_left(100.0, 0.0, 100.0) == 0.0
+
+
+def test_pause_restart_holds_until_the_daemon_was_restarted(control_dir: Path) -> None:
+    hop = lasthop.LastHop(lasthop.behaviour("pause-restart"), -1, -1)
+    hop.start_wall = time.time() - lasthop.PAUSE_S - 1  # the fixed pause is over
+    assert hop.waiting_for_restart()  # but no restart yet: a relay that drained now would end the run first
+    control.CONTROL.daemon.restarted.parent.mkdir(parents=True, exist_ok=True)
+    control.write_atomic(control.CONTROL.daemon.restarted, "0 3\n")
+    assert not hop.waiting_for_restart()
+    assert not lasthop.LastHop(lasthop.behaviour("pause"), -1, -1).waiting_for_restart()
+
+
+def test_pause_restart_stops_waiting_at_its_bound(control_dir: Path) -> None:
+    hop = lasthop.LastHop(lasthop.behaviour("pause-restart"), -1, -1)
+    hop.start_wall = time.time() - lasthop.PAUSE_S - lasthop.RESTART_HOLD_MAX_S - 1
+    assert not hop.waiting_for_restart()
+    assert hop.stats.notes == [f"the pause waited {lasthop.RESTART_HOLD_MAX_S:g} s more and no restart came"]
 
 
 def test_split_lines_keeps_the_unterminated_rest() -> None:

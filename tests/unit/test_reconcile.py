@@ -314,41 +314,6 @@ def test_split_file_name_pattern(daemon: str) -> None:
     assert reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log.1") is None
 
 
-# --- UDP: clean but for loss ---------------------------------------------------------------------------------
-
-
-def test_clean_but_for_loss_with_lost_lines_and_a_lost_done(tmp_path: Path) -> None:
-    entries, done = output()
-    entries = without(entries, {(1, 2, 5), (2, 1, PER_SENDER)})  # a message, and host2-s1's DONE
-    done = [line for line in done if b"h=2 s=1 " not in line]
-    result = run(write(tmp_path / "logs", entries, done))
-    assert per_sender(result, "lost") == [0, 1, 1]
-    assert per_sender(result, "done_seen") == [True, True, False]
-    assert result.clean is False
-    assert result.clean_but_for_loss is True
-
-
-def test_clean_but_for_loss_refuses_duplicates(tmp_path: Path) -> None:
-    entries, done = output()
-    entries = without(entries, {(1, 2, 5)}) + [find(entries, 1, 1, 3)]
-    result = run(write(tmp_path / "logs", entries, done))
-    assert result.clean_but_for_loss is False
-
-
-def test_clean_but_for_loss_refuses_a_done_twice_in_done_log(tmp_path: Path) -> None:
-    entries, done = output()
-    result = run(write(tmp_path / "logs", entries, done + done[:1]))
-    assert result.clean_but_for_loss is False
-
-
-def test_clean_but_for_loss_refuses_misfiled_lines(tmp_path: Path) -> None:
-    entries, done = output()
-    facility, severity, line = entries[0]
-    entries[0] = ((facility + 1) % 24, severity, line)
-    result = run(write(tmp_path / "logs", entries, done))
-    assert result.misfiled == 1 and result.clean_but_for_loss is False
-
-
 def test_ledger_rates_reach_the_sender_counts(tmp_path: Path) -> None:
     entries, done = output()
     ledgers = {
@@ -382,7 +347,7 @@ def test_a_line_cut_in_its_padding_is_truncated_not_received(tmp_path: Path) -> 
     assert per_sender(result, "received") == [61, 60, 61]
     assert per_sender(result, "lost") == [0, 1, 0]
     assert (result.misfiled, result.unknown, result.total("duplicated")) == (0, 0, 0)
-    assert result.clean is False and result.clean_but_for_loss is False
+    assert result.clean is False
 
 
 def test_a_line_cut_before_its_facility_is_truncated_not_misfiled(tmp_path: Path) -> None:
@@ -454,7 +419,7 @@ def test_a_cut_copy_beside_a_whole_one_is_truncated_and_not_lost(tmp_path: Path)
     assert per_sender(result, "received") == [61, 61, 61]
     assert per_sender(result, "lost") == [0, 0, 0]
     assert per_sender(result, "duplicated") == [0, 0, 0]
-    assert result.clean is False and result.clean_but_for_loss is False
+    assert result.clean is False
 
 
 def test_every_message_cut_by_a_size_limit(tmp_path: Path) -> None:

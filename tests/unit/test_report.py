@@ -13,9 +13,11 @@ from typing import Any
 import jsonschema
 import pytest
 
+from syslogbench import contract
 from syslogbench.model.result import Result
 from syslogbench.report import build as report
 from syslogbench.report import cells, html, load, markdown, sections, stats
+from syslogbench.report.blocks import Figure, Paragraph
 from syslogbench.report.published import seed2014
 from tests.unit.conftest import limit, result_document
 
@@ -49,7 +51,7 @@ REPORT_RUN: dict[str, Any] = {
 def make_result(run_id: str, profile: str, finished: str, **changes: Any) -> dict[str, Any]:
     daemon = {
         "profile": profile,
-        "name": profile.split("-")[0],
+        "name": re.sub(r"-[0-9.]+$", "", profile),  # the family, as a manifest names it
         "version": f"{profile} 1.2.3",
         "image": f"syslogbench/{profile}:test",
         "base": "debian:bookworm@sha256:abc",
@@ -538,6 +540,7 @@ def test_main_out_writes_everything(
         assert profile in text
     images = [link for link in page.links if link.endswith(".png")]
     assert {Path(link).name for link in images} == {
+        "versions.png",
         "throughput-seed2014.png",
         "cpu-seed2014.png",
         "memory-seed2014.png",
@@ -724,7 +727,7 @@ def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles() ->
     assert [(row[0], row[1], row[2]) for row in ours] == [
         ("baseline (baseline)", "machine 1", "3"),
         ("rsyslog8 (rsyslog8)", "machine 1", "3"),
-        ("syslog-ng (syslog)", "machine 1", "3"),
+        ("syslog-ng (syslog-ng)", "machine 1", "3"),
     ]
     assert [row[0] for row in first[1:] if row[1] == "2014, published"] == list(seed2014.RUNS)
     assert "seed2014 on machine 2" in text.split("## Machines")[0]  # named as the other seed section
@@ -805,3 +808,128 @@ def test_render_run_gives_the_fingerprint_line() -> None:
     )
     (older,) = typed(OLD)
     assert "Fingerprint: none (an older or n/a result)." in report.render_run(older).splitlines()
+
+
+# -- the first screen ------------------------------------------------------------------------------
+
+
+def test_the_answer_names_the_fastest_daemon_by_how_much_and_how_sure() -> None:
+    groups = load.group_results(typed(*STATS_RUNS))["seed2014"]
+    assert cells.answer_sentences(groups, "machine 1") == (
+        "**On machine 1, `syslog-ng` is the fastest daemon in the seed scenario:** 150,000 msgs/s (median of "
+        "3 runs, 95% CI 100,000\u2013200,000), 1.50 times `rsyslog8`, 100,000 msgs/s (median of 3 runs, 95% "
+        "CI 90,000\u2013110,000); 95% CI of the ratio 0.91\u20132.22, which includes 1: these runs do not "
+        "tell the two apart."
+    )
+    alone = cells.answer_sentences(groups[:2], "machine 1")  # the baseline is a receiver, not a daemon
+    assert alone is not None and alone.endswith("110,000); no other daemon passed here.")
+    assert cells.answer_sentences(groups[:1], "machine 1") is None
+
+
+def test_the_report_opens_with_the_answer_the_machine_and_the_chart(stats_dir: Path) -> None:
+    figures = {sections.VERSIONS_ANCHOR: [("The version matrix", "plots/versions.png")]}
+    doc = sections.document(load.load_results(stats_dir), stats_dir, figures=figures)
+    first = doc.sections[0]
+    assert first.anchor == sections.VERSIONS_ANCHOR
+    answer, machine, chart = first.blocks[:3]
+    assert isinstance(answer, Paragraph) and "`syslog-ng` is the fastest daemon" in answer.text
+    assert isinstance(machine, Paragraph) and machine.text.startswith(
+        "**Machine 1:** Test CPU 9000, 16 cores"
+    )
+    assert chart == Figure("The version matrix", "plots/versions.png")
+
+
+def test_the_overview_lists_what_ran_and_says_what_did_not() -> None:
+    seed = typed(*STATS_RUNS)
+    other = typed(OTHER_SCENARIO)  # rsyslog8 alone in `small`
+    failed = make_result("20250104T000000Z-syslog-ng", "syslog-ng", "2025-01-04T00:00:00Z", verdict="loss")
+    failed["scenario"]["id"] = "relay"
+    header, rows, notes = cells.overview(load.group_results([*seed, *other, *typed(failed)]))
+    # baseline ran once: named in the last column, not given a column of blanks.
+    assert header == ["scenario", "rsyslog8 msgs/s (n)", "syslog-ng msgs/s (n)", "other profiles"]
+    assert rows == [
+        ["`seed2014`", "100,000 (3)", "150,000 (3)", "baseline 200,000 (3)"],
+        ["`relay`", "", "loss x1", ""],
+        ["`small`", "141,177 (1)", "", ""],
+    ]
+    assert notes == [
+        "A blank cell: that profile did not run that scenario (2 of 6).",
+        "No run passed, so no plots: `relay`.",
+    ]
+
+
+# -- bad input: one line, no traceback -------------------------------------------------------------
+
+
+def test_a_bad_result_file_is_skipped_with_one_line_naming_the_field(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fast = make_result("20250105T000000Z-a", "rsyslog8", "2025-01-05T00:00:00Z")
+    fast["elapsed_s"] = "fast"
+    missing = make_result("20250105T000100Z-b", "rsyslog8", "2025-01-05T00:01:00Z")
+    missing["messages"]["received"] = None
+    good = make_result("20250105T000200Z-c", "rsyslog8", "2025-01-05T00:02:00Z")
+    for name, document in (("fast.json", fast), ("missing.json", missing), ("good.json", good)):
+        (tmp_path / name).write_text(json.dumps(document))
+    with caplog.at_level(logging.WARNING, logger="syslogbench.report.load"):
+        assert report.main(["--results", str(tmp_path), "--output", str(tmp_path / "out" / "r.md")]) == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        f'report: skipping {tmp_path / "fast.json"}: elapsed_s is "fast", not a number or null',
+        f"report: skipping {tmp_path / 'missing.json'}: messages.received is null, not a whole number",
+    ]
+    assert "`rsyslog8`" in (tmp_path / "out" / "r.md").read_text()  # the good one is reported
+
+
+def bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line a refused command prints; it must exit with the contract's bad-input code."""
+    assert report.main(argv) == report.BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    return captured.err.strip()
+
+
+def test_a_missing_results_folder_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "does-not-exist"
+    assert bad_input(["--results", str(missing)], capsys) == (
+        f"report: error: --results {missing} does not exist: give the folder of the result files"
+    )
+
+
+def test_out_takes_a_folder(stats_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    existing = tmp_path / "report.md"
+    existing.write_text("")
+    line = bad_input(["--results", str(stats_dir), "--out", str(existing)], capsys)
+    assert line == (
+        f"report: error: --out {existing} is a file; give a folder (for one file: --output FILE or --html FILE)"
+    )
+    new = tmp_path / "r" / "report.md"
+    line = bad_input(["--results", str(stats_dir), "--out", str(new)], capsys)
+    assert line == (
+        f"report: error: --out {new} names a file; --out takes a folder (for the Markdown alone: --output FILE)"
+    )
+    under = existing / "site"
+    line = bad_input(["--results", str(stats_dir), "--out", str(under)], capsys)
+    assert line.startswith(f"report: error: --out {under} sits under {existing}, a file;")
+    line = bad_input(["--results", str(stats_dir), "--output", str(tmp_path)], capsys)
+    assert line == f"report: error: --output {tmp_path} is a folder; give a file name (--out takes a folder)"
+    assert not new.parent.exists()  # refused before anything was written
+
+
+def test_an_empty_folder_claims_no_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "results"
+    empty.mkdir()
+    assert report.main(["--results", str(empty), "--out", str(tmp_path / "site")]) == 0
+    err = capsys.readouterr().err
+    assert "report: no plots: no run passed" in err and "plots (PNG" not in err
+    assert not (tmp_path / "site" / "plots").exists()
+    assert "No runs in" in (tmp_path / "site" / "report.md").read_text()
+
+
+def test_the_bad_input_code_is_the_contracts() -> None:
+    assert contract.EXIT_CODES["bad-input"] == report.BAD_INPUT
+
+
+def test_the_help_says_what_the_report_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        report.parse_args(["--help"])
+    assert "Markdown, an HTML page and PNG/SVG plots" in " ".join(capsys.readouterr().out.split())

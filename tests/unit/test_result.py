@@ -540,10 +540,15 @@ def udp_observed(lost_by_first: int = 0, done_seen: int = 20, **fields: object) 
     return observed(**{**base, **fields})
 
 
-def test_verdict_udp_with_loss_is_pass() -> None:
-    obs = udp_observed(lost_by_first=1_234, done_seen=19)  # a DONE lost too: still only loss
-    assert obs.counts is not None and not obs.counts.clean and obs.counts.clean_but_for_loss
-    assert result.verdict(obs) == "pass"
+def test_verdict_udp_with_loss_is_loss_as_over_tcp() -> None:
+    """pass means one thing everywhere (contract.MEANINGS): a dropped datagram is loss, the drop rate the figure."""
+    obs = udp_observed(lost_by_first=1_234, done_seen=19)
+    assert result.verdict(obs) == "loss"
+    assert result.verdict(udp_observed(lost_by_first=1_234, scenario=scenarios.load("tcp-rate"))) == "loss"
+
+
+def test_verdict_udp_with_nothing_lost_is_pass() -> None:
+    assert result.verdict(udp_observed()) == "pass"
 
 
 def test_verdict_udp_with_a_duplicate_is_loss() -> None:
@@ -562,14 +567,10 @@ def test_verdict_udp_with_an_error_is_error() -> None:
     assert result.verdict(udp_observed(errors=["no UDP datagram reached the output files"])) == "error"
 
 
-def test_verdict_tcp_with_the_same_loss_stays_loss() -> None:
-    assert result.verdict(udp_observed(lost_by_first=1_234, scenario=scenarios.load("tcp-rate"))) == "loss"
-
-
 def test_udp_block_from_sequence_numbers_and_kernel_counters() -> None:
     document = document_of(udp_observed(lost_by_first=60_000, done_seen=19))
     assert schema_errors(document) == []
-    assert document["verdict"] == "pass"
+    assert document["verdict"] == "loss"  # the drop rate is the figure, and any drop is loss
     assert document["udp"] == {
         "sent": 6_000_020,
         "received": 5_940_020,

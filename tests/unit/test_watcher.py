@@ -645,6 +645,9 @@ def test_sigterm_mid_run_writes_an_error_result_that_reconciles_what_arrived(
     assert result["verdict"] == "error"
     assert result["errors"] == [
         fault.STOPPED,
+        "the watcher saw no container end before its SIGTERM (no daemon exit, no silent supervisor, no "
+        "generator's connection closed): compose itself may have stopped the run, e.g. a service it was starting "
+        "failed; its output says which",
         f"gave up after 0 s waiting for the daemon to stop ({control.CONTROL.daemon.exit})",
         "the daemon's supervisor wrote no exit code: the daemon's container ended (killed or stopped) with it",
         "no ledger from 1 of 2 senders (host1-s2): they had not finished when their generator stopped",
@@ -703,7 +706,13 @@ def test_a_sigterm_before_the_start_names_the_senders_not_ready(
     monkeypatch.setattr(run, "run", waiting)
     assert run.main() == contract.EXIT_CODES["error"]
     result = one_result(volumes)
-    assert result["errors"] == [fault.STOPPED, "1 of 2 senders were not ready (host1-s1)"]
+    assert result["errors"] == [
+        fault.STOPPED,
+        "the watcher saw no container end before its SIGTERM (no daemon exit, no silent supervisor, no "
+        "generator's connection closed): compose itself may have stopped the run, e.g. a service it was starting "
+        "failed; its output says which",
+        "1 of 2 senders were not ready (host1-s1)",
+    ]
     assert result["messages"]["received"] == 0
 
 

@@ -33,7 +33,7 @@ from syslogbench.rig.watcher.progress import say
 
 RESULTS = Path(os.environ.get("RESULTS_DIR", str(contract.RESULTS_DIR_IN_WATCHER)))
 HEALTH_FILE = Path("/tmp/watcher-ready")
-READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
+READY_TIMEOUT = contract.READY_TIMEOUT
 STOP_TIMEOUT = 120.0
 # After a SIGTERM the watcher has compose.yaml's stop_grace_period (120 s) in all: these waits stay well inside
 # it, leaving the rest to reconcile what arrived and write the result.
@@ -458,6 +458,7 @@ def attempt(cfg: settings.Settings, obs: Observed) -> None:
         obs.daemon = daemon_info()
     except fault.Terminated as stopped:
         obs.errors.append(str(stopped))
+        obs.errors.append(first_gone())
         salvage(cfg, obs, stopping=True)
     except (control.WaitTimeout, RuntimeError, OSError, ValueError, scenarios.ScenarioError) as error:
         obs.errors.append(str(error))
@@ -465,6 +466,23 @@ def attempt(cfg: settings.Settings, obs: Observed) -> None:
     except Exception as error:  # noqa: BLE001 - a defect in the watcher is still a run that needs a result
         obs.errors.append(f"the watcher failed: {type(error).__name__}: {error}")
         salvage(cfg, obs, stopping=False)
+
+
+def first_gone() -> str:
+    """Plain compose names no container when it stops the run; what the watcher saw end first does: the daemon
+    (its exit code, or its supervisor gone silent) or a generator (its control connection closed)."""
+    exit_file = control.CONTROL.daemon.exit
+    if exit_file.exists():
+        return f"the first to end was the daemon: it exited with code {read_text(exit_file)}"
+    if silent := fault.supervisor_silent(control.CONTROL.samples):
+        return f"the first to end was the daemon's container: {silent}"
+    if gateway is not None and (generator := gateway.first_closed()):
+        return f"the first to end was {generator}"
+    return (
+        "the watcher saw no container end before its SIGTERM (no daemon exit, no silent supervisor, no generator's "
+        "connection closed): compose itself may have stopped the run, e.g. a service it was starting failed; its "
+        "output says which"
+    )
 
 
 def salvage(cfg: settings.Settings, obs: Observed, stopping: bool) -> None:
