@@ -60,6 +60,9 @@ LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
 QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
 RESULTS_DIR_IN_WATCHER = Path("/results")
 QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxDiskSpace
+# The logs volume is full below this much free space: one message is about 100 bytes, but a file system hands
+# out whole blocks, and a volume full to the last block shows a few KiB free at most.
+LOGS_FULL_BELOW_BYTES = 64 * 1024
 TLS_SUBDIR = "tls"  # under CONTROL_DIR: a TLS scenario's CA, server certificate and key
 
 # -- the control directory: every name the containers exchange, relative to its root (docs/DESIGN.md) ---------

@@ -51,6 +51,9 @@ class Profile:
     # known); a limit the config sets (syslog-ng's max-connections()) is read from the rendered config.
     default_connections: int | None = None
     notes: str = ""
+    # The fault campaign's daemon-oom: a memory limit (CENTRAL_MEM) this version cannot keep within under the
+    # campaign's load; empty: no OOM runs for it (docs/faults.md).
+    oom_memory: str = ""
 
     @property
     def folder(self) -> Path:

@@ -22,8 +22,9 @@ WATCHER_KILL = faults.Kind(
     "watcher-kill",
     "`docker kill` of the watcher",
     faults.PACED,
-    faults.docker("kill", "watcher"),
+    faults.injector("kill", "watcher"),
     lambda target, hit: f"the watcher wrote no result ({hit} exited with code 137 (SIGKILL)",
+    faults.KILLED,
 )
 
 
@@ -33,10 +34,10 @@ def rsyslog_built() -> None:
 
 
 def fault_run(kind: faults.Kind, tmp_path: Path) -> tuple[faults.Outcome, model.Result]:
-    """One run of the campaign with this fault; every invariant held, and its one result."""
+    """One run of the campaign with this fault; it landed, every invariant held, and its one result."""
     outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT)
     assert outcome.problems == [], outcome
-    assert not outcome.injected.startswith("not injected"), outcome.injected
+    assert outcome.landed, outcome
     assert outcome.elapsed_s <= outcome.bound_s
     files = sorted((tmp_path / "run001").glob("*.json"))
     assert len(files) == 1, files
@@ -94,18 +95,22 @@ def test_the_watcher_killed_leaves_a_result_written_from_outside(rsyslog_built: 
 
 
 def test_the_daemon_killed_for_memory_is_named_with_its_limit(rsyslog_built: None, tmp_path: Path) -> None:
-    """Measured on rsyslog 8.2504: 12 MiB cannot hold 2 x 2 x 300,000 messages, the kernel kills it."""
+    """The manifest's oom_memory cannot hold the campaign's OOM load (docs/faults.md): the kernel kills it."""
     outcome, result = fault_run(faults.KINDS["daemon-oom"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
+    assert outcome.landed.startswith(f"docker events: {PROJECT}-{PROFILE.profile}-1: the kernel's OOM killer")
     # The engine's OOM event (the host's line, first) and the watcher's line with the limit and the peak.
     assert " the kernel's OOM killer acted at +" in engine_line(result)
+    mib = int(PROFILE.oom_memory.removesuffix("m"))
     assert any(
-        error.startswith("the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB")
+        error.startswith(
+            f"the daemon was killed for memory: limit {mib} MiB (CENTRAL_MEM={PROFILE.oom_memory}), peak {mib} MiB"
+        )
         for error in result.errors
     ), result.errors
     assert result.daemon.exit_code == 137
-    # At the limit: cgroup v1's max_usage_in_bytes was seen a few pages above it (12,599,296 bytes).
-    assert result.memory.peak_bytes is not None and result.memory.peak_bytes // 2**20 == 12
+    # At the limit: cgroup v1's max_usage_in_bytes is seen a few pages above it (12,599,296 bytes at 12m).
+    assert result.memory.peak_bytes is not None and result.memory.peak_bytes // 2**20 == mib
 
 
 def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_path: Path) -> None:

@@ -828,6 +828,20 @@ def test_the_oom_killed_daemon_is_named_with_its_memory_limit(control_dir: Path)
     ]
 
 
+def test_an_oom_kill_that_spared_the_daemon_is_not_called_its_kill(control_dir: Path) -> None:
+    """The kernel killed something else in the cgroup (a health check's exec) and the daemon lived on to
+    the watcher's stop: its cgroup ran out of memory, but the daemon was not killed."""
+    obs = observed(settings())
+    obs.start = read_snapshot(SAMPLES / "cgroup_v1" / "start")
+    obs.end = read_snapshot(SAMPLES / "cgroup_v1" / "oom")
+    obs.daemon_exit = 143
+    assert fault.memory_kill(obs, "6m") == (
+        "the daemon's cgroup ran out of memory: limit 12 MiB (CENTRAL_MEM=6m), peak 12 MiB "
+        "(memory.max_usage_in_bytes); the kernel's OOM killer killed 1 process(es) in its cgroup, but not the "
+        "daemon (it exited with code 143)"
+    )
+
+
 def test_no_oom_kill_no_memory_reason(control_dir: Path) -> None:
     obs = observed(settings())
     obs.start = read_snapshot(SAMPLES / "cgroup_v2" / "oom")

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from syslogbench.contract import LOGS_FULL_BELOW_BYTES
 from syslogbench.model.messages import SenderId
 from syslogbench.rig import control
 from syslogbench.rig.cgroup import oom_kills_between
@@ -114,15 +115,13 @@ def memory_kill(obs: Observed, central_mem: str) -> str | None:
     limit = obs.end.memory_limit_bytes
     setting = f" (CENTRAL_MEM={central_mem})" if central_mem else ""
     peak = obs.end.memory_peak_bytes
-    return (
-        f"the daemon was killed for memory: limit {mib(limit)}{setting}, peak {mib(peak)} "
-        f"({obs.end.memory_peak_source}); the kernel's OOM killer killed {kills} process(es) in its cgroup"
-    )
-
-
-# Below this the daemon cannot have written what it was sent: one message is about 100 bytes, but a file
-# system hands out whole blocks, and a volume full to the last block shows a few KiB free at most.
-FULL_BELOW_BYTES = 64 * 1024
+    figures = f"limit {mib(limit)}{setting}, peak {mib(peak)} ({obs.end.memory_peak_source})"
+    said = f"the kernel's OOM killer killed {kills} process(es) in its cgroup"
+    if obs.daemon_exit not in (None, 137):
+        # Seen at 6 MiB on syslog-ng 3.28: the victims were the health check's `docker exec`s, while the
+        # daemon lived on, starved, and received nothing.
+        return f"the daemon's cgroup ran out of memory: {figures}; {said}, but not the daemon (it exited with code {obs.daemon_exit})"
+    return f"the daemon was killed for memory: {figures}; {said}"
 
 
 def logs_full(logs: Path) -> str | None:
@@ -132,7 +131,7 @@ def logs_full(logs: Path) -> str | None:
     except OSError:
         return None
     free, size = stat.f_bavail * stat.f_frsize, stat.f_blocks * stat.f_frsize
-    if free >= FULL_BELOW_BYTES:
+    if free >= LOGS_FULL_BELOW_BYTES:
         return None
     return (
         f"the logs volume is full: {free:,} bytes free of {mib(size)}; the daemon could not write every "
