@@ -28,11 +28,12 @@ from syslogbench.host import (
     matrix,
     profiles,
     render,
+    search,
     stack,
     swarm,
 )
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
-from syslogbench.model import result, scenarios, settings
+from syslogbench.model import capacity, result, scenarios, settings
 
 Show = Callable[[Path], None]
 Report = Callable[[list[str]], int]
@@ -44,7 +45,13 @@ DESCRIPTION = (
 OVERRIDE_HELP = (
     "override a .env setting, or the scenario's shape (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER)"
 )
-INPUT_ERRORS = (settings.SettingsError, profiles.ProfileError, images.SetupError, scenarios.ScenarioError)
+INPUT_ERRORS = (
+    settings.SettingsError,
+    profiles.ProfileError,
+    images.SetupError,
+    scenarios.ScenarioError,
+    capacity.CapacityError,
+)
 
 
 class Terminated(KeyboardInterrupt):
@@ -105,6 +112,13 @@ def run_options(cmd: argparse.ArgumentParser) -> None:
         "--config-private", action="store_true", help="with --config: record its hash, not its text"
     )
     overrides_option(cmd)
+
+
+def capacity_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
+    results_option(cmd, "writes <results>/capacity/<run id>.json (default results/)")
+    overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
 
 
 def check_options(cmd: argparse.ArgumentParser) -> None:
@@ -250,6 +264,13 @@ def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return benchmark.run(args.profile, overrides, args.results, show=wiring.show, config=config)
 
 
+def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
+    if args.scenario:
+        overrides["SCENARIO"] = args.scenario
+    return search.run(args.profile, overrides, writable_dir(args.results))
+
+
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return check.check(args.profile, args.overrides)
 
@@ -346,6 +367,12 @@ COMMANDS: dict[str, Command] = {
         "exit 0 (would run), 2 (every problem listed) or 4 (n/a)",
         check_options,
         check_command,
+    ),
+    "capacity": Command(
+        "search the highest rate the daemon holds (NDR, PDR) and its latency: writes "
+        "results/capacity/<run id>.json and prints a table",
+        capacity_options,
+        capacity_command,
     ),
     "stack": Command(
         "write a stack file for docker stack deploy (Docker Swarm) to --out, or print it",

@@ -166,6 +166,20 @@ class Compose:
                 flush=True,
             )
 
+    def exec(
+        self, env: Mapping[str, str], service: str, args: list[str], timeout_s: float
+    ) -> subprocess.CompletedProcess:
+        """A command in a running service's container (a capacity search's trials, host/search.py): its
+        output captured; TimeoutExpired past timeout_s."""
+        return subprocess.run(
+            self.command("exec", "-T", service, *args),
+            env=dict(env),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+
     def ps(self, env: Mapping[str, str]) -> list[dict]:
         """Every container of the project, exited ones included, as compose describes them."""
         done = subprocess.run(

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model.result import Result, Scenario
-from syslogbench.report import stats
+from syslogbench.report import capacity, stats
 from syslogbench.report.blocks import (
     Block,
     Contents,
@@ -330,6 +330,7 @@ def document(
         ]
     else:
         sections = [nothing_section(results_dir, scenario_id)]
+    sections += [found] if (found := capacity.section(results_dir)) else []  # results/capacity/ (issue 20)
     return Document(title, [*sections, Section([*seed_blocks(), Note(MEMORY_NOTE)])])
 
 

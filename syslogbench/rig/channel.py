@@ -17,6 +17,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench import contract
@@ -147,6 +148,8 @@ class Server:
         # itself, or stopped by compose) closes it, so the earliest names the generator that ended first.
         self.closed: dict[int, float] = {}
         self.listener = socket.create_server(("", port), reuse_port=False, backlog=256)
+        # Ops served by another part of the watcher (a capacity run's trials: rig/trials.py), by op name.
+        self.handlers: dict[str, Callable[[dict], dict]] = {}
         self.port = self.listener.getsockname()[1]
 
     def open(self) -> None:
@@ -237,12 +240,16 @@ class Server:
             return {}
         if op == "finish":
             return self.until(self.finished)
+        if op in self.handlers:
+            return self.handlers[op](request)
         raise ValueError(f"unknown op {op!r}")
 
     def hello(self) -> dict:
         ca = self.names.tls_file("ca.pem")
+        run = control.read_json(self.names.run_json)
         return {
-            "settings": control.read_json(self.names.run_json)["settings"],
+            "settings": run["settings"],
+            "capacity": bool(run.get("capacity")),  # a capacity run: trials until finish (rig/trials.py)
             "host": control.claim_index(self.names.hosts, sys.maxsize),
             "ca": ca.read_text() if ca.exists() else None,
         }

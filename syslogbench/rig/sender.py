@@ -31,7 +31,7 @@ from syslogbench.model import machine, preprocess, scenarios, settings
 from syslogbench.model.ledger import OK, Ledger
 from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
 from syslogbench.model.result import GeneratorReport, Tls
-from syslogbench.rig import cgroup, channel, control
+from syslogbench.rig import cgroup, channel, control, trials
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
@@ -230,6 +230,11 @@ def udp_socket(timeout: float) -> socket.socket:
             if time.monotonic() > deadline:
                 raise control.WaitTimeout(f"cannot resolve {CENTRAL} for UDP: {error}") from error
             time.sleep(0.2)
+
+
+def open_socket(transport: str) -> socket.socket:
+    """A connection to the daemon for a capacity run's trials (rig/trials.py), kept across them."""
+    return udp_socket(READY_TIMEOUT) if transport == "udp" else connect(READY_TIMEOUT)
 
 
 def due(rate: int, elapsed: float, total: int) -> int:
@@ -487,6 +492,8 @@ def main() -> int:
         print(f"generator {host}: not needed, the run has {cfg.hosts} hosts", flush=True)
         channel.link().wait_finish(cfg.run_timeout + START_WAIT + READY_TIMEOUT)
         return 0
+    if hello.get("capacity"):  # trials against a daemon that stays up (docs/capacity.md)
+        return trials.generator_main(host, cfg, open_socket)
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:

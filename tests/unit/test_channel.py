@@ -25,7 +25,12 @@ def test_hello_gives_the_settings_a_host_number_each_and_no_ca(
 ) -> None:
     run_json(control_dir, scenario="seed2014")
     first, second = channel.Link(), channel.Link()
-    assert first.hello(5) == {"settings": {"hosts": 2, "scenario": "seed2014"}, "host": 1, "ca": None}
+    assert first.hello(5) == {
+        "settings": {"hosts": 2, "scenario": "seed2014"},
+        "capacity": False,
+        "host": 1,
+        "ca": None,
+    }
     assert second.hello(5)["host"] == 2
     assert sorted(p.name for p in (control_dir / "hosts").iterdir()) == ["1", "2"]
 

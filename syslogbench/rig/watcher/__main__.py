@@ -2,6 +2,8 @@
 
 import sys
 
-from syslogbench.rig.watcher.run import main
+from syslogbench.rig import trials
+from syslogbench.rig.watcher import run, trialrun
 
-sys.exit(main())
+# A capacity search (CAPACITY=1) serves trials until the host ends them (docs/capacity.md).
+sys.exit(trialrun.main() if trials.enabled() else run.main())

@@ -420,24 +420,29 @@ def reset() -> None:
     (control.LOGS / "done.log").touch()
 
 
-def prepare(cfg: settings.Settings, obs: Observed) -> str | None:
+def prepare(cfg: settings.Settings, obs: Observed, handlers: dict | None = None) -> str | None:
     """Reset the volumes and tell the others the run (run.json); returns a TLS problem, if any."""
     reset()
     obs.host.fingerprint = fingerprint.for_run(control.LOGS, obs.notes)  # before the others start
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
-    control.write_json(control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid()})
-    open_gateway()
+    capacity = bool(os.environ.get("CAPACITY"))  # trials until the host ends them (rig/trials.py)
+    control.write_json(
+        control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid(), "capacity": capacity}
+    )
+    open_gateway(handlers or {})
     HEALTH_FILE.touch()
     obs.started = obs.finished = datetime.now(UTC)
     return tls_problem
 
 
-def open_gateway() -> None:
-    """The generators may connect from now on: the volumes are reset and run.json (and tls/) written."""
+def open_gateway(handlers: dict) -> None:
+    """The generators may connect from now on: the volumes are reset and run.json (and tls/) written.
+    handlers: ops of a capacity run's trials (rig/watcher/trialrun.py), there before the first request."""
     global gateway
     gateway = channel.Server(control.CONTROL)
+    gateway.handlers.update(handlers)
     gateway.open()
 
 

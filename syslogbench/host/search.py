@@ -1,0 +1,426 @@
+"""`syslogbench capacity`: the daemon's NDR and PDR for one scenario's transport and destination, found by
+MLRsearch over trials against a daemon that stays up (docs/capacity.md).
+
+The daemon, the watcher and the generators come up once, through the same executor as `run`
+(host/compose.py); each trial is one `trial_run` on the control channel, asked through `docker compose exec`
+in the watcher (rig/trials.py). The search itself is FD.io CSIT's `mlrsearch` package; latencies are merged
+and read with `hdrhistogram`. The result goes to results/capacity/<run id>.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hdrh.histogram import HdrHistogram
+from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
+
+from syslogbench.contract import EXIT_CODES
+from syslogbench.host import benchmark, lock, profiles
+from syslogbench.host.compose import Compose, Up, project_name
+from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
+
+TRANSPORTS = ("udp", "tcp")  # TLS trials are not written yet (docs/capacity.md, "Not yet")
+EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common start, compose exec itself
+# The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
+# watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
+FIRST_TRIAL_ALLOWANCE_S = 360.0
+UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
+HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
+PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
+SENDER_BOUND_BACKOFF = 0.9  # a search the senders could not feed starts again below what they reached
+MAX_RESTARTS = 3
+STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
+
+
+class DaemonDied(RuntimeError):
+    def __init__(self, rate: float, code: int | None) -> None:
+        super().__init__(f"the daemon died (exit code {code}) during the trial at {rate:,.0f} msg/s")
+        self.rate, self.code = rate, code
+
+
+class SenderBound(RuntimeError):
+    """The senders could not offer the rate: the trial says nothing of the daemon."""
+
+    def __init__(self, rate: float, achieved: float | None) -> None:
+        super().__init__(f"the senders reached only {achieved or 0:,.0f} of {rate:,.0f} msg/s")
+        self.rate, self.achieved = rate, achieved
+
+
+class TrialFailed(RuntimeError):
+    """The rig could not run a trial (the watcher's answer says why)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a capacity search runs, checked before any container starts."""
+
+    profile: profiles.Profile
+    cfg: settings.Settings
+    env: dict[str, str]
+    scenario: scenarios.Scenario
+    cap: CapacitySettings
+
+
+def plan(profile_name: str, overrides: dict[str, str]) -> Plan:
+    """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError) before any
+    container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the profile
+    lacks."""
+    cap, rest = capacity.split(overrides)
+    profile = profiles.resolve(profile_name)
+    cfg, env = benchmark.run_env(rest)
+    scenario = scenarios.load(cfg.scenario)
+    if reasons := scenarios.unsupported(scenario, profile.features):
+        raise settings.SettingsError(
+            f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
+        )
+    if scenario.transport not in TRANSPORTS:
+        raise settings.SettingsError(
+            f"capacity searches {' and '.join(TRANSPORTS)} scenarios so far; {scenario.id} is {scenario.transport}"
+        )
+    if scenario.destination == "relay":
+        raise settings.SettingsError(
+            f"capacity does not follow a relay's last hop yet; {scenario.id} is a relay"
+        )
+    return Plan(profile, cfg, env, scenario, cap)
+
+
+# -- latency ------------------------------------------------------------------------------------------------
+
+
+def histogram(counts: dict[str, int]) -> HdrHistogram:
+    found = HdrHistogram(1, HIGHEST_US, capacity.LATENCY_DIGITS)
+    for value, count in counts.items():
+        found.record_value(min(int(value), HIGHEST_US), count)
+    return found
+
+
+def merged(trials: list[Trial]) -> HdrHistogram:
+    """Trials merge by adding their histograms, not by averaging their percentiles."""
+    total = HdrHistogram(1, HIGHEST_US, capacity.LATENCY_DIGITS)
+    for trial in trials:
+        total.add(histogram(trial.latency_histogram_us))
+    return total
+
+
+def percentiles(found: HdrHistogram) -> Latency:
+    if not found.get_total_count():
+        return Latency()
+    values = {name: found.get_value_at_percentile(pct) / 1000 for name, pct in capacity.PERCENTILES.items()}
+    return Latency(**values, max=found.get_max_value() / 1000)
+
+
+# -- the trials ---------------------------------------------------------------------------------------------
+
+RunTrial = Callable[[float, float], dict]  # (total msg/s, seconds) -> the watcher's trial record
+
+
+class Measurer(AbstractMeasurer):
+    """MLRsearch's measurer: one trial per call, with the pause before it; every trial kept."""
+
+    def __init__(
+        self, run_trial: RunTrial, cap: CapacitySettings, sleep: Callable[[float], None] = time.sleep
+    ):
+        self.run_trial, self.cap, self.sleep = run_trial, cap, sleep
+        self.trials: list[Trial] = []
+
+    def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
+        if self.trials:
+            self.sleep(self.cap.pause_s)  # queues drain before the next rate
+        answer = self.run_trial(rate, duration)
+        if answer.get("daemon_exit") is not None and "number" not in answer:
+            raise DaemonDied(rate, answer["daemon_exit"])
+        if "number" not in answer:
+            raise TrialFailed(answer.get("error") or f"no trial record: {answer}")
+        trial = capacity.trial_from_dict(answer)
+        trial.purpose = purpose
+        trial.latency_ms = percentiles(histogram(trial.latency_histogram_us))
+        if problem := trial.consistent():
+            trial.errors.append(f"accounting: {problem}")
+        self.trials.append(trial)
+        if trial.daemon_exit is not None:
+            raise DaemonDied(rate, trial.daemon_exit)
+        return trial
+
+    def stalled(self, trial: Trial) -> bool:
+        return trial.sample_max_s is not None and trial.sample_max_s > self.cap.latency_bound_s / 2
+
+    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
+        trial = self.trial(intended_load, intended_duration)
+        for _ in range(STALL_REPEATS):
+            if not self.stalled(trial):
+                break
+            trial.purpose = "repeated"  # kept, but not given to the search
+            trial = self.trial(intended_load, intended_duration)
+        if trial.sender_bound:
+            raise SenderBound(intended_load, trial.achieved_msgs_per_s)
+        # Late is lost: only what arrived within LATENCY_BOUND of its intended time was forwarded.
+        return MeasurementResult(
+            intended_duration=intended_duration,
+            intended_load=intended_load,
+            intended_count=trial.intended,
+            offered_count=trial.sent,
+            forwarding_count=trial.received - trial.late,
+        )
+
+
+def goals(cap: CapacitySettings) -> list[SearchGoal]:
+    """NDR (nothing lost or late) and PDR (at most PDR_TARGET), each in one long trial at the end."""
+    return [
+        SearchGoal(
+            loss_ratio=ratio,
+            exceed_ratio=0.0,
+            relative_width=cap.relative_width,
+            initial_trial_duration=cap.initial_trial_s,
+            final_trial_duration=cap.final_trial_s,
+            duration_sum=cap.final_trial_s,
+        )
+        for ratio in (0.0, cap.pdr_target)
+    ]
+
+
+@dataclass
+class Found:
+    """What the search found, and what stopped it."""
+
+    ndr: Bound
+    pdr: Bound
+    rig_limit: float | None = None
+    died_at: float | None = None
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def warm_up(measurer: Measurer, cap: CapacitySettings, found: Found) -> bool:
+    """One short trial at RATE_MIN before the search: it waits for the rig to come up (which must not count
+    against the search's own time limit) and lets the daemon open its files. Not given to the search."""
+    try:
+        measurer.trial(cap.rate_min, cap.initial_trial_s, "warmup")
+    except DaemonDied as died:
+        found.died_at = died.rate
+        found.errors.append(str(died))
+        return False
+    except TrialFailed as failed:
+        found.errors.append(f"the warm-up trial could not be run: {failed}")
+        return False
+    return True
+
+
+def search(measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None]) -> Found:
+    """A warm-up trial, then MLRsearch between RATE_MIN and RATE_MAX; a sender-bound trial is not believed:
+    the search starts again with RATE_MAX below what the senders reached."""
+    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+    if not warm_up(measurer, cap, found):
+        return found
+    deadline = time.monotonic() + cap.search_max_s
+    top = cap.rate_max
+    for _ in range(MAX_RESTARTS + 1):
+        left = deadline - time.monotonic()
+        config = Config()
+        config.goals = goals(cap)
+        config.min_load, config.max_load = cap.rate_min, top
+        config.search_duration_max = max(left, 1.0)
+        config.warmup_duration = None
+        try:
+            answers = MultipleLossRatioSearch(config=config).search(
+                measurer=measurer, debug=lambda text: None
+            )
+        except SenderBound as bound:
+            found.rig_limit = bound.achieved
+            top = SENDER_BOUND_BACKOFF * (bound.achieved or bound.rate / 2)
+            found.notes.append(f"{bound}: the search starts again with RATE_MAX {top:,.0f} msg/s")
+            log(f"notice: {found.notes[-1]}")
+            if top <= cap.rate_min:
+                found.errors.append(f"the senders cannot offer even RATE_MIN={cap.rate_min:,.0f} msg/s")
+                return found
+            continue
+        except DaemonDied as died:
+            found.died_at = died.rate
+            found.errors.append(str(died))
+            return found
+        except TrialFailed as failed:
+            found.errors.append(f"a trial could not be run: {failed}")
+            return found
+        except RuntimeError as error:  # MLRsearch's own: out of time, or RATE_MIN already fails
+            found.errors.append(f"the search stopped: {error}")
+            return found
+        for goal, answer in answers.items():
+            bound = found.ndr if goal.loss_ratio == 0.0 else found.pdr
+            bound.lower_msgs_per_s = _load(answer.relevant_lower_bound)
+            bound.upper_msgs_per_s = _load(answer.relevant_upper_bound)
+        return found
+    found.errors.append(f"the senders could not feed the search after {MAX_RESTARTS} restarts")
+    return found
+
+
+def _load(stat: object | None) -> float | None:
+    return None if stat is None else round(float(stat), 1)
+
+
+def latency_at_pdr(
+    measurer: Measurer, found: Found, cap: CapacitySettings, budget_s: float
+) -> dict[str, Latency]:
+    """One final-length trial at 10%, 50% and 90% of the PDR, where the time allows."""
+    pdr = found.pdr.lower_msgs_per_s
+    out: dict[str, Latency] = {}
+    if pdr is None or found.errors:
+        return out
+    deadline = time.monotonic() + budget_s
+    for fraction in PDR_FRACTIONS:
+        if time.monotonic() + cap.final_trial_s + cap.pause_s + 15 > deadline:
+            found.notes.append(f"no time left for the latency at {fraction:.0%} of the PDR")
+            break
+        try:
+            trial = measurer.trial(max(cap.rate_min, pdr * fraction), cap.final_trial_s, "latency")
+        except (DaemonDied, TrialFailed) as error:
+            found.errors.append(f"latency at {fraction:.0%} of the PDR: {error}")
+            break
+        out[f"{fraction:.0%}"] = trial.latency_ms
+    return out
+
+
+# -- the command --------------------------------------------------------------------------------------------
+
+
+def run(
+    profile_name: str,
+    overrides: dict[str, str],
+    results_dir: Path,
+    build: bool = True,
+    extra_files: tuple[Path, ...] = (),
+    log: Callable[[str], None] = benchmark.log,
+    project: str | None = None,
+) -> int:
+    """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
+    compose.yaml (a test's daemon config)."""
+    chosen = plan(profile_name, overrides)
+    project = project or project_name()
+    with lock.project(project):
+        if build:
+            benchmark.setup([chosen.profile.profile])
+        return measure(chosen, Compose(chosen.profile.profile, project, extra_files), results_dir, log)
+
+
+def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None]) -> int:
+    cap, cfg = chosen.cap, chosen.cfg
+    env = dict(chosen.env)
+    lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
+    env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
+    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
+    env["RESULTS_DIR"] = str(staging.resolve())
+    fingerprint = benchmark.measure_fingerprint(cfg, env)  # as `run` does: the watcher then takes this one
+    began = datetime.now(UTC)
+    log(f"capacity: {chosen.profile.profile}, scenario {chosen.scenario.id} ({chosen.scenario.transport}, "
+        f"{chosen.scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
+    outcome: list[Up] = []
+    compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
+    compose.start()
+    measurer = Measurer(
+        lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
+    )
+    try:
+        found = search(measurer, cap, log)
+        spent = (datetime.now(UTC) - began).total_seconds()
+        latency = latency_at_pdr(measurer, found, cap, lifetime - spent)
+    finally:
+        end(runner, env)
+        compose.join(UP_ALLOWANCE_S)
+        runner.down(env)
+        for leftover in staging.glob("*"):
+            leftover.unlink()
+        staging.rmdir()
+    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint)
+    path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
+    path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
+    print(capacity.table(data.to_dict()))
+    for error in data.errors:
+        log(f"error: {error}")
+    log(f"result: {path}")
+    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+
+
+def ensure(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def ask(runner: Compose, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
+        compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
+    """One trial, asked of the watcher; an answer with "error" when it could not be had."""
+    if not compose.is_alive():
+        return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
+    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S
+    timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
+    args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
+    for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
+        try:
+            done = runner.exec(env, "watcher", args, timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
+        answer = last_json(done.stdout)
+        if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
+            return answer
+        if not compose.is_alive():
+            break
+        time.sleep(2)
+    return {"error": f"no trial answer from the watcher: {(done.stderr or done.stdout).strip()[-300:]}"}
+
+
+def last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+def end(runner: Compose, env: dict[str, str]) -> None:
+    with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
+        runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
+
+
+def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[str, Latency],
+                 began: datetime, fingerprint: result.Fingerprint | None = None) -> CapacityResult:  # fmt: skip
+    errors = [*found.errors, *(e for t in trials for e in t.errors)]
+    outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
+    host = replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
+    return CapacityResult(
+        run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",
+        kind="capacity",
+        profile=chosen.profile.profile,
+        daemon_version=chosen.profile.version,
+        scenario=chosen.scenario.id,
+        transport=chosen.scenario.transport,
+        destination=chosen.scenario.destination,
+        senders=chosen.cfg.senders,
+        settings=chosen.cap.as_dict(),
+        started_utc=result.utc(began),
+        finished_utc=result.utc(datetime.now(UTC)),
+        outcome=outcome,
+        ndr_msgs_per_s=found.ndr.lower_msgs_per_s,
+        pdr_msgs_per_s=found.pdr.lower_msgs_per_s,
+        pdr_loss_ratio=chosen.cap.pdr_target,
+        ndr=found.ndr,
+        pdr=found.pdr,
+        trials=trials,
+        latency_at_pdr=latency,
+        # One host with 2 cores here: no cpuset keeps the senders off the daemon's cores (docs/capacity.md).
+        cpu_placement={"daemon": "any", "senders": "any", "watcher": "any"},
+        rig_limit_msgs_per_s=found.rig_limit,
+        died_at_msgs_per_s=found.died_at,
+        machine=asdict(host),
+        errors=errors,
+        notes=found.notes,
+    )

@@ -1,0 +1,59 @@
+"""The watcher in a capacity run (CAPACITY=1, docs/capacity.md): the run's own sequence up to the start
+(reset, n/a, everyone ready), then trials on the control channel (rig/trials.py) until the host ends them, the
+daemon dies or CAPACITY_MAX_S passes; then the daemon's stop and finish. The host writes the result
+(host/search.py) from the trials' records. Stdlib only: runs in the watcher container.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+from syslogbench import contract
+from syslogbench.model import scenarios, settings
+from syslogbench.model.machine import host_facts
+from syslogbench.model.result import Daemon
+from syslogbench.rig import control, trials
+from syslogbench.rig.outcome import Observed
+from syslogbench.rig.watcher import harness, run
+from syslogbench.rig.watcher.progress import say
+
+
+def main() -> int:
+    try:
+        cfg = settings.from_env(os.environ)
+        bound_s, max_s = float(os.environ.get("LATENCY_BOUND") or 1), float(os.environ["CAPACITY_MAX_S"])
+    except (settings.SettingsError, KeyError, ValueError) as error:
+        say(f"capacity: {error}")
+        control.write_atomic(control.CONTROL.finish, "")
+        return contract.EXIT_CODES["error"]
+    return serve(cfg, bound_s, max_s)
+
+
+def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
+    """The watcher in a capacity run: up, trials until trial_end (or max_s, or the daemon's death), down.
+    Returns the exit code; the result is the host's to write (host/search.py)."""
+    now = datetime.now(UTC)
+    obs = Observed(cfg=cfg, host=host_facts(1), daemon=Daemon(), started=now, finished=now)
+    names = [sender.name for sender in run.expected_senders(cfg)]
+    served = trials.Trials(cfg, names, bound_s)
+    served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu
+    run.prepare(cfg, obs, served.handlers())
+    code = contract.EXIT_CODES["pass"]
+    try:
+        run.decide(scenarios.load(cfg.scenario))
+        run.wait_until_ready(cfg)
+        served.follower.skip_to_end()
+        served.ready_to_run.set()
+        say(f"capacity: {len(names)} senders ready; waiting for trials")
+        served.over.wait(max_s)
+    except (run.Unsupported, control.WaitTimeout, RuntimeError, OSError, ValueError) as error:
+        served.failure = str(error)
+        served.ready_to_run.set()
+        say(f"capacity: {error}")
+        code = contract.EXIT_CODES["error"]
+    served.end({})
+    run.stop_if_started(obs, run.STOP_TIMEOUT)
+    control.write_atomic(control.CONTROL.finish, "")
+    run.close_gateway()
+    return code

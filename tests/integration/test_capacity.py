@@ -1,0 +1,69 @@
+"""The capacity search against a daemon whose answer is known: syslog-ng with throttle(1000) on its
+destination holds at most 1,000 msg/s (tests/integration/configs/syslog-ng-throttle.conf). Over TCP nothing
+is lost there, messages only wait: a search that did not count late messages as lost would find far more.
+Small and short: 2 senders, trials of 1 and 8 s."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from syslogbench.host import search
+from syslogbench.host.compose import Compose
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test")
+HELD = 1000  # throttle() in the config
+PROFILE = "syslog-ng-4.8"
+SETTINGS = {
+    "SCENARIO": "plain",
+    "HOSTS": "1",
+    "SENDERS_PER_HOST": "2",
+    "RATE_MIN": "250",
+    "RATE_MAX": "4000",
+    "SEARCH_WIDTH": "0.1",
+    "TRIAL_INITIAL": "1",
+    "TRIAL_FINAL": "8",
+    "TRIAL_PAUSE": "1",
+    "SEARCH_MAX": "150",
+    # A tighter bound found the scheduling of a machine with 30 runnable tasks per core.
+    "LATENCY_BOUND": "0.5",
+}
+
+
+def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> None:
+    override = tmp_path / "throttle.yaml"
+    config = ROOT / "tests/integration/configs/syslog-ng-throttle.conf"
+    override.write_text(
+        f"services:\n  {PROFILE}:\n    volumes:\n      - {config}:/etc/syslogbench/scenarios/plain.conf:ro\n"
+    )
+    Compose(PROFILE, PROJECT, (override,)).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    code = search.run(PROFILE, dict(SETTINGS), tmp_path, build=True, extra_files=(override,), project=PROJECT)
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    table = "\n".join(
+        f"{t['offered_msgs_per_s']:.0f}: {t['loss_ratio']:.4f} late {t['late']}" for t in result["trials"]
+    )
+    assert code == 0, f"{result['errors']}\n{table}"
+    assert result["outcome"] == "found"
+    for trial in result["trials"]:
+        assert trial["sent"] == trial["received"] + trial["lost"], trial
+        assert 0 <= trial["late"] <= trial["received"], trial
+        for sender in trial["senders"]:
+            assert sender["sent"] == sender["received"] + sender["lost"], sender
+            assert sender["late"] <= sender["received"], sender
+    ndr = result["ndr"]
+    # throttle() starts with a full bucket (a second's worth), and a message is lost only past the bound: a
+    # final trial of d s holds up to HELD * (d + 1 + bound) / d msg/s (1,187 for 8 s), and no rig can tell
+    # more apart. Above that, the search's own width (10%).
+    final, bound = float(SETTINGS["TRIAL_FINAL"]), float(SETTINGS["LATENCY_BOUND"])
+    most = HELD * (final + 1 + bound) / final
+    assert 0.8 * HELD <= ndr["lower_msgs_per_s"] <= most, f"NDR bounds {ndr}\n{table}"
+    assert ndr["upper_msgs_per_s"] is not None and ndr["upper_msgs_per_s"] <= 1.15 * most, f"{ndr}\n{table}"
+    # Where the throttle cannot have written every message in time (the bucket, then the bound), some were late.
+    over = [t for t in result["trials"] if t["sent"] > HELD * (t["duration_s"] + 1 + bound)]
+    assert over and all(t["late"] > 0 for t in over), table
+    # Below the rate held, nothing was lost over TCP. (Far above it, the destination's queue overflows and
+    # syslog-ng drops: 159 of 6,038 at 2,135 msg/s for 2.8 s, each counted lost, not late.)
+    assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table

@@ -1,0 +1,339 @@
+"""The capacity search without Docker: its settings, one trial's accounting on the real control channel with
+a fake daemon writing the output, the open-loop sender, and MLRsearch against a simulated daemon."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from syslogbench import contract
+from syslogbench.host import cli, search
+from syslogbench.host.compose import Compose
+from syslogbench.model import capacity
+from syslogbench.model.messages import SenderId, render_line
+from syslogbench.rig import channel, control, trials
+
+# -- bad input: one line, exit 2, before any container ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "says"),
+    [
+        ({"PDR_TARGET": "1"}, "outside [0, 1)"),
+        ({"PDR_TARGET": "-0.1"}, "outside [0, 1)"),
+        ({"RATE_MIN": "5000", "RATE_MAX": "100"}, "is empty"),
+        ({"RATE_MIN": "100", "RATE_MAX": "100"}, "is empty"),
+        ({"LATENCY_BOUND": "0"}, "LATENCY_BOUND=0"),
+        ({"LATENCY_BOUND": "soon"}, "not a number"),
+    ],
+)
+def test_a_capacity_setting_that_cannot_work_is_refused(setting: dict[str, str], says: str) -> None:
+    with pytest.raises(capacity.CapacityError, match=None) as refused:
+        capacity.split(setting)
+    assert says in str(refused.value)
+
+
+def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
+    cap, rest = capacity.split({"PDR_TARGET": "0.01", "HOSTS": "1", "LATENCY_BOUND": "0.5"})
+    assert (cap.pdr_target, cap.latency_bound_s, rest) == (0.01, 0.5, {"HOSTS": "1"})
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--profile", "syslog-ng-4.8", "PDR_TARGET=1"], "PDR_TARGET=1 is outside [0, 1)"),
+        (["--profile", "syslog-ng-4.8", "RATE_MIN=900", "RATE_MAX=800"], "is empty"),
+        (["--profile", "syslog-ng-4.8", "LATENCY_BOUND=0"], "LATENCY_BOUND=0"),
+        (["--profile", "baseline", "--scenario", "udp"], "baseline cannot run scenario udp"),
+    ],
+)
+def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
+    args: list[str], says: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_docker(*a: object, **k: object) -> None:
+        raise AssertionError("a container was started")
+
+    monkeypatch.setattr(Compose, "up", no_docker)
+    monkeypatch.setattr(search.benchmark, "setup", no_docker)
+    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    assert cli.main(["capacity", *args]) == 2
+    said = capsys.readouterr().out.strip().splitlines()
+    assert len(said) == 1 and says in said[0], said
+
+
+# -- one trial on the real channel, a fake daemon writing the output ---------------------------------------
+
+
+def line(sender: SenderId, seq: int) -> bytes:
+    return render_line(sender, seq, 13, "Nov 25 12:00:00", 9)
+
+
+class FakeDaemon:
+    """Writes what it is told into the plain output file, when it is told."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, lines: list[bytes], half: bytes = b"") -> None:
+        with self.path.open("ab") as out:
+            out.write(b"".join(lines) + half)
+
+
+def fake_sender(
+    sender: SenderId, daemon: FakeDaemon, plan: dict[int, float | None], sent: int, done: list[str]
+) -> None:
+    """Asks for the trial as a sender does; the daemon then writes index i after plan[i] s (None: never)."""
+    link = channel.Link()
+    spec = link.call("trial", timeout=10, sender=sender.name, after=0)
+    answer = link.call("trial_ready", timeout=10, sender=sender.name, trial=spec["trial"])
+    start = answer["start"]
+    order = sorted((delay, index) for index, delay in plan.items() if delay is not None)
+    for delay, index in order:
+        due = capacity.intended_time(start, index, spec["rate"]) + delay
+        time.sleep(max(0.0, due - time.time()))
+        daemon.write([line(sender, capacity.trial_seq(spec["trial"], index))])
+    ledger = {"sent": sent, "intended": spec["messages"], "rate_achieved": 10.0, "status": "ok"}
+    link.call("trial_ledger", sender=sender.name, trial=spec["trial"], ledger=ledger)
+    done.append(sender.name)
+
+
+def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
+    control_dir: Path, watcher_channel: channel.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    monkeypatch.setattr(control, "LOGS", logs)
+    monkeypatch.setattr(trials, "LATE_WATCH_S", 0.3)
+    daemon = FakeDaemon(logs / "test.fake.all.log")
+    # A line of an earlier trial, still arriving: drained before the trial, never counted in it.
+    daemon.write([line(SenderId(1, 1), capacity.trial_seq(0, 3))])
+    served = trials.Trials(None, ["host1-s1", "host1-s2"], bound_s=0.2)  # type: ignore[arg-type]
+    watcher_channel.handlers.update(served.handlers())
+    served.ready_to_run.set()
+    # 10 msg/s each for 1 s: 10 messages per sender.
+    one, two = SenderId(1, 1), SenderId(1, 2)
+    plans = {
+        one: {i: 0.0 for i in range(10)} | {7: None, 8: 0.6},  # 7 never arrives, 8 is 0.6 s late
+        two: {i: 0.01 for i in range(9)} | {9: None},  # sent only 9: index 9 is unsent
+    }
+    sent = {one: 10, two: 9}
+    done: list[str] = []
+    threads = [
+        threading.Thread(target=fake_sender, args=(s, daemon, plans[s], sent[s], done)) for s in (one, two)
+    ]
+    for thread in threads:
+        thread.start()
+    # The duplicate: sender 1's index 2 written twice (once more, late, after its trial's start).
+    record = {}
+    runner = threading.Thread(
+        target=lambda: record.update(channel.Link().call("trial_run", rate=20, duration=1))
+    )
+    runner.start()
+    time.sleep(1.0)
+    daemon.write([line(one, capacity.trial_seq(1, 2))], half=line(two, capacity.trial_seq(1, 9))[:20])
+    for thread in [*threads, runner]:
+        thread.join(20)
+    assert sorted(done) == ["host1-s1", "host1-s2"]
+    trial = capacity.trial_from_dict(record)
+    assert trial.consistent() is None
+    first, second = trial.senders
+    assert (first.intended, first.sent, first.received, first.lost, first.late, first.duplicated) == (
+        10, 10, 9, 1, 1, 1,
+    ), first  # fmt: skip
+    # Index 9 of sender 2: unsent, and its half line (cut) is never a received message.
+    assert (second.intended, second.sent, second.received, second.lost, second.late, second.unsent) == (
+        10, 9, 9, 0, 0, 1,
+    ), second  # fmt: skip
+    assert (trial.intended, trial.sent, trial.received, trial.lost, trial.late, trial.unsent) == (
+        20,
+        19,
+        18,
+        1,
+        1,
+        1,
+    )
+    assert trial.loss_ratio == pytest.approx(3 / 20)  # lost + late + unsent, of intended
+    assert trial.drained_lines == 1
+    assert sum(trial.latency_histogram_us.values()) == trial.received
+    assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
+
+
+def test_the_follower_reads_only_whole_new_lines(tmp_path: Path) -> None:
+    out = tmp_path / "test.x.all.log"
+    out.write_bytes(b"syslogbench h=1 s=1 q=5 f=1 v=1 xx\nsyslogbench h=1 s=2 q=")
+    follower = trials.Follower(tmp_path, trials.OUTPUT_RE)
+    assert follower.keys() == [(b"1", b"1", b"5")]
+    with out.open("ab") as more:
+        more.write(b"6 f=1 v=1 xx\n")
+    assert follower.keys() == [(b"1", b"2", b"6")]
+    assert follower.keys() == []
+
+
+# -- the open-loop sender ---------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_sender_that_falls_behind_sends_what_is_due_and_never_stretches_its_schedule() -> None:
+    clock, batches = Clock(), []
+
+    def send_range(first: int, last: int) -> int:
+        batches.append((round(clock.now - 100, 3), first, last))
+        if first == 0:
+            clock.now += 0.5  # the daemon held the first send for half a second
+        return last
+
+    sent, last, oversleep = trials.open_loop(100, 100.0, 100.0, 200.0, send_range, clock.time, clock.sleep)
+    assert sent == 100
+    # After the stall, everything due by 0.5 s (indexes 1..50) goes at once: the schedule did not move.
+    assert batches[1] == (0.5, 1, 51), batches[:3]
+    assert last == pytest.approx(100.99, abs=0.01)
+    assert oversleep == 0.0  # the stall was the daemon's, in send: the sender's own sleeps kept time
+
+
+def test_a_sender_that_wakes_late_says_so() -> None:
+    clock = Clock()
+
+    def drowsy(seconds: float) -> None:
+        clock.now += seconds + 0.3  # a starved process: every sleep ends 0.3 s late
+
+    _, _, oversleep = trials.open_loop(10, 10.0, 100.0, 200.0, lambda a, b: b, clock.time, drowsy)
+    assert oversleep == pytest.approx(0.3)
+
+
+def test_a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() -> None:
+    clock = Clock()
+
+    def stuck(first: int, last: int) -> int:
+        clock.now += 2.0
+        return last
+
+    sent, _, _ = trials.open_loop(100, 10.0, 100.0, 103.0, stuck, clock.time, clock.sleep)
+    assert 0 < sent < 100
+
+
+# -- the search, against a simulated daemon that holds HELD msg/s -------------------------------------------
+
+HELD = 2000.0
+
+
+def simulated(rate: float, duration: float, sender_limit: float = 1e9, die_above: float = 1e9) -> dict:
+    """What the watcher would answer: above HELD the backlog makes messages late, in proportion."""
+    if rate > die_above:
+        return {"daemon_exit": 137, "error": "the daemon had exited with code 137"}
+    intended = round(rate * duration)
+    late = 0 if rate <= HELD else round(intended * (1 - HELD / rate))
+    senders = [
+        {
+            "id": "host1-s1",
+            "intended": intended,
+            "sent": intended,
+            "received": intended,
+            "lost": 0,
+            "late": late,
+        }
+    ]
+    return {
+        "number": 0, "offered_msgs_per_s": rate, "duration_s": duration, "intended": intended, "sent": intended,
+        "received": intended, "lost": 0, "late": late, "unsent": 0, "duplicated": 0,
+        "loss_ratio": late / intended, "achieved_msgs_per_s": min(rate, sender_limit),
+        "sender_bound": rate > sender_limit, "latency_ms": {}, "latency_histogram_us": {"1000": intended},
+        "sample_s": 0.02, "stale_lines": 0, "daemon_cpu_s": None, "watcher_cpu_s": None,
+        "udp_rcvbuf_errors": None, "udp_in_errors": None, "senders": senders,
+    }  # fmt: skip
+
+
+SHORT = capacity.CapacitySettings(
+    rate_min=100, rate_max=20_000, final_trial_s=2, initial_trial_s=1, pause_s=0, relative_width=0.05
+)
+
+
+def test_the_search_finds_the_rate_a_simulated_daemon_holds() -> None:
+    measurer = search.Measurer(simulated, SHORT, sleep=lambda s: None)
+    found = search.search(measurer, SHORT, print)
+    assert not found.errors
+    low, high = found.ndr.lower_msgs_per_s, found.ndr.upper_msgs_per_s
+    assert low is not None and high is not None
+    assert low <= HELD < high and high / low <= 1 + SHORT.relative_width + 0.01, (low, high)
+    assert found.pdr.lower_msgs_per_s is not None and found.pdr.lower_msgs_per_s >= low
+    # The warm-up (RATE_MIN, before the search) is kept, and marked: the search never had it.
+    first, *rest = measurer.trials
+    assert (first.purpose, first.offered_msgs_per_s) == ("warmup", SHORT.rate_min)
+    assert {t.purpose for t in rest} == {"search"}
+
+
+def test_a_search_that_ignored_late_messages_would_find_far_more() -> None:
+    """The known answer is a test that can fail: count late as received and the search runs to RATE_MAX."""
+
+    def lenient(rate: float, duration: float) -> dict:
+        return simulated(rate, duration) | {"late": 0}
+
+    found = search.search(search.Measurer(lenient, SHORT, sleep=lambda s: None), SHORT, print)
+    assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s > 5 * HELD
+
+
+def test_a_sender_bound_trial_is_not_believed_the_search_starts_again_below_it() -> None:
+    def weak_senders(rate: float, duration: float) -> dict:
+        return simulated(rate, duration, sender_limit=1500)
+
+    found = search.search(search.Measurer(weak_senders, SHORT, sleep=lambda s: None), SHORT, print)
+    assert found.rig_limit == 1500
+    assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s <= 1500 * 0.9
+
+
+def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
+    answers = iter([0.9, 0.02])  # the first look gap: past half the 1 s bound
+
+    def held_up_once(rate: float, duration: float) -> dict:
+        return simulated(rate, duration) | {"sample_max_s": next(answers, 0.02)}
+
+    measurer = search.Measurer(held_up_once, SHORT, sleep=lambda s: None)
+    measurer.measure(1.0, 1000.0)
+    assert [(t.purpose, t.sample_max_s) for t in measurer.trials] == [("repeated", 0.9), ("search", 0.02)]
+
+
+def test_a_daemon_that_dies_ends_the_search_with_the_rate_it_died_at() -> None:
+    measurer = search.Measurer(lambda r, d: simulated(r, d, die_above=5000), SHORT, sleep=lambda s: None)
+    found = search.search(measurer, SHORT, print)
+    assert found.died_at is not None and found.died_at > 5000
+    assert any("the daemon died" in error for error in found.errors)
+
+
+def test_latencies_merge_as_histograms_not_as_averaged_percentiles() -> None:
+    one = capacity.trial_from_dict(simulated(1000, 1) | {"latency_histogram_us": {"1000": 99, "500000": 1}})
+    two = capacity.trial_from_dict(simulated(1000, 1) | {"latency_histogram_us": {"2000": 100}})
+    # 199 values: 99 at 1 ms, 100 at 2 ms, 1 at 500 ms. Averaging each trial's p50 would give 1.5 ms.
+    both = search.percentiles(search.merged([one, two]))
+    assert both.p50 == pytest.approx(2.0, rel=0.01)
+    assert both.p99 == pytest.approx(2.0, rel=0.01)
+    assert both.max == pytest.approx(500, rel=0.01)
+
+
+def test_the_table_shows_each_trial_and_both_rates() -> None:
+    trial = simulated(1000, 1) | {"number": 1, "latency_ms": {"p99": 3.0, "max": 4.0}, "daemon_exit": None}
+    bound = {"loss_ratio": 0.0, "lower_msgs_per_s": 950.0, "upper_msgs_per_s": 1000.0}
+    text = capacity.table(
+        {"trials": [trial], "ndr": bound, "pdr": bound | {"loss_ratio": 0.005}, "ndr_msgs_per_s": 950.0,
+         "pdr_msgs_per_s": 950.0}
+    )  # fmt: skip
+    assert "NDR (loss <= 0): 950 msg/s; bounds 950 .. 1,000" in text
+    assert "    1      1,000" in text
+
+
+def test_the_trial_ops_are_the_ones_docs_capacity_lists() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "capacity.md").read_text()
+    listed = [row.split("`")[1] for row in doc.splitlines() if row.startswith("| `trial")]
+    assert listed == list(contract.TRIAL_OPS)
+    assert set(trials.Trials(None, [], 1.0).handlers()) == set(contract.TRIAL_OPS)  # type: ignore[arg-type]
