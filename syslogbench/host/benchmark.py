@@ -159,17 +159,7 @@ def check_image(profile: profiles.Profile) -> None:
     """The built image must carry this profile's manifest, or a run would measure another daemon (see
     fresh_mtime for how that happened)."""
     done = subprocess.run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            "--entrypoint",
-            "cat",
-            profile.image,
-            "/etc/syslogbench/manifest.yaml",
-        ],
+        hostsetup.offline_run(profile.image, ["cat", "/etc/syslogbench/manifest.yaml"]),
         capture_output=True,
         text=True,
     )

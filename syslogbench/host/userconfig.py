@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from syslogbench.host import tools
 from syslogbench.model import result, settings, userconfig
 from syslogbench.model.userconfig import MAIN, NATIVE_DIR
 
@@ -188,18 +189,7 @@ def daemon_command(cfg: UserConfig) -> list[str]:
 
 def docker_run(image: str, cfg: UserConfig, command: list[str]) -> list[str]:
     mounts = [arg for source, target in cfg.mounts() for arg in ("-v", f"{source}:{target}:ro")]
-    return [
-        "docker",
-        "run",
-        "--rm",
-        "--network",
-        "none",
-        *mounts,
-        "--entrypoint",
-        command[0],
-        image,
-        *command[1:],
-    ]
+    return tools.offline_run(image, command, mounts)
 
 
 def syntax_check(cfg: UserConfig, image: str, profile: str) -> None:
