@@ -21,7 +21,7 @@ run: $(VENV)
 # Lint, unit tests, then real containers for every profile, and the HTML report in a browser.
 test: $(VENV) lint browser
 	$(PY) -m syslogbench setup
-	$(PY) -m pytest -q --timeout 900
+	$(PY) -m pytest -q --timeout 900 --durations=15
 
 setup: $(VENV)
 	$(PY) -m syslogbench setup

@@ -216,7 +216,8 @@ def run(
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
     if profile.registry_image and (build or not images.image_exists(profile.image)):
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
-    capacity.check(cfg, scenario, profile, log)  # a load that cannot fit: refused before any container
+    files = user.files if user else None
+    capacity.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
     env.update(extra_env or {})
     if user is not None:
         extra_files = (*extra_files, userconfig.write_override(user, profile.profile, cfg.scenario))

@@ -7,14 +7,14 @@ Each check gives one line that says what to change. They run after the settings 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.host import profiles, render
-from syslogbench.model import messages, preprocess, scenarios, settings
+from syslogbench.model import messages, preprocess, scenarios, settings, userconfig
 
 MIB = 1024**2
 # The largest UDP payload over IPv4: 65,535 bytes less the 20-byte IP and 8-byte UDP headers. The bench
@@ -33,9 +33,10 @@ INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
 # sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
 WATCHER_MEM = 384 * MIB
 WATCHER_BYTES = 96 * MIB
-# A limit the config sets: syslog-ng's max-connections(), e.g. 25 as in 2014 (the manifests' max_connections).
-# Where the config sets none, the manifest's default_connections holds the daemon's own (rsyslog's imtcp: 200).
-CONFIG_LIMIT = re.compile(r"max-connections\((\d+)\)")
+# How each family's config says its TCP session limit (model.userconfig.session_limits reads it). Where the
+# config sets none, the manifest's default_connections holds the daemon's own (rsyslog's imtcp: 200,
+# syslog-ng's network() and tcp(): 10).
+LIMIT_WORD = {"syslog-ng": "max-connections({})", "rsyslog": 'MaxSessions="{}"'}
 
 
 class CapacityError(settings.SettingsError):
@@ -175,31 +176,50 @@ def watcher_problem(cfg: settings.Settings) -> str | None:
     )
 
 
-def connection_limit(profile: profiles.Profile, scenario: scenarios.Scenario) -> tuple[int, str] | None:
-    """The most connections the daemon's config for this scenario takes, and where that is said."""
-    config = render.config_path(profile, scenario.id)
-    lines = config.read_text(errors="replace").splitlines() if config.exists() else []
-    live = "\n".join(line for line in lines if not line.lstrip().startswith("#"))  # not the comments
-    if limits := [int(limit) for limit in CONFIG_LIMIT.findall(live)]:
-        where = config.relative_to(profiles.ROOT) if config.is_relative_to(profiles.ROOT) else config
-        return min(limits), f"max-connections({min(limits)}) in {where}"
+def connection_limit(
+    profile: profiles.Profile, scenario: scenarios.Scenario, files: list[Path] | None = None
+) -> tuple[int, str] | None:
+    """The most connections the daemon's config takes, and where that is said: the config rendered for this
+    scenario, or the files of a user's own (--config). A listener that sets no limit has the daemon's own
+    default (the manifest's default_connections); with several listeners, the most generous one counts."""
+    found: list[tuple[int, str]] = []
+    for path in files or [render.config_path(profile, scenario.id)]:
+        text = path.read_text(errors="replace") if path.is_file() else ""
+        where = path.relative_to(profiles.ROOT) if path.is_relative_to(profiles.ROOT) else path
+        for limit in userconfig.session_limits(text, profile.daemon):
+            if limit is not None:
+                found.append((limit, f"{LIMIT_WORD[profile.daemon].format(limit)} in {where}"))
+            elif (default := profile.default_connections) is not None:
+                unset = LIMIT_WORD[profile.daemon].format("")
+                found.append(
+                    (
+                        default,
+                        f"{profile.daemon}'s default of {default}: a listener in {where} sets no {unset}",
+                    )
+                )
+    if found:
+        return max(found)
     if (default := profile.default_connections) is not None:
         return default, f"{profile.daemon}'s default of {default} TCP sessions"
     return None
 
 
 def connections_problem(
-    cfg: settings.Settings, scenario: scenarios.Scenario, profile: profiles.Profile
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    profile: profiles.Profile,
+    files: list[Path] | None = None,
 ) -> str | None:
     if scenario.transport == "udp":
         return None  # no connections
-    limit = connection_limit(profile, scenario)
+    limit = connection_limit(profile, scenario, files)
     if limit is None or cfg.senders <= limit[0]:
         return None
     most, where = limit
+    raise_it = f"set {LIMIT_WORD[profile.daemon].format(cfg.senders)} in your config, or " if files else ""
     return (
         f"HOSTS={cfg.hosts} x SENDERS_PER_HOST={cfg.senders_per_host} = {cfg.senders} connections, but "
-        f"{profile.profile} takes at most {most} ({where}): use at most {most} senders in all"
+        f"{profile.profile} takes at most {most} ({where}): {raise_it}use at most {most} senders in all"
     )
 
 
@@ -243,11 +263,15 @@ def rate_problem(cfg: settings.Settings, scenario: scenarios.Scenario) -> str | 
 
 
 def problems(
-    cfg: settings.Settings, scenario: scenarios.Scenario, profile: profiles.Profile, disk: Disk
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    profile: profiles.Profile,
+    disk: Disk,
+    files: list[Path] | None = None,
 ) -> list[str]:
     found = [
         connection_scenario_problem(cfg, scenario),
-        connections_problem(cfg, scenario, profile),
+        connections_problem(cfg, scenario, profile, files),
         datagram_problem(cfg, scenario),
         memory_problem(cfg, scenario),
         watcher_problem(cfg),
@@ -263,10 +287,12 @@ def check(
     profile: profiles.Profile,
     log: Callable[[str], None],
     disk: Callable[[], Disk] | None = None,
+    files: list[Path] | None = None,
 ) -> None:
-    """Refuse (CapacityError) a load that cannot fit; a check that could not be made is a notice."""
+    """Refuse (CapacityError) a load that cannot fit; a check that could not be made is a notice. files: a
+    user's own config (--config), read in place of the profile's rendered one."""
     space = (disk or docker_disk)()
     if space.free is None:
         log(f"notice: the free disk space on {space.root} could not be checked ({space.reason})")
-    if found := problems(cfg, scenario, profile, space):
+    if found := problems(cfg, scenario, profile, space, files):
         raise CapacityError(settings.listed("the load cannot fit", found))

@@ -321,3 +321,59 @@ def test_a_daemons_own_connection_limit_comes_from_its_manifest() -> None:
     fewer = dataclasses.replace(rsyslog, default_connections=7)
     assert capacity.connection_limit(fewer, seed) == (7, "rsyslog's default of 7 TCP sessions")
     assert capacity.connection_limit(profiles.resolve("baseline"), seed) is None
+
+
+def test_a_user_syslog_ng_config_with_no_limit_takes_syslog_ngs_default_of_10(
+    capsys: pytest.CaptureFixture[str], no_docker: list[str], tmp_path: Path
+) -> None:
+    """Debian's default syslog-ng.conf with a bare network() source: 20 senders would have their connections
+    refused by the daemon (seen at seed scale: broken pipes, verdict error). The example sets 25, as in 2014."""
+    example = (ROOT / "examples" / "syslog-ng-debian-trixie.conf").read_text()
+    bare = tmp_path / "syslog-ng.conf"
+    bare.write_text(example.replace(" max-connections(25)", ""))
+    assert bare.read_text() != example
+    line = refusal(["--profile", "syslog-ng", "--config", str(bare)], capsys, no_docker, tmp_path)
+    assert line == (
+        "HOSTS=5 x SENDERS_PER_HOST=4 = 20 connections, but syslog-ng-4.8 takes at most 10 (syslog-ng's default "
+        f"of 10: a listener in {bare} sets no max-connections()): set max-connections(20) in your config, or use "
+        "at most 10 senders in all"
+    )
+    ours = benchmark.run_env({})[0], scenarios.load("seed2014"), profiles.resolve("syslog-ng")
+    assert capacity.connections_problem(*ours, [ROOT / "examples" / "syslog-ng-debian-trixie.conf"]) is None
+
+
+def write(path: Path, text: str) -> list[Path]:
+    path.write_text(text)
+    return [path]
+
+
+def test_a_user_configs_own_limit_is_read_from_its_listening_source(tmp_path: Path) -> None:
+    """The TCP listener's max-connections() counts; a UDP source, a destination and comments do not."""
+    seed, ng = scenarios.load("seed2014"), profiles.resolve("syslog-ng")
+    files = write(
+        tmp_path / "syslog-ng.conf",
+        "@version: 4.8\n"
+        '# source s_old { network(transport("tcp") port(514) max-connections(1)); };\n'
+        'source s_net {\n  network(transport("udp") port(514) max-connections(2));\n'
+        '  network(transport("tcp") port(514)\n    max_connections(30) flags(syslog-protocol));\n};\n'
+        'destination d_fwd { network("10.0.0.1" port(514) max-connections(3)); };\n',
+    )
+    assert capacity.connection_limit(ng, seed, files) == (30, f"max-connections(30) in {files[0]}")
+    cfg, _ = benchmark.run_env({})
+    assert capacity.connections_problem(cfg, seed, ng, files) is None
+
+
+def test_a_user_rsyslog_config_says_its_limit_as_max_sessions(tmp_path: Path) -> None:
+    seed, rsyslog = scenarios.load("seed2014"), profiles.resolve("rsyslog8")
+    cfg, _ = benchmark.run_env({})
+    modern = write(
+        tmp_path / "a.conf", 'module(load="imtcp" MaxSessions="8")\ninput(type="imtcp" port="514")\n'
+    )
+    assert capacity.connections_problem(cfg, seed, rsyslog, modern) == (
+        f'HOSTS=5 x SENDERS_PER_HOST=4 = 20 connections, but rsyslog-8.2504 takes at most 8 (MaxSessions="8" in '
+        f'{modern[0]}): set MaxSessions="20" in your config, or use at most 8 senders in all'
+    )
+    legacy = write(tmp_path / "b.conf", "$ModLoad imtcp\n$InputTCPMaxSessions 12\n$InputTCPServerRun 514\n")
+    assert capacity.connection_limit(rsyslog, seed, legacy) == (12, f'MaxSessions="12" in {legacy[0]}')
+    none = write(tmp_path / "c.conf", 'module(load="imtcp")\ninput(type="imtcp" port="514")\n')
+    assert capacity.connection_limit(rsyslog, seed, none) == (200, "rsyslog's default of 200 TCP sessions")
