@@ -93,13 +93,16 @@ def worst_case_s(cfg: settings.Settings) -> int:
     return fingerprint.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
-def check_capacity(profile_names: list[str], overrides: dict[str, str]) -> None:
-    """Every profile's load checked before a matrix starts any container (n/a ones become results)."""
+def check_capacity(
+    profile_names: list[str], overrides: dict[str, str], files: list[Path] | None = None
+) -> None:
+    """Every profile's load checked before a matrix starts any container (n/a ones become results); files:
+    a user's own config (--config), read in place of each profile's."""
     cfg, _ = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     for profile in map(profiles.resolve, profile_names):
         if not scenarios.unsupported(scenario, profile.features):
-            capacity.check(cfg, scenario, profile, log)
+            capacity.check(cfg, scenario, profile, log, files=files)
 
 
 def docker_version() -> str:

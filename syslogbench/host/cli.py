@@ -101,6 +101,11 @@ def run_options(cmd: argparse.ArgumentParser) -> None:
         "--swarm", action="store_true", help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)"
     )
     cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
+    config_options(cmd)
+    overrides_option(cmd)
+
+
+def config_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--config",
         type=Path,
@@ -111,7 +116,6 @@ def run_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--config-private", action="store_true", help="with --config: record its hash, not its text"
     )
-    overrides_option(cmd)
 
 
 def capacity_options(cmd: argparse.ArgumentParser) -> None:
@@ -144,6 +148,7 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
         help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
     )
     results_option(cmd, "one <run id>.json per run (default results/)")
+    config_options(cmd)
     overrides_option(cmd)
 
 
@@ -254,14 +259,19 @@ def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     writable_dir(args.results)
     if args.registry and not args.swarm:
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-    if args.config_private and not args.config:
-        raise settings.SettingsError("--config-private is for --config PATH")
+    config = config_of(args)
     if args.config and args.swarm:
         raise settings.SettingsError("--config runs on one host only so far: leave out --swarm")
     if args.swarm:
         return swarm.run(args.profile, overrides, args.results, args.registry, show=wiring.show)
-    config = (args.config, args.config_private) if args.config else None
     return benchmark.run(args.profile, overrides, args.results, show=wiring.show, config=config)
+
+
+def config_of(args: argparse.Namespace) -> tuple[Path, bool] | None:
+    """--config PATH and whether --config-private keeps its text out of the result."""
+    if args.config_private and not args.config:
+        raise settings.SettingsError("--config-private is for --config PATH")
+    return (args.config, args.config_private) if args.config else None
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -294,7 +304,14 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = benchmark.parse_overrides(args.overrides)
     writable_dir(args.results)
     return matrix.run_matrix(
-        names, args.replicates, overrides, args.results, args.fresh, show=wiring.show, warmup=args.warmup
+        names,
+        args.replicates,
+        overrides,
+        args.results,
+        args.fresh,
+        show=wiring.show,
+        warmup=args.warmup,
+        config=config_of(args),
     )
 
 

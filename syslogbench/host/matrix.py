@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles
+from syslogbench.host import benchmark, lock, profiles, userconfig
 from syslogbench.host.compose import project_name
 from syslogbench.model import result
+from syslogbench.model import userconfig as user_model
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -25,9 +26,13 @@ def cells(names: list[str], replicates: int) -> list[tuple[int, str]]:
     return [(replicate, name) for replicate in range(1, replicates + 1) for name in names]
 
 
-def matrix_id(names: list[str], overrides: dict[str, str]) -> str:
-    """The same profiles and settings give the same id, which is what lets a matrix resume."""
-    key = json.dumps({"profiles": sorted(names), "overrides": overrides}, sort_keys=True)
+def matrix_id(names: list[str], overrides: dict[str, str], config_sha256: str | None = None) -> str:
+    """The same profiles, settings and user config (its sha256; none: the profiles' own) give the same id,
+    which is what lets a matrix resume."""
+    parts: dict[str, object] = {"profiles": sorted(names), "overrides": overrides}
+    if config_sha256:
+        parts["config"] = config_sha256
+    key = json.dumps(parts, sort_keys=True)
     return "m" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
@@ -68,19 +73,41 @@ def run_matrix(
     fresh: bool,
     show: Callable[[Path], None] = benchmark.show_path,
     warmup: int = 0,
+    config: tuple[Path, bool] | None = None,
 ) -> int:
+    """config: a user's own config (its path, and whether its text stays private) for every profile."""
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
         raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
     canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    benchmark.check_capacity(canonical, overrides)  # every setting and load checked before anything starts
-    mid = matrix_id(canonical, overrides)
+    files = config_files(canonical, overrides, config)
+    # Every setting and load is checked before anything starts.
+    benchmark.check_capacity(canonical, userconfig.split_settings(overrides)[0], files)
+    sha = user_model.identity(config[0].expanduser().absolute(), False)["sha256"] if config else None
+    mid = matrix_id(canonical, overrides, str(sha) if sha else None)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:
             # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
-            run_cells(canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show)
-        return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show)
+            run_cells(
+                canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show, config
+            )
+        return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show, config)
+
+
+def config_files(
+    canonical: list[str], overrides: dict[str, str], config: tuple[Path, bool] | None
+) -> list[Path] | None:
+    """A user's config read as each profile's family (one line when a profile is of the other family); the
+    user-config settings (EXPECT_DROPPED) refused without one."""
+    options = userconfig.split_settings(overrides)[1]
+    if config is None:
+        userconfig.refuse_without_config(options)
+        return None
+    loaded = [
+        userconfig.load(config[0], profiles.resolve(name).daemon, options, config[1]) for name in canonical
+    ]
+    return loaded[0].files
 
 
 def run_cells(
@@ -91,6 +118,7 @@ def run_cells(
     mid: str,
     fresh: bool,
     show: Callable[[Path], None],
+    config: tuple[Path, bool] | None = None,
 ) -> int:
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
@@ -104,7 +132,10 @@ def run_cells(
             benchmark.log(progress_line(index, len(todo), time.monotonic() - started))
             benchmark.log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
-            codes.append(benchmark.run(name, overrides, results_dir, extra_env=env, build=False, show=show))
+            code = benchmark.run(
+                name, overrides, results_dir, extra_env=env, build=False, show=show, config=config
+            )
+            codes.append(code)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command line says which, and exits with its code
         benchmark.log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")
         raise

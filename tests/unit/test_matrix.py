@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, matrix
+from syslogbench.host import calibrate, cli, matrix
+from syslogbench.model import userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
 from tests.unit.test_result import document_of, observed
@@ -54,7 +55,13 @@ def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[
     calls: list[tuple[str, Path, dict[str, str]]] = []
 
     def fake_run(
-        name: str, overrides: dict, results_dir: Path, extra_env: dict, build: bool, show: object
+        name: str,
+        overrides: dict,
+        results_dir: Path,
+        extra_env: dict,
+        build: bool,
+        show: object,
+        config: object,
     ) -> int:
         calls.append((name, results_dir, extra_env))
         return EXIT_CODES["pass"]
@@ -62,7 +69,7 @@ def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[
     monkeypatch.setattr(matrix.benchmark, "run", fake_run)
     monkeypatch.setattr(matrix.benchmark, "setup", lambda names: None)
     monkeypatch.setattr(matrix.benchmark, "log", lambda line: None)
-    monkeypatch.setattr(matrix.benchmark, "check_capacity", lambda names, overrides: None)
+    monkeypatch.setattr(matrix.benchmark, "check_capacity", lambda names, overrides, files: None)
     monkeypatch.setattr(matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name}))
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
     return calls
@@ -158,3 +165,62 @@ def test_matrix_summary_names_each_code_from_the_contract() -> None:
 )
 def test_matrix_ends_with_the_code_that_most_needs_a_look(codes: list[int], name: str) -> None:
     assert matrix.matrix_code(codes) == EXIT_CODES[name]
+
+
+def test_a_user_config_gives_the_matrix_its_own_id_and_reaches_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configs: list[object] = []
+    calls = quiet_matrix(monkeypatch)
+    real_run = matrix.benchmark.run
+
+    def keep(*args: object, config: object, **kwargs: object) -> int:
+        configs.append(config)
+        return real_run(*args, config=config, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(matrix.benchmark, "run", keep)
+    monkeypatch.setattr(
+        matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name, "daemon": "rsyslog"})
+    )
+    conf = tmp_path / "rsyslog.conf"
+    conf.write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n*.* /var/log/all\n')
+    given = (conf, False)
+    assert matrix.run_matrix(["a"], 2, {}, tmp_path, False, config=given) == EXIT_CODES["pass"]
+    assert configs == [given, given] and len(calls) == 2
+    ours = matrix.matrix_id(["a"], {})
+    assert (
+        {env["MATRIX_ID"] for _, _, env in calls} == {matrix.matrix_id(["a"], {}, model_sha(conf))} != {ours}
+    )
+
+
+def model_sha(path: Path) -> str:
+    return str(userconfig.identity(path, False)["sha256"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--profiles", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
+            "syslog-ng-debian-trixie.conf:1: a syslog-ng config, but the profile runs rsyslog",
+        ),
+        (["--profiles", "rsyslog8", "EXPECT_DROPPED=local7.*"], "EXPECT_DROPPED"),
+        (["--profiles", "rsyslog8", "--config-private"], "--config-private is for --config PATH"),
+    ],
+)
+def test_matrix_config_mistakes_are_one_line_before_anything_runs(
+    argv: list[str],
+    line: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    calls = quiet_matrix(monkeypatch)
+    monkeypatch.undo()  # the real profiles and checks; only the runs stay faked below
+    monkeypatch.setattr(matrix.benchmark, "run", lambda *a, **k: calls.append(("run", tmp_path, {})) or 0)
+    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: calls.append(("setup", tmp_path, {})))
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code = cli.main(["matrix", "--results", str(tmp_path), *argv])
+    out = capsys.readouterr().out
+    assert code == EXIT_CODES["bad-input"] and calls == []
+    assert out.count("\n") == 1 and line in out, out
