@@ -122,8 +122,9 @@ def ensure_debootstrap(log=print) -> None:
     subprocess.run(["apt-get", "install", "-y", "-q", "debootstrap"], check=True, capture_output=True)
 
 
-def offline_run(image: str, command: list[str], mounts: list[str] | None = None) -> list[str]:
-    """`docker run` of one command in `image` with no network, removed after: the argv. `mounts` are -v
-    arguments. A check of an image or a config must not reach anything, nor leave a container behind."""
-    return ["docker", "run", "--rm", "--network", "none", *(mounts or []), "--entrypoint", command[0], image,
-            *command[1:]]  # fmt: skip
+def offline_run(image: str, command: list[str], stdin: bool = False) -> list[str]:
+    """`docker run` of one command in `image` with no network, removed after: the argv; stdin: the command
+    reads the caller's standard input. A check of an image or a config must not reach anything, nor leave a
+    container behind."""
+    return ["docker", "run", "--rm", *(["-i"] if stdin else []), "--network", "none", "--entrypoint", command[0],
+            image, *command[1:]]  # fmt: skip

@@ -12,9 +12,11 @@ there is counted); the watcher gets the same files read-only and the run's user-
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
+import tarfile
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -187,14 +189,29 @@ def daemon_command(cfg: UserConfig) -> list[str]:
             "-R", "/tmp/check.persist", "-c", "/tmp/check.ctl"]  # fmt: skip
 
 
-def docker_run(image: str, cfg: UserConfig, command: list[str]) -> list[str]:
-    mounts = [arg for source, target in cfg.mounts() for arg in ("-v", f"{source}:{target}:ro")]
-    return tools.offline_run(image, command, mounts)
+def docker_run(image: str, command: list[str]) -> list[str]:
+    """The command in the image, after the user's files are unpacked at their places from a tar on standard
+    input (file_tar): no bind mount, so the engine may be another machine's, as with run --swarm."""
+    return tools.offline_run(
+        image, ["sh", "-c", 'tar -x -o -C / && exec "$@"', "unpack", *command], stdin=True
+    )
+
+
+def file_tar(cfg: UserConfig) -> bytes:
+    """Each of the user's files at its path in the image, readable by all, as a tar."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for source, target in cfg.mounts():
+            data = Path(source).read_bytes()
+            info = tarfile.TarInfo(target.lstrip("/"))
+            info.size, info.mode = len(data), 0o444
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
 
 
 def syntax_check(cfg: UserConfig, image: str, profile: str) -> None:
     """The daemon's own verdict on the config; its first error line, with the user's paths, when it refuses."""
-    done = run_checked(docker_run(image, cfg, check_command(cfg)))
+    done = run_checked(docker_run(image, check_command(cfg)), cfg)
     if done.returncode == 0:
         return
     said = done.stdout + done.stderr
@@ -227,18 +244,22 @@ def unknown_word(cfg: UserConfig, said: str) -> str | None:
 
 def plugins(image: str, cfg: UserConfig) -> set[str]:
     """Every plugin name (driver, parser, ...) of the image's syslog-ng, '_' read as '-'."""
-    done = run_checked(docker_run(image, cfg, ["syslog-ng", "--no-caps", "--module-registry"]))
+    done = run_checked(docker_run(image, ["syslog-ng", "--no-caps", "--module-registry"]), cfg)
     return {name.replace("_", "-") for name in PLUGIN_LINE.findall(done.stdout + done.stderr)}
 
 
-def run_checked(command: list[str]) -> subprocess.CompletedProcess:
+def run_checked(command: list[str], cfg: UserConfig) -> subprocess.CompletedProcess[str]:
+    """The command run with the user's files on its standard input (docker_run); its output as text."""
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+        done = subprocess.run(command, input=file_tar(cfg), capture_output=True, timeout=CHECK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise UserConfigError(
             f"checking the config took over {CHECK_TIMEOUT_S} s ({' '.join(command[-4:])}): is it waiting on "
             "something outside the container?"
         ) from None
+    return subprocess.CompletedProcess(
+        command, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+    )
 
 
 def user_paths(cfg: UserConfig, text: str) -> str:
@@ -281,7 +302,7 @@ def listening(tables: str) -> set[tuple[int, str]]:
 def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> None:
     """The config must listen on the scenario's port and transport (TLS is TCP on the wire)."""
     command = ["sh", "-c", PROBE, "probe", *daemon_command(cfg)]
-    done = run_checked(docker_run(image, cfg, command))
+    done = run_checked(docker_run(image, command), cfg)
     tables, _, daemon_said = done.stdout.partition("---")
     proto = "udp" if transport == "udp" else "tcp"
     found = listening(tables)
@@ -307,39 +328,63 @@ def check(cfg: UserConfig, image: str, profile: str, transport: str, port: int) 
 # -- the run ----------------------------------------------------------------------------------------------
 
 
+# What a --config run changes in the daemon's container, on one host (compose) or a swarm (the stack file).
+# Debian's default configs give their files an owner and group (rsyslog $FileOwner/$FileGroup, syslog-ng
+# owner()/group()). Without CHOWN, rsyslog 8.2504 on Debian's rsyslog.conf lost the first message bound for
+# auth.log, the file it opened after the chown failed.
+DAEMON_CAPS = ["CHOWN"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the user's files go (host path, path in the container) in the daemon and in the watcher, and
+    the watcher's environment: said once for compose (override_text) and for the stack file (host/stack.py)."""
+
+    daemon: list[tuple[str, str]]
+    watcher: list[tuple[str, str]]
+    environment: dict[str, str]
+
+
+def placement(cfg: UserConfig, scenario: str) -> Placement:
+    """The main config also takes the place of the scenario's rendered one, which the supervisor links to
+    active.conf; the watcher sees each file under CONFIG_DIR, by its name relative to PATH."""
+    base = cfg.root.parent if cfg.root.is_file() else cfg.root
+    return Placement(
+        daemon=[*cfg.mounts(), (str(cfg.main), f"/etc/syslogbench/scenarios/{scenario}.conf")],
+        watcher=[(str(path), str(userconfig.CONFIG_DIR / path.relative_to(base))) for path in cfg.files],
+        environment={
+            userconfig.CONFIG_ENV: cfg.main_name,
+            userconfig.EXPECT_DROPPED_ENV: cfg.expect_dropped,
+            userconfig.QUIET_ENV: str(cfg.quiet_s),
+            userconfig.PRIVATE_ENV: "1" if cfg.private else "0",
+        },
+    )
+
+
 def override_text(cfg: UserConfig, service: str, scenario: str) -> str:
     """The compose override of a --config run. The daemon's volumes are replaced (`!override`): the logs
-    volume goes on /var/log itself (nocopy: the image's own /var/log stays out of it); the main config also
-    takes the place of the scenario's rendered one, which the supervisor links to active.conf."""
-    daemon_mounts = [*cfg.mounts(), (str(cfg.main), f"/etc/syslogbench/scenarios/{scenario}.conf")]
-    watcher_source = cfg.root
-    watcher_target = userconfig.CONFIG_DIR / cfg.main.name if cfg.root.is_file() else userconfig.CONFIG_DIR
+    volume goes on /var/log itself (nocopy: the image's own /var/log stays out of it)."""
+    where = placement(cfg, scenario)
     lines = [
         "services:",
         f"  {service}:",
-        # Debian's default configs give their files an owner and group (rsyslog $FileOwner/$FileGroup,
-        # syslog-ng owner()/group()). Without CHOWN, rsyslog 8.2504 on Debian's rsyslog.conf lost the first
-        # message bound for auth.log, the file it opened after the chown failed.
-        "    cap_add: [CHOWN]",
+        f"    cap_add: [{', '.join(DAEMON_CAPS)}]",
         "    volumes: !override",
         "      - control:/bench/control",
         f"      - {{type: volume, source: logs, target: {userconfig.DAEMON_LOG_DIR}, volume: {{nocopy: true}}}}",
         "      - queue:/var/spool/bench-queue",
-        *(
-            f"      - {{type: bind, source: {quote(s)}, target: {quote(t)}, read_only: true}}"
-            for s, t in daemon_mounts
-        ),
+        *(bind(source, target) for source, target in where.daemon),
         "  watcher:",
         "    environment:",
-        f"      {userconfig.CONFIG_ENV}: {quote(cfg.main_name)}",
-        f"      {userconfig.EXPECT_DROPPED_ENV}: {quote(cfg.expect_dropped)}",
-        f"      {userconfig.QUIET_ENV}: {quote(str(cfg.quiet_s))}",
-        f"      {userconfig.PRIVATE_ENV}: {quote('1' if cfg.private else '0')}",
+        *(f"      {key}: {quote(value)}" for key, value in where.environment.items()),
         "    volumes:",
-        f"      - {{type: bind, source: {quote(str(watcher_source))}, target: {quote(str(watcher_target))}, "
-        "read_only: true}",
+        *(bind(source, target) for source, target in where.watcher),
     ]
     return "\n".join(lines) + "\n"
+
+
+def bind(source: str, target: str) -> str:
+    return f"      - {{type: bind, source: {quote(source)}, target: {quote(target)}, read_only: true}}"
 
 
 def quote(text: str) -> str:

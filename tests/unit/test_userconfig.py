@@ -320,7 +320,9 @@ def test_every_example_is_text_of_its_family_and_listens_on_514(path: Path) -> N
     cfg = host.load(path, family, {})
     assert cfg.main_target == f"{userconfig.NATIVE_DIR[family]}/{userconfig.MAIN[family]}"
     listener = (
-        'input(type="imtcp" port="514"' if family == "rsyslog" else 'network(transport("tcp") port(514))'
+        'input(type="imtcp" port="514"'
+        if family == "rsyslog"
+        else 'network(transport("tcp") port(514) max-connections(25))'
     )
     assert listener in path.read_text()
     assert path.name in (path.parent / "README.md").read_text()
