@@ -210,9 +210,7 @@ def run(
     project = project or project_name()
     profile = profiles.resolve(profile_name)
     overrides, options = userconfig.split_settings(overrides)
-    user = userconfig.load(config[0], profile.daemon, options, config[1]) if config else None
-    if user is None:
-        userconfig.refuse_without_config(options)
+    user = userconfig.given(config, profile.daemon, options)
     cfg, env = run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -260,8 +258,7 @@ def measure(
     if build:  # cached builds take seconds, and a stale image would measure old code
         setup([profile.profile])
     if user is not None:  # the daemon's own check, before any container of the run
-        userconfig.check(user, profile.image, profile.profile, scenario.transport, contract.CENTRAL_PORT)
-        log(f"--config {user.root}: {user.main.name} passed {profile.daemon}'s own check, and listens")
+        log(userconfig.check(user, profile.image, profile.profile, scenario.transport, contract.CENTRAL_PORT))
     log(
         f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"

@@ -31,6 +31,7 @@ from syslogbench.host import (
     search,
     stack,
     swarm,
+    userconfig,
 )
 from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
 from syslogbench.model import capacity, result, scenarios, settings
@@ -134,6 +135,7 @@ def stack_options(cmd: argparse.ArgumentParser) -> None:
     profile_option(cmd)
     cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
     cmd.add_argument("--registry", help="registry prefix of the images, e.g. registry.lab:5000")
+    config_options(cmd)
     overrides_option(cmd)
 
 
@@ -260,10 +262,10 @@ def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     if args.registry and not args.swarm:
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
     config = config_of(args)
-    if args.config and args.swarm:
-        raise settings.SettingsError("--config runs on one host only so far: leave out --swarm")
     if args.swarm:
-        return swarm.run(args.profile, overrides, args.results, args.registry, show=wiring.show)
+        return swarm.run(
+            args.profile, overrides, args.results, args.registry, show=wiring.show, config=config
+        )
     return benchmark.run(args.profile, overrides, args.results, show=wiring.show, config=config)
 
 
@@ -286,11 +288,13 @@ def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 
 def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = overrides_of(args)
+    overrides, options = userconfig.split_settings(overrides_of(args))
     out = writable_file(args.out) if args.out is not None else None
     profile = profiles.resolve(args.profile)
+    user = userconfig.given(config_of(args), profile.daemon, options)
     cfg, _ = benchmark.run_env(overrides)
-    text = stack.render(profile, cfg, registry=args.registry, docker_version=benchmark.docker_version())
+    version = benchmark.docker_version()
+    text = stack.render(profile, cfg, registry=args.registry, docker_version=version, user=user)
     if out is None:
         print(text, end="")
         return EXIT_CODES["pass"]

@@ -104,9 +104,8 @@ def config_files(
     if config is None:
         userconfig.refuse_without_config(options)
         return None
-    loaded = [
-        userconfig.load(config[0], profiles.resolve(name).daemon, options, config[1]) for name in canonical
-    ]
+    path, private = config
+    loaded = [userconfig.load(path, profiles.resolve(name).daemon, options, private) for name in canonical]
     return loaded[0].files
 
 

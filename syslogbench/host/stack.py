@@ -14,9 +14,11 @@ import math
 import yaml
 
 from syslogbench import contract
+from syslogbench.host import userconfig
 from syslogbench.host.profiles import Profile
 from syslogbench.host.render import ComposeDumper
 from syslogbench.model import settings
+from syslogbench.model import userconfig as user_model
 
 ROLE_LABEL = "syslogbench.role"
 CENTRAL_ROLE = "central"
@@ -141,12 +143,14 @@ def stack(
     docker_version: str = "",
     generator_nodes: int | None = None,
     central_cores: int | None = None,
+    user: userconfig.UserConfig | None = None,
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
-    limit above them, so the daemon's limit is cut to them (the result records both)."""
+    limit above them, so the daemon's limit is cut to them (the result records both). user: a config of the
+    user's own (--config), in place of the profile's."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
-    return {
+    spec = {
         "version": STACK_VERSION,
         "services": {
             "watcher": watcher(cfg, registry, tag, docker_version),
@@ -165,6 +169,32 @@ def stack(
             "queue": {},
         },
     }
+    if user is not None:
+        with_user_config(spec, user, cfg.scenario)
+    return spec
+
+
+def with_user_config(spec: dict, user: userconfig.UserConfig, scenario: str) -> None:
+    """The user's files as swarm configs (read from their paths by `docker stack deploy`, on the machine it
+    runs on), placed as on one host (userconfig.placement); the daemon's logs volume on /var/log itself. Each
+    config's name holds the files' sha256: a swarm config cannot change, so another config is another name."""
+    where = userconfig.placement(user, scenario)
+    sha = str(user_model.identity(user.root, user.private)["sha256"])[:12]
+    sources = list(dict.fromkeys(source for source, _ in [*where.daemon, *where.watcher]))
+    names = {source: f"userconfig-{sha}-{index}" for index, source in enumerate(sources)}
+    spec["configs"] = {names[source]: {"file": source} for source in sources}
+    daemon, watcher_spec = spec["services"][DAEMON_SERVICE], spec["services"]["watcher"]
+    daemon["cap_add"] = [*daemon["cap_add"], *userconfig.DAEMON_CAPS]
+    daemon["volumes"] = [
+        "control:/bench/control",
+        {"type": "volume", "source": "logs", "target": user_model.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
+        "queue:/var/spool/bench-queue",
+    ]
+    daemon["configs"] = [{"source": names[source], "target": target} for source, target in where.daemon]
+    watcher_spec["environment"].update(where.environment)
+    watcher_spec["configs"] = [
+        {"source": names[source], "target": target} for source, target in where.watcher
+    ]
 
 
 HEADER = """\

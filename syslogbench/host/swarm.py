@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, capacity, images, lock, profiles, stack
+from syslogbench.host import benchmark, capacity, images, lock, profiles, stack, userconfig
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
 from syslogbench.host.compose import project_name
 from syslogbench.model import result, scenarios, settings
@@ -269,9 +269,13 @@ def run(
     results_dir: Path,
     registry: str | None = None,
     show: Show = benchmark.show_path,
+    config: tuple[Path, bool] | None = None,
 ) -> int:
-    """Check, deploy, follow, collect, remove: the exit code is the verdict's, as on one host."""
+    """Check, deploy, follow, collect, remove: the exit code is the verdict's, as on one host. config: a
+    user's own config (its path, and whether its text stays private)."""
     profile = profiles.resolve(profile_name)
+    overrides, options = userconfig.split_settings(overrides)
+    user = userconfig.given(config, profile.daemon, options)
     cfg, _ = benchmark.run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -282,7 +286,7 @@ def run(
     unseen = capacity.Disk(
         "the nodes' Docker data roots", None, "each node has its own; not checked from here"
     )
-    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen)
+    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
     for notice in placement.notices:
         log(f"notice: {notice}")
     name = project_name()
@@ -294,6 +298,8 @@ def run(
                 f"no --registry: the images {contract.image_name('...')} must be on the nodes already "
                 "(docs/swarm.md: docker save | docker load)"
             )
+        if user is not None:
+            log(config_checked(user, profile, scenario, registry))
         text = stack.render(
             profile,
             cfg,
@@ -301,8 +307,23 @@ def run(
             docker_version=placement.central.engine,
             generator_nodes=len(placement.generators),
             central_cores=placement.central.cores,
+            user=user,
         )
         return deploy_and_collect(name, text, profile, cfg, nodes, results_dir, bool(registry), show)
+
+
+def config_checked(
+    user: userconfig.UserConfig, profile: profiles.Profile, scenario: scenarios.Scenario, registry: str | None
+) -> str:
+    """The daemon's own check of a --config, in the profile's image on the engine the docker CLI points at
+    (the files go over standard input, so that engine may be a node of the swarm)."""
+    image = stack.image(profile.profile, registry, contract.image_tag())
+    if not registry and not images.image_exists(image):
+        raise userconfig.UserConfigError(
+            f"--config is checked by {profile.daemon} in the image {image} on the engine the docker CLI points "
+            "at, which does not have it: load it there as on the nodes (docs/swarm.md), or give --registry"
+        )
+    return userconfig.check(user, image, profile.profile, scenario.transport, contract.CENTRAL_PORT)
 
 
 def deploy_and_collect(

@@ -113,6 +113,15 @@ def load(path: Path, family: str, options: dict[str, str], private: bool = False
     return UserConfig(root, main, family, *run_settings(options), private=private)
 
 
+def given(config: tuple[Path, bool] | None, family: str, options: dict[str, str]) -> UserConfig | None:
+    """--config PATH (and whether it stays private) loaded for the profile's family; without one, the
+    user-config settings (EXPECT_DROPPED, OUTPUT_QUIET) are refused."""
+    if config is None:
+        refuse_without_config(options)
+        return None
+    return load(config[0], family, options, config[1])
+
+
 def read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
@@ -320,9 +329,11 @@ def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> No
     )
 
 
-def check(cfg: UserConfig, image: str, profile: str, transport: str, port: int) -> None:
+def check(cfg: UserConfig, image: str, profile: str, transport: str, port: int) -> str:
+    """The daemon's own check, then the listener's; what passed, to be said."""
     syntax_check(cfg, image, profile)
     listener_check(cfg, image, transport, port)
+    return f"--config {cfg.root}: {cfg.main.name} passed {cfg.family}'s own check, and listens"
 
 
 # -- the run ----------------------------------------------------------------------------------------------

@@ -3,11 +3,16 @@ ignores or refuses (the integration test deploys it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import yaml
 
-from syslogbench.host import profiles, stack
+from syslogbench.host import benchmark, cli, profiles, stack, userconfig
 from syslogbench.model import settings
 from tests.unit.conftest import env
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # What `docker stack deploy` ignores or refuses (docs/swarm.md); none may appear in any service.
 NOT_FOR_SWARM = {
@@ -107,3 +112,48 @@ def test_the_watcher_gets_the_settings_and_sends_the_result_on_its_output() -> N
     assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["MESSAGES_PER_SENDER"]) == ("2", "2", "2000")
     assert env["RESULT_ON_OUTPUT"] == "1"
     assert settings.from_env(env).variant == "2x2x2000"
+
+
+def test_a_user_config_goes_in_as_swarm_configs_placed_as_on_one_host(tmp_path: Path) -> None:
+    """The same places as compose's override (userconfig.placement), as configs read from the user's paths;
+    the daemon writes its own /var/log into the logs volume, and the watcher knows the config's name."""
+    (tmp_path / "rsyslog.d").mkdir()
+    (tmp_path / "rsyslog.conf").write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n')
+    (tmp_path / "rsyslog.d" / "all.conf").write_text("*.* /var/log/all.log\n")
+    user = userconfig.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
+    spec = rendered(user=user)
+    configs, services = spec["configs"], spec["services"]
+    assert sorted(c["file"] for c in configs.values()) == [
+        str(tmp_path / "rsyslog.conf"),
+        str(tmp_path / "rsyslog.d" / "all.conf"),
+    ]
+    named = {name: c["file"] for name, c in configs.items()}
+    daemon = {(named[c["source"]], c["target"]) for c in services["daemon"]["configs"]}
+    watcher = {(named[c["source"]], c["target"]) for c in services["watcher"]["configs"]}
+    where = userconfig.placement(user, "seed2014")
+    assert daemon == set(where.daemon) and watcher == set(where.watcher)
+    assert (str(tmp_path / "rsyslog.conf"), "/etc/rsyslog.conf") in daemon
+    assert (str(tmp_path / "rsyslog.d" / "all.conf"), "/etc/syslogbench/user/rsyslog.d/all.conf") in watcher
+    logs = services["daemon"]["volumes"][1]
+    assert logs == {"type": "volume", "source": "logs", "target": "/var/log", "volume": {"nocopy": True}}
+    assert "CHOWN" in services["daemon"]["cap_add"]
+    assert services["watcher"]["environment"]["USER_CONFIG"] == "rsyslog.conf"
+    assert services["watcher"]["environment"]["EXPECT_DROPPED"] == "local7.*"
+    assert all(name.startswith("userconfig-") and len(name) <= 64 for name in configs)
+    assert "configs" not in rendered()
+
+
+def test_the_stack_command_takes_a_config_and_refuses_its_settings_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    example = ROOT / "examples" / "syslog-ng-debian-trixie.conf"
+    out = tmp_path / "stack.yaml"
+    assert cli.main(["stack", "--profile", "syslog-ng", "--config", str(example), "--out", str(out)]) == 0
+    spec = yaml.safe_load(out.read_text())
+    assert [c["file"] for c in spec["configs"].values()] == [str(example)]
+    capsys.readouterr()
+    assert cli.main(["stack", "--profile", "rsyslog8", "--config", str(example)]) == 2
+    assert "a syslog-ng config, but the profile runs rsyslog" in capsys.readouterr().out
+    assert cli.main(["stack", "--profile", "rsyslog8", "EXPECT_DROPPED=local7.*"]) == 2
+    assert "EXPECT_DROPPED: only for a run with --config PATH" in capsys.readouterr().out

@@ -295,7 +295,7 @@ def test_no_output_and_quiet_output_end_the_run(tmp_path: Path, monkeypatch: pyt
     ("args", "said"),
     [
         (["--config-private"], "--config-private is for --config PATH"),
-        (["--swarm", "--config", "x.conf"], "--config runs on one host only so far: leave out --swarm"),
+        (["--swarm", "--config", "/nonexistent/x.conf"], "--config /nonexistent/x.conf: not found"),
         (["EXPECT_DROPPED=local7.*"], "EXPECT_DROPPED: only for a run with --config PATH"),
         (["--config", "/nonexistent/rsyslog.conf"], "--config /nonexistent/rsyslog.conf: not found"),
         (["--profile", "baseline", "--config", __file__], "needs an rsyslog or syslog-ng profile"),
