@@ -199,18 +199,22 @@ class Found:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
+    def stopped_by(self, error: DaemonDied | TrialFailed, trial: str) -> None:
+        """The search ends here: the daemon died during a trial (at its rate), or the trial could not run."""
+        if isinstance(error, DaemonDied):
+            self.died_at = error.rate
+            self.errors.append(str(error))
+        else:
+            self.errors.append(f"{trial} could not be run: {error}")
+
 
 def warm_up(measurer: Measurer, cap: CapacitySettings, found: Found) -> bool:
     """One short trial at RATE_MIN before the search: it waits for the rig to come up (which must not count
     against the search's own time limit) and lets the daemon open its files. Not given to the search."""
     try:
         measurer.trial(cap.rate_min, cap.initial_trial_s, "warmup")
-    except DaemonDied as died:
-        found.died_at = died.rate
-        found.errors.append(str(died))
-        return False
-    except TrialFailed as failed:
-        found.errors.append(f"the warm-up trial could not be run: {failed}")
+    except (DaemonDied, TrialFailed) as error:
+        found.stopped_by(error, "the warm-up trial")
         return False
     return True
 
@@ -243,12 +247,8 @@ def search(measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None]
                 found.errors.append(f"the senders cannot offer even RATE_MIN={cap.rate_min:,.0f} msg/s")
                 return found
             continue
-        except DaemonDied as died:
-            found.died_at = died.rate
-            found.errors.append(str(died))
-            return found
-        except TrialFailed as failed:
-            found.errors.append(f"a trial could not be run: {failed}")
+        except (DaemonDied, TrialFailed) as error:
+            found.stopped_by(error, "a trial")
             return found
         except RuntimeError as error:  # MLRsearch's own: out of time, or RATE_MIN already fails
             found.errors.append(f"the search stopped: {error}")

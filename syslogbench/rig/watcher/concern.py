@@ -29,3 +29,14 @@ class Concern:
 
     def record(self, obs: Observed) -> None:
         """Write this concern's own part of what goes into the result, and nothing else."""
+
+
+class Ending(Concern):
+    """A concern that ends the run by naming what ended it (the result's end.trigger), and perhaps an error."""
+
+    trigger: str | None = None
+    error: str | None = None
+
+    @property
+    def ended(self) -> bool:  # type: ignore[override]
+        return self.trigger is not None

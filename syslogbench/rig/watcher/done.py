@@ -11,7 +11,7 @@ from pathlib import Path
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.watcher.concern import Concern
+from syslogbench.rig.watcher.concern import Ending
 from syslogbench.rig.watcher.files import DoneTail
 
 SEC_FIRED = Path("/tmp/sec-fired")
@@ -66,18 +66,13 @@ def stop_sec(sec: subprocess.Popen) -> None:
         sec.wait(timeout=SEC_STOP_S)
 
 
-class DoneEnd(Concern):
+class DoneEnd(Ending):
     """SEC fired; or every sender's DONE is in and SEC stayed silent (its window can no longer be met)."""
 
     def __init__(self, cfg: Settings, tail: DoneTail) -> None:
         self.cfg, self.tail = cfg, tail
-        self.trigger: str | None = None
         self.note: str | None = None
         self.stopped_s: float | None = None
-
-    @property
-    def ended(self) -> bool:
-        return self.trigger is not None
 
     def update(self, now: float) -> None:
         self.tail.update()

@@ -5,22 +5,16 @@ from __future__ import annotations
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.watcher.concern import Concern
+from syslogbench.rig.watcher.concern import Ending
 from syslogbench.rig.watcher.files import Ledgers
 
 
-class Guard(Concern):
+class Guard(Ending):
     every = 0.5  # a timeout, a dead daemon or a failed sender ends the run half a second late at most
 
     def __init__(self, cfg: Settings) -> None:
         self.cfg = cfg
         self.ledgers = Ledgers()
-        self.trigger: str | None = None
-        self.error: str | None = None
-
-    @property
-    def ended(self) -> bool:
-        return self.trigger is not None
 
     def update(self, now: float) -> None:
         if now > self.cfg.run_timeout:

@@ -18,11 +18,11 @@ from syslogbench.model import userconfig
 from syslogbench.model.settings import Settings
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.reconcile import BLOCK_BYTES, DONE_LOG, DONE_RE
-from syslogbench.rig.watcher.concern import Concern
+from syslogbench.rig.watcher.concern import Ending
 from syslogbench.rig.watcher.files import Ledgers
 
 
-class OutputEnd(Concern):
+class OutputEnd(Ending):
     every = 0.25
 
     def __init__(self, directory: Path, cfg: Settings, quiet_s: float, no_output_s: float) -> None:
@@ -35,12 +35,6 @@ class OutputEnd(Concern):
         self.last_growth: float | None = None
         self.ledgers = Ledgers()
         self.ledgers_in: float | None = None
-        self.trigger: str | None = None
-        self.error: str | None = None
-
-    @property
-    def ended(self) -> bool:
-        return self.trigger is not None
 
     def update(self, now: float) -> None:
         before = len(self.done)
