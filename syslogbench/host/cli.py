@@ -123,6 +123,7 @@ def capacity_options(cmd: argparse.ArgumentParser) -> None:
     profile_option(cmd)
     cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
     results_option(cmd, "writes <results>/capacity/<run id>.json (default results/)")
+    config_options(cmd)
     overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
 
 
@@ -280,7 +281,7 @@ def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
     if args.scenario:
         overrides["SCENARIO"] = args.scenario
-    return search.run(args.profile, overrides, writable_dir(args.results))
+    return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args))
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:

@@ -23,10 +23,12 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
+from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles
+from syslogbench.host import benchmark, lock, profiles, userconfig
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.model import userconfig as user_model
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
 
 TRANSPORTS = ("udp", "tcp")  # TLS trials are not written yet (docs/capacity.md, "Not yet")
@@ -69,14 +71,22 @@ class Plan:
     env: dict[str, str]
     scenario: scenarios.Scenario
     cap: CapacitySettings
+    user: userconfig.UserConfig | None = None
 
 
-def plan(profile_name: str, overrides: dict[str, str]) -> Plan:
+def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool] | None = None) -> Plan:
     """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError) before any
     container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the profile
-    lacks."""
+    lacks; a user config (--config) that cannot be searched."""
     cap, rest = capacity.split(overrides)
     profile = profiles.resolve(profile_name)
+    rest, options = userconfig.split_settings(rest)
+    user = userconfig.given(config, profile.daemon, options)
+    if user is not None and user.expect_dropped:
+        raise settings.SettingsError(
+            "capacity --config counts every message a trial sends, so a config that drops some on purpose "
+            f"(EXPECT_DROPPED={user.expect_dropped}) cannot be searched yet: use run --config for it"
+        )
     cfg, env = benchmark.run_env(rest)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -91,7 +101,7 @@ def plan(profile_name: str, overrides: dict[str, str]) -> Plan:
         raise settings.SettingsError(
             f"capacity does not follow a relay's last hop yet; {scenario.id} is a relay"
         )
-    return Plan(profile, cfg, env, scenario, cap)
+    return Plan(profile, cfg, env, scenario, cap, user)
 
 
 # -- latency ------------------------------------------------------------------------------------------------
@@ -299,15 +309,29 @@ def run(
     extra_files: tuple[Path, ...] = (),
     log: Callable[[str], None] = benchmark.log,
     project: str | None = None,
+    config: tuple[Path, bool] | None = None,
 ) -> int:
     """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
-    compose.yaml (a test's daemon config)."""
-    chosen = plan(profile_name, overrides)
+    compose.yaml (a test's daemon config); config: a user's own (its path, and whether its text stays
+    private), checked by the daemon in its image before the rig comes up, as `run --config` does."""
+    chosen = plan(profile_name, overrides, config)
     project = project or project_name()
+    user = chosen.user
     with lock.project(project):
         if build:
             benchmark.setup([chosen.profile.profile])
-        return measure(chosen, Compose(chosen.profile.profile, project, extra_files), results_dir, log)
+        if user is not None:
+            port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
+            log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
+            extra_files = (
+                *extra_files,
+                userconfig.write_override(user, chosen.profile.profile, chosen.cfg.scenario),
+            )
+        try:
+            return measure(chosen, Compose(chosen.profile.profile, project, extra_files), results_dir, log)
+        finally:
+            if user is not None:
+                extra_files[-1].unlink(missing_ok=True)
 
 
 def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None]) -> int:
@@ -423,4 +447,5 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         machine=asdict(host),
         errors=errors,
         notes=found.notes,
+        config=None if chosen.user is None else user_model.identity(chosen.user.root, chosen.user.private),
     )

@@ -142,6 +142,9 @@ class SenderTrial:
     lost: int = 0
     late: int = 0
     duplicated: int = 0
+    # A user config's (--config) further sightings of a received message: the copies it writes on purpose to
+    # other files, with any duplicates (a trial does not tell them apart; `run --config` does).
+    copies: int = 0
     rate_target: float = 0.0  # msg/s this sender was asked for
     rate_achieved: float | None = None  # what it handed to the kernel over its own sending time
     sender_bound: bool = False  # it fell behind with its own CPU, not from the daemon's backpressure
@@ -211,6 +214,7 @@ class Trial:
     # "warmup" (before the search, waits for the rig: not given to the search), "search", or "latency" (at a
     # fraction of the PDR, after the search).
     purpose: str = "search"
+    copies: int = 0  # a user config's (SenderTrial.copies)
 
     def consistent(self) -> str | None:
         for sender in self.senders:
@@ -231,7 +235,7 @@ def trial_totals(senders: list[SenderTrial]) -> dict[str, int | float]:
     intended = sum(s.intended for s in senders)
     totals: dict[str, int | float] = {
         name: sum(getattr(s, name) for s in senders)
-        for name in ("intended", "sent", "received", "lost", "late", "duplicated")
+        for name in ("intended", "sent", "received", "lost", "late", "duplicated", "copies")
     }
     totals["unsent"] = sum(s.unsent for s in senders)
     bad = totals["lost"] + totals["late"] + totals["unsent"]
@@ -288,6 +292,9 @@ class CapacityResult:
     machine: dict[str, object]
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A user config's (--config): its sha256, file names and sizes, and text unless private
+    # (model.userconfig.identity); None: the profile's own rendered config.
+    config: dict[str, object] | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+from syslogbench.report.load import profile_label
 
 TITLE = "Capacity: the highest rate each daemon holds"
 INTRO = (
@@ -56,7 +57,7 @@ def summary_row(data: Mapping) -> list[str]:
     ndr, pdr = data["ndr"], data["pdr"]
     half = (data.get("latency_at_pdr") or {}).get("50%") or {}
     return [
-        data["profile"],
+        profile_of(data),
         str(data.get("daemon_version", "")),
         data["scenario"],
         data["transport"],
@@ -111,8 +112,14 @@ def machine_line(data: Mapping) -> str:
     )
 
 
+def profile_of(data: Mapping) -> str:
+    """A search of a user's own config (capacity --config) is named by the config's hash, as a run is."""
+    config = data.get("config") or {}
+    return profile_label(data["profile"], str(config["sha256"]) if config.get("sha256") else None)
+
+
 def search_blocks(data: Mapping) -> list[Block]:
-    title = f"{data['profile']}, {data['scenario']} ({data['transport']}): `{data['run_id']}`"
+    title = f"{profile_of(data)}, {data['scenario']} ({data['transport']}): `{data['run_id']}`"
     blocks: list[Block] = [Heading(title, 3), Paragraph(machine_line(data))]
     blocks.append(Table(TRIALS_HEADER, trial_rows(data["trials"])))
     if notes := [*data.get("errors", []), *data.get("notes", [])]:

@@ -125,8 +125,12 @@ def scenario_of(result: Result) -> str:
 
 def profile_of(result: Result) -> str:
     """A run of a user's own config (run --config) is its own group, by the config's hash: never pooled."""
-    config = f" (config {result.config.sha256[:12]})" if result.config else ""
-    return result.daemon.profile + config
+    return profile_label(result.daemon.profile, result.config.sha256 if result.config else None)
+
+
+def profile_label(profile: str, config_sha256: str | None) -> str:
+    """The profile, and the user config's hash when it ran one (--config), as runs and searches name it."""
+    return profile + (f" (config {config_sha256[:12]})" if config_sha256 else "")
 
 
 def machine_label(host: Host) -> str:

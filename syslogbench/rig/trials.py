@@ -21,6 +21,7 @@ Stdlib only: runs in the watcher and generator containers.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import multiprocessing
 import os
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from syslogbench.model import capacity, preprocess, scenarios, settings
+from syslogbench.model import capacity, preprocess, scenarios, settings, userconfig
 from syslogbench.model.capacity import SenderTrial
 from syslogbench.model.messages import (
     SenderId,
@@ -74,35 +75,50 @@ def enabled() -> bool:
 
 
 class Follower:
-    """Reads what was appended to the output files since the last look, whole lines only."""
+    """Reads what was appended to the output files since the last look, whole lines only: the files of our
+    own layout (names), or with everywhere=True every file under the directory, as a user's config writes
+    them (--config)."""
 
-    def __init__(self, directory: Path, names: re.Pattern) -> None:
-        self.directory, self.names = directory, names
+    def __init__(self, directory: Path, names: re.Pattern, everywhere: bool = False) -> None:
+        self.directory, self.names, self.everywhere = directory, names, everywhere
         self.offsets: dict[str, int] = {}
         self.partial: dict[str, bytes] = {}
 
+    def files(self) -> list[tuple[str, str, int]]:
+        """(name, path, size) of every file followed."""
+        if not self.everywhere:
+            return [
+                (e.name, e.path, e.stat().st_size)
+                for e in os.scandir(self.directory)
+                if self.names.match(e.name)
+            ]
+        found = []
+        for root, _, names in os.walk(self.directory):
+            for name in names:
+                path = os.path.join(root, name)
+                with contextlib.suppress(OSError):
+                    found.append((os.path.relpath(path, self.directory), path, os.stat(path).st_size))
+        return found
+
     def skip_to_end(self) -> None:
         """Start from what is there now (a capacity run's volume is empty at first; this is for safety)."""
-        for entry in os.scandir(self.directory):
-            if self.names.match(entry.name):
-                self.offsets[entry.name] = entry.stat().st_size
+        for name, _, size in self.files():
+            self.offsets[name] = size
 
     def keys(self) -> list[tuple[bytes, bytes, bytes]]:
         """(host, sender, seq) of every whole line appended since the last call."""
         found: list[tuple[bytes, bytes, bytes]] = []
-        for entry in os.scandir(self.directory):
-            if not self.names.match(entry.name):
-                continue
-            size, offset = entry.stat().st_size, self.offsets.get(entry.name, 0)
+        for name, path, size in self.files():
+            offset = self.offsets.get(name, 0)
             if size <= offset:
                 continue
-            with open(entry.path, "rb") as handle:
+            with open(path, "rb") as handle:
                 handle.seek(offset)
-                data = self.partial.pop(entry.name, b"") + handle.read(size - offset)
-            self.offsets[entry.name] = size
+                data = self.partial.pop(name, b"") + handle.read(size - offset)
+            self.offsets[name] = size
             cut = data.rfind(b"\n") + 1
             if cut < len(data):
-                self.partial[entry.name] = data[cut:]
+                self.partial[name] = data[cut:]
             found.extend(LINE_KEY.findall(data, 0, cut))
         return found
 
@@ -110,12 +126,18 @@ class Follower:
 class Tally:
     """One trial's arrivals: per sender, which indexes arrived, when, and how late."""
 
-    def __init__(self, trial: int, rate: float, messages: int, start: float, bound_s: float) -> None:
+    def __init__(
+        self, trial: int, rate: float, messages: int, start: float, bound_s: float, copies: bool = False
+    ) -> None:
+        """copies: a message seen again is a copy (a user's config writes some to several files on purpose),
+        not a duplicate."""
         self.trial, self.rate, self.messages, self.start, self.bound_s = trial, rate, messages, start, bound_s
         self.seen: dict[str, bytearray] = {}
         self.received: dict[str, int] = {}
         self.late: dict[str, int] = {}
         self.duplicated: dict[str, int] = {}
+        self.copies: dict[str, int] = {}
+        self.again = self.copies if copies else self.duplicated  # where a second sighting counts
         self.histogram: dict[int, int] = {}
         self.stale = 0  # lines of other trials
         self.longest_gap = 0.0  # seconds between two looks at the output, at most
@@ -129,7 +151,7 @@ class Tally:
             name = f"host{int(host)}-s{int(sender)}"
             flags = self.seen.setdefault(name, bytearray(self.messages))
             if flags[index]:
-                self.duplicated[name] = self.duplicated.get(name, 0) + 1
+                self.again[name] = self.again.get(name, 0) + 1
                 continue
             flags[index] = 1
             self.received[name] = self.received.get(name, 0) + 1
@@ -155,6 +177,7 @@ class Tally:
             lost=sent - received,
             late=self.late.get(name, 0),
             duplicated=self.duplicated.get(name, 0),
+            copies=self.copies.get(name, 0),
             rate_target=round(self.rate, 3),
             rate_achieved=ledger.get("rate_achieved"),
             sender_bound=bool(ledger.get("sender_bound")),
@@ -197,7 +220,9 @@ class Trials:
         self.ready_to_run = threading.Event()  # the daemon and every sender are up
         self.failure: str | None = None
         self.one_at_a_time = threading.Lock()
-        self.follower = Follower(control.LOGS, OUTPUT_RE)
+        # A user's config (--config) writes our lines wherever it likes, some of them to several files.
+        self.user_config = userconfig.from_env(os.environ) is not None
+        self.follower = Follower(control.LOGS, OUTPUT_RE, everywhere=self.user_config)
         self.snapshot: Callable[[str], object] | None = None  # run.take_snapshot, set by serve()
         self.own_cpu: Callable[[], float | None] = lambda: None
 
@@ -282,7 +307,7 @@ class Trials:
         start, give_up = self.spec["start"], self.spec["give_up"]
         before = self.take("start")
         cpu0 = self.own_cpu()
-        tally = Tally(self.number, per_sender, messages, start, self.bound_s)
+        tally = Tally(self.number, per_sender, messages, start, self.bound_s, copies=self.user_config)
         looks, died = self.follow(tally, give_up), daemon_exit()
         after = self.take("end") if died is None else None
         cpu = self.own_cpu()

@@ -1,7 +1,7 @@
 """The capacity search against a daemon whose answer is known: syslog-ng with throttle(1000) on its
-destination holds at most 1,000 msg/s (tests/integration/configs/syslog-ng-throttle.conf). Over TCP nothing
-is lost there, messages only wait: a search that did not count late messages as lost would find far more.
-Small and short: 2 senders, trials of 1 and 8 s."""
+destinations holds at most 1,000 msg/s (tests/integration/configs/user-syslog-ng-throttle.conf, run as a
+user's own config with capacity --config). Over TCP nothing is lost there, messages only wait: a search that
+did not count late messages as lost would find far more. Small and short: 2 senders, trials of 1 and 8 s."""
 
 from __future__ import annotations
 
@@ -33,13 +33,9 @@ SETTINGS = {
 
 
 def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> None:
-    override = tmp_path / "throttle.yaml"
-    config = ROOT / "tests/integration/configs/syslog-ng-throttle.conf"
-    override.write_text(
-        f"services:\n  {PROFILE}:\n    volumes:\n      - {config}:/etc/syslogbench/scenarios/plain.conf:ro\n"
-    )
-    Compose(PROFILE, PROJECT, (override,)).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
-    code = search.run(PROFILE, dict(SETTINGS), tmp_path, build=True, extra_files=(override,), project=PROJECT)
+    config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
+    Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    code = search.run(PROFILE, dict(SETTINGS), tmp_path, build=True, project=PROJECT, config=(config, False))
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -47,6 +43,10 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> N
     )
     assert code == 0, f"{result['errors']}\n{table}"
     assert result["outcome"] == "found"
+    assert result["config"]["files"] == [{"name": config.name, "bytes": config.stat().st_size}]
+    # Each message is in both files: the second sighting is a copy, never a duplicate.
+    assert all(t["duplicated"] == 0 for t in result["trials"]), table
+    assert any(t["copies"] > 0 for t in result["trials"]), table
     for trial in result["trials"]:
         assert trial["sent"] == trial["received"] + trial["lost"], trial
         assert 0 <= trial["late"] <= trial["received"], trial

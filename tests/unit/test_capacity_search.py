@@ -48,6 +48,25 @@ def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
         (["--profile", "syslog-ng-4.8", "RATE_MIN=900", "RATE_MAX=800"], "is empty"),
         (["--profile", "syslog-ng-4.8", "LATENCY_BOUND=0"], "LATENCY_BOUND=0"),
         (["--profile", "baseline", "--scenario", "udp"], "baseline cannot run scenario udp"),
+        (
+            ["--profile", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
+            "a syslog-ng config",
+        ),
+        (
+            [
+                "--profile",
+                "syslog-ng",
+                "--config",
+                "examples/syslog-ng-debian-trixie.conf",
+                "EXPECT_DROPPED=*.debug",
+            ],
+            "cannot be searched yet: use run --config for it",
+        ),
+        (
+            ["--profile", "rsyslog8", "EXPECT_DROPPED=*.debug"],
+            "EXPECT_DROPPED: only for a run with --config PATH",
+        ),
+        (["--profile", "rsyslog8", "--config-private"], "--config-private is for --config PATH"),
     ],
 )
 def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
@@ -159,6 +178,26 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     assert trial.drained_lines == 1
     assert sum(trial.latency_histogram_us.values()) == trial.received
     assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
+
+
+def test_a_user_configs_copies_in_other_files_are_copies_not_duplicates(tmp_path: Path) -> None:
+    """--config: every file under the logs is followed, nested ones too; a message seen again is a copy."""
+    (tmp_path / "sub").mkdir()
+    follower = trials.Follower(tmp_path, trials.OUTPUT_RE, everywhere=True)
+    one = SenderId(1, 1)
+    (tmp_path / "syslog").write_bytes(
+        line(one, capacity.trial_seq(1, 0)) + line(one, capacity.trial_seq(1, 1))
+    )
+    (tmp_path / "sub" / "mail.log").write_bytes(line(one, capacity.trial_seq(1, 1)))
+    keys = follower.keys()
+    assert sorted(int(seq) for _, _, seq in keys) == [capacity.trial_seq(1, i) for i in (0, 1, 1)]
+    for copies, expected in ((True, (2, 0, 1)), (False, (2, 1, 0))):
+        tally = trials.Tally(1, 10.0, 2, time.time(), 1.0, copies=copies)
+        tally.arrive(keys, time.time())
+        sender = tally.sender("host1-s1", {"sent": 2})
+        assert (sender.received, sender.duplicated, sender.copies) == expected
+        assert sender.consistent() is None
+    assert trials.Follower(tmp_path, trials.OUTPUT_RE).keys() == []  # our own layout: no such file here
 
 
 def test_the_follower_reads_only_whole_new_lines(tmp_path: Path) -> None:

@@ -45,3 +45,11 @@ def test_no_capacity_results_no_section_and_a_damaged_one_is_named(tmp_path: Pat
     (tmp_path / "capacity" / "bad.json").write_text(json.dumps({"run_id": "x"}))
     text = render(tmp_path)
     assert capacity.TITLE in text and "not read: bad.json: no profile" in text
+
+
+def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None:
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "a.json").write_text(json.dumps(a_result() | {"config": {"sha256": "ab" * 32}}))
+    text = render(tmp_path)
+    assert "| syslog-ng-4.8 (config abababababab) | 4.8.1 | udp |" in text
+    assert "### syslog-ng-4.8 (config abababababab), udp (udp)" in text
