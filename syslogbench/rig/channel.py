@@ -92,6 +92,12 @@ class Link:
         self.connect(timeout)
         return self.call("hello")
 
+    def wait_listening(self, timeout: float) -> None:
+        """Until the daemon listens. A sender connects only then: asked for the daemon's name while its
+        container was created but not started, Docker's DNS gave no answer, and glibc waited its 5 s."""
+        if "listening" not in self.call("listening", timeout=timeout):
+            raise control.WaitTimeout("the watcher finished the run before the daemon listened")
+
     def ready(self, sender: str) -> None:
         self.call("ready", sender=sender)
 
@@ -142,6 +148,7 @@ class Server:
         self.names = names
         port = PORT if port is None else port
         self.started, self.ended, self.finished = threading.Event(), threading.Event(), threading.Event()
+        self.listening = threading.Event()  # the supervisor wrote daemon/ready: the daemon listens
         self.waiting = 0
         self.lock = threading.Lock()
         # host number -> when its generator's connection closed before finish: a generator that ends (by
@@ -160,6 +167,7 @@ class Server:
         """Finish answers every request still waiting: each waits on its own event, woken here, not by a poll
         (25 threads looking 20 times a second cost the watcher more CPU than all else it did in a run)."""
         self.finished.set()
+        self.listening.set()
         self.started.set()
         self.ended.set()
 
@@ -178,6 +186,8 @@ class Server:
         """The watcher writes start and finish, the supervisor daemon/exit, as files (the daemon's supervisor
         and the last hop read them): one thread turns them into events for every connection."""
         while not self.finished.is_set():
+            if not self.listening.is_set() and self.names.daemon.ready.exists():
+                self.listening.set()
             if not self.started.is_set() and self.names.start.exists():
                 self.started.set()
             if not self.ended.is_set() and self.names.daemon.exit.exists():
@@ -229,6 +239,8 @@ class Server:
         if op == "ready":
             control.write_atomic(self.names.ready(sender_name(request)), "")
             return {}
+        if op == "listening":
+            return self.until(self.listening)
         if op == "start":
             return self.until(self.started)
         if op == "ledger":
@@ -271,6 +283,8 @@ class Server:
                 self.waiting -= 1
         if event is self.started and self.names.start.exists():
             return {"start": float(self.names.start.read_text().split()[0])}
+        if event is self.listening and not self.finished.is_set():
+            return {"listening": True}
         return {"finish": True}
 
 

@@ -234,7 +234,13 @@ def udp_socket(timeout: float) -> socket.socket:
 
 def open_socket(transport: str) -> socket.socket:
     """A connection to the daemon for a capacity run's trials (rig/trials.py), kept across them."""
-    return udp_socket(READY_TIMEOUT) if transport == "udp" else connect(READY_TIMEOUT)
+    return daemon_socket(transport, READY_TIMEOUT)
+
+
+def daemon_socket(transport: str, timeout: float) -> socket.socket:
+    """A socket to the daemon, once the watcher says it listens (channel: listening)."""
+    channel.link().wait_listening(timeout)
+    return udp_socket(timeout) if transport == "udp" else connect(timeout)
 
 
 def due(rate: int, elapsed: float, total: int) -> int:
@@ -344,7 +350,7 @@ def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Sce
     ends = render_indexed(path, cfg, sender, scenario)
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
     udp = scenario.transport == "udp"
-    sock = udp_socket(START_WAIT) if udp else connect(START_WAIT)
+    sock = daemon_socket(scenario.transport, START_WAIT)
     sock.settimeout(cfg.run_timeout)
     channel.link().ready(sender.name)
     channel.link().wait_start(START_WAIT)
@@ -417,7 +423,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
         preprocess.payload(scenario.preprocess),  # JSON or key=value for the parsing rows
     )
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
-    sock = connect(START_WAIT)
+    sock = daemon_socket(scenario.transport, START_WAIT)
     tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
     # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
     sock.settimeout(cfg.run_timeout)

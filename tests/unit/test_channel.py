@@ -154,3 +154,34 @@ def test_a_connection_closed_after_finish_is_no_early_end(
     hang_up(link)
     time.sleep(0.2)
     assert watcher_channel.closed == {} and watcher_channel.first_closed() is None
+
+
+def test_listening_answers_once_the_daemon_is_ready_and_finish_ends_it_too(
+    control_dir: Path, watcher_channel: channel.Server
+) -> None:
+    """A sender asks before it connects to the daemon: no lookup of the daemon's name before it runs."""
+    answers: list[object] = []
+
+    def ask() -> None:
+        try:
+            channel.Link(port=watcher_channel.port).wait_listening(5)
+            answers.append("listening")
+        except control.WaitTimeout as stopped:
+            answers.append(str(stopped))
+
+    first = threading.Thread(target=ask)
+    first.start()
+    time.sleep(0.3)
+    assert answers == []
+    (control_dir / "daemon").mkdir(parents=True, exist_ok=True)
+    control.write_atomic(control_dir / "daemon" / "ready", "")
+    first.join(3)
+    assert answers == ["listening"]
+    (control_dir / "daemon" / "ready").unlink()
+    watcher_channel.listening.clear()
+    second = threading.Thread(target=ask)
+    second.start()
+    time.sleep(0.3)
+    control.write_atomic(control_dir / "finish", "")
+    second.join(3)
+    assert answers == ["listening", "the watcher finished the run before the daemon listened"]
