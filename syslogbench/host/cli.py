@@ -468,10 +468,19 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    """A passthrough command (the report) gets every argument after its name untouched."""
+    """A passthrough command (the report) gets every argument after its name untouched. KEY=VALUE pairs may
+    come before and after the options (`run HOSTS=2 --config F EXPECT_DROPPED=...`): argparse takes only the
+    first run of them as the positional list, so the later ones are added to it here."""
     if argv[:1] and argv[0] in COMMANDS and COMMANDS[argv[0]].passthrough:
         return argparse.Namespace(command=argv[0], rest=argv[1:])
-    return parser().parse_args(argv)
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    pairs = [word for word in extra if "=" in word and not word.startswith("-")]
+    if extra and (extra != pairs or not hasattr(args, "overrides")):
+        top.error(f"unrecognized arguments: {' '.join(extra)}")
+    if pairs:
+        args.overrides = [*args.overrides, *pairs]
+    return args
 
 
 def terminate(signum: int, frame: FrameType | None) -> None:

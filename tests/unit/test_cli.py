@@ -710,3 +710,18 @@ def hold_in_another_process(path: Path) -> subprocess.Popen[str]:
     )
     assert holder.stdout is not None and holder.stdout.readline() == "held\n"
     return holder
+
+
+def test_key_value_pairs_may_come_before_and_after_the_options() -> None:
+    args = cli.parse(
+        ["run", "--profile", "syslog-ng", "HOSTS=2", "--config", "x.conf", "EXPECT_DROPPED=*.debug"]
+    )
+    assert (args.profile, args.config, args.overrides) == (
+        "syslog-ng",
+        Path("x.conf"),
+        ["HOSTS=2", "EXPECT_DROPPED=*.debug"],
+    )
+    for argv in (["run", "HOSTS=2", "--config", "x.conf", "stray"], ["profiles", "HOSTS=2"]):
+        with pytest.raises(SystemExit) as stopped:
+            cli.parse(argv)
+        assert stopped.value.code == 2
