@@ -75,6 +75,11 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         }
         run = replace(cfg, **shape, done_threshold=connections)
         contract.write_json(ctl / "run.json", {"settings": run.as_dict(), "calibration": True})
+        # The sink, started before, stands in for the daemon: its supervisor would write daemon/ready once it
+        # listens, which the senders wait for (channel op listening); each still retries until it connects.
+        daemon = contract.Control(ctl).daemon
+        daemon.ready.parent.mkdir(parents=True, exist_ok=True)
+        daemon.ready.write_text("")
         suffix = uuid.uuid4().hex[:6]
         gateway, name = f"sbcal-ctl-{suffix}", f"sbcal-gen-{suffix}"
         # No watcher here: the control channel alone answers the generator from ctl, as this user (the
@@ -89,9 +94,7 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
             wait_files(ctl / "ledgers", "*.json", connections)
             # The end of the measured window, as the daemon's supervisor marks it in a run (there is no daemon
             # here): the generator then reports its CPU.
-            end = contract.Control(ctl).daemon.exit
-            end.parent.mkdir(parents=True, exist_ok=True)
-            end.write_text("0\n")
+            daemon.exit.write_text("0\n")
             wait_files(ctl / "generators", "*.json", 1)
             ledgers = {
                 path.stem: Ledger.from_json(contract.read_json(path), path.name)
