@@ -220,24 +220,21 @@ def run(
     files = user.files if user else None
     capacity.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
     env.update(extra_env or {})
-    if user is not None:
-        extra_files = (*extra_files, userconfig.write_override(user, profile.profile, cfg.scenario))
-    try:
-        with lock.project(project):  # a second run on this project is refused here, before anything is built
-            return measure(
-                profile,
-                cfg,
-                scenario,
-                env,
-                results_dir,
-                Compose(profile.profile, project, extra_files),
-                build,
-                show,
-                user,
-            )
-    finally:
-        if user is not None:
-            extra_files[-1].unlink(missing_ok=True)
+    with (
+        userconfig.compose_files(user, profile.profile, cfg.scenario, extra_files) as files_over,
+        lock.project(project),  # a second run on this project is refused here, before anything is built
+    ):
+        return measure(
+            profile,
+            cfg,
+            scenario,
+            env,
+            results_dir,
+            Compose(profile.profile, project, files_over),
+            build,
+            show,
+            user,
+        )
 
 
 def measure(

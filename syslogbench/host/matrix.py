@@ -12,7 +12,6 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, profiles, userconfig
 from syslogbench.host.compose import project_name
 from syslogbench.model import result
-from syslogbench.model import userconfig as user_model
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -81,11 +80,10 @@ def run_matrix(
     if warmup < 0:
         raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
     canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    files = config_files(canonical, overrides, config)
+    user = user_config(canonical, overrides, config)
     # Every setting and load is checked before anything starts.
-    benchmark.check_capacity(canonical, userconfig.split_settings(overrides)[0], files)
-    sha = user_model.identity(config[0].expanduser().absolute(), False)["sha256"] if config else None
-    mid = matrix_id(canonical, overrides, str(sha) if sha else None)
+    benchmark.check_capacity(canonical, userconfig.split_settings(overrides)[0], user.files if user else None)
+    mid = matrix_id(canonical, overrides, str(user.identity()["sha256"]) if user else None)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:
             # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
@@ -95,9 +93,9 @@ def run_matrix(
         return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show, config)
 
 
-def config_files(
+def user_config(
     canonical: list[str], overrides: dict[str, str], config: tuple[Path, bool] | None
-) -> list[Path] | None:
+) -> userconfig.UserConfig | None:
     """A user's config read as each profile's family (one line when a profile is of the other family); the
     user-config settings (EXPECT_DROPPED) refused without one."""
     options = userconfig.split_settings(overrides)[1]
@@ -106,7 +104,7 @@ def config_files(
         return None
     path, private = config
     loaded = [userconfig.load(path, profiles.resolve(name).daemon, options, private) for name in canonical]
-    return loaded[0].files
+    return loaded[0]
 
 
 def run_cells(

@@ -28,7 +28,6 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, profiles, userconfig
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
-from syslogbench.model import userconfig as user_model
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
 
 TRANSPORTS = ("udp", "tcp")  # TLS trials are not written yet (docs/capacity.md, "Not yet")
@@ -323,15 +322,9 @@ def run(
         if user is not None:
             port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
             log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
-            extra_files = (
-                *extra_files,
-                userconfig.write_override(user, chosen.profile.profile, chosen.cfg.scenario),
-            )
-        try:
-            return measure(chosen, Compose(chosen.profile.profile, project, extra_files), results_dir, log)
-        finally:
-            if user is not None:
-                extra_files[-1].unlink(missing_ok=True)
+        service = chosen.profile.profile
+        with userconfig.compose_files(user, service, chosen.cfg.scenario, extra_files) as files_over:
+            return measure(chosen, Compose(service, project, files_over), results_dir, log)
 
 
 def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None]) -> int:
@@ -447,5 +440,5 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         machine=asdict(host),
         errors=errors,
         notes=found.notes,
-        config=None if chosen.user is None else user_model.identity(chosen.user.root, chosen.user.private),
+        config=None if chosen.user is None else chosen.user.identity(),
     )

@@ -179,7 +179,7 @@ def with_user_config(spec: dict, user: userconfig.UserConfig, scenario: str) -> 
     runs on), placed as on one host (userconfig.placement); the daemon's logs volume on /var/log itself. Each
     config's name holds the files' sha256: a swarm config cannot change, so another config is another name."""
     where = userconfig.placement(user, scenario)
-    sha = str(user_model.identity(user.root, user.private)["sha256"])[:12]
+    sha = str(user.identity()["sha256"])[:12]
     sources = list(dict.fromkeys(source for source, _ in [*where.daemon, *where.watcher]))
     names = {source: f"userconfig-{sha}-{index}" for index, source in enumerate(sources)}
     spec["configs"] = {names[source]: {"file": source} for source in sources}

@@ -12,12 +12,14 @@ there is counted); the watcher gets the same files read-only and the run's user-
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -85,6 +87,10 @@ class UserConfig:
     def mounts(self) -> list[tuple[str, str]]:
         """(host path, path in the daemon's image) for every file."""
         return [(str(path), self.target(path)) for path in self.files]
+
+    def identity(self) -> dict[str, object]:
+        """sha256, file names and sizes, and text unless private, as the result records them."""
+        return userconfig.identity(self.root, self.private)
 
 
 def split_settings(overrides: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -433,13 +439,24 @@ def daemon_writes(cfg: UserConfig, containers: list, service: str) -> list[str]:
     return [path for path in found if path not in mounted]
 
 
-def write_override(cfg: UserConfig, service: str, scenario: str) -> Path:
-    """The run's compose override, in a file of its own (removed after the run)."""
+@contextlib.contextmanager
+def compose_files(
+    cfg: UserConfig | None, service: str, scenario: str, extra: tuple[Path, ...]
+) -> Iterator[tuple[Path, ...]]:
+    """The compose files over compose.yaml for a run or a search: extra, and with a user config its
+    override, in a file of its own that is removed afterwards, whatever ended the run."""
+    if cfg is None:
+        yield extra
+        return
     with tempfile.NamedTemporaryFile(
         "w", prefix="syslogbench-config-", suffix=".yaml", delete=False
     ) as handle:
         handle.write(override_text(cfg, service, scenario))
-    return Path(handle.name)
+    path = Path(handle.name)
+    try:
+        yield (*extra, path)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def amend(path: Path, outside: list[str]) -> None:
