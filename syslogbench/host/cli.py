@@ -150,7 +150,13 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
         default=0,
         help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
     )
-    results_option(cmd, "one <run id>.json per run (default results/)")
+    cmd.add_argument(
+        "--capacity",
+        action="store_true",
+        help="a capacity search per profile and replicate instead of a run, for the scenario's transport "
+        "(SCENARIO=udp; the search's keys as for capacity; docs/capacity.md)",
+    )
+    results_option(cmd, "one <run id>.json per run, or per search under capacity/ (default results/)")
     config_options(cmd)
     overrides_option(cmd)
 
@@ -308,6 +314,14 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     names = profile_names(args.profiles)
     overrides = benchmark.parse_overrides(args.overrides)
     writable_dir(args.results)
+    if args.capacity:
+        if args.warmup:
+            raise settings.SettingsError(
+                "--warmup is for runs: each capacity search warms up with its own first trial"
+            )
+        return matrix.run_capacity_matrix(
+            names, args.replicates, overrides, args.results, args.fresh, config=config_of(args)
+        )
     return matrix.run_matrix(
         names,
         args.replicates,

@@ -57,6 +57,10 @@ class SenderBound(RuntimeError):
         self.rate, self.achieved = rate, achieved
 
 
+class Unsupported(settings.SettingsError):
+    """The profile cannot run the scenario's transport or destination: `matrix --capacity` counts it n/a."""
+
+
 class TrialFailed(RuntimeError):
     """The rig could not run a trial (the watcher's answer says why)."""
 
@@ -89,17 +93,15 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
     cfg, env = benchmark.run_env(rest)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
-        raise settings.SettingsError(
+        raise Unsupported(
             f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
         )
     if scenario.transport not in TRANSPORTS:
-        raise settings.SettingsError(
+        raise Unsupported(
             f"capacity searches {' and '.join(TRANSPORTS)} scenarios so far; {scenario.id} is {scenario.transport}"
         )
     if scenario.destination == "relay":
-        raise settings.SettingsError(
-            f"capacity does not follow a relay's last hop yet; {scenario.id} is a relay"
-        )
+        raise Unsupported(f"capacity does not follow a relay's last hop yet; {scenario.id} is a relay")
     return Plan(profile, cfg, env, scenario, cap, user)
 
 
@@ -309,10 +311,12 @@ def run(
     log: Callable[[str], None] = benchmark.log,
     project: str | None = None,
     config: tuple[Path, bool] | None = None,
+    matrix: result.Matrix | None = None,
 ) -> int:
     """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
     compose.yaml (a test's daemon config); config: a user's own (its path, and whether its text stays
-    private), checked by the daemon in its image before the rig comes up, as `run --config` does."""
+    private), checked by the daemon in its image before the rig comes up, as `run --config` does; matrix:
+    the cell of `matrix --capacity` this search is."""
     chosen = plan(profile_name, overrides, config)
     project = project or project_name()
     user = chosen.user
@@ -324,10 +328,11 @@ def run(
             log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
         service = chosen.profile.profile
         with userconfig.compose_files(user, service, chosen.cfg.scenario, extra_files) as files_over:
-            return measure(chosen, Compose(service, project, files_over), results_dir, log)
+            return measure(chosen, Compose(service, project, files_over), results_dir, log, matrix)
 
 
-def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None]) -> int:
+def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None],
+            matrix: result.Matrix | None = None) -> int:  # fmt: skip
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
     lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
@@ -356,6 +361,7 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
             leftover.unlink()
         staging.rmdir()
     data = build_result(chosen, measurer.trials, found, latency, began, fingerprint)
+    data.matrix = None if matrix is None else asdict(matrix)
     path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
     path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
     print(capacity.table(data.to_dict()))

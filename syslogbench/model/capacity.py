@@ -8,9 +8,11 @@ Stdlib only: the watcher, the generators and the host all import it.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
 # numbers of its own, so a message from an earlier trial that arrives late is never counted for a later one.
@@ -295,9 +297,49 @@ class CapacityResult:
     # A user config's (--config): its sha256, file names and sizes, and text unless private
     # (model.userconfig.identity); None: the profile's own rendered config.
     config: dict[str, object] | None = None
+    # `matrix --capacity`: the matrix's id and the replicate (model.result.Matrix's fields), which let a
+    # matrix resume; None: a search of its own.
+    matrix: dict[str, object] | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class CapacityResultError(ValueError):
+    """A file that is not a capacity result this model can read: the message says what is wrong."""
+
+
+NEEDED = tuple(
+    f.name for f in fields(CapacityResult) if f.default is MISSING and f.default_factory is MISSING
+)
+
+
+def result_from_dict(data: Mapping) -> CapacityResult:
+    """The writer's own model, read back; a missing key or a trial that cannot be read is one line."""
+    if not isinstance(data, Mapping):
+        raise CapacityResultError("not a JSON object")
+    if missing := [key for key in NEEDED if key not in data]:
+        raise CapacityResultError(f"no {', '.join(missing)}")
+    known = {f.name for f in fields(CapacityResult)}
+    values = {k: v for k, v in data.items() if k in known}
+    try:
+        values["ndr"], values["pdr"] = Bound(**data["ndr"]), Bound(**data["pdr"])
+        values["trials"] = [trial_from_dict(t) for t in data["trials"]]
+        values["latency_at_pdr"] = {k: Latency(**v) for k, v in (data["latency_at_pdr"] or {}).items()}
+    except (TypeError, AttributeError) as error:
+        raise CapacityResultError(f"a part of it is not as the model writes it ({error})") from None
+    return CapacityResult(**values)
+
+
+def read(path: Path) -> CapacityResult:
+    """results/capacity/<run id>.json; CapacityResultError (one line) for a file that is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise CapacityResultError(f"cannot be read ({error})") from None
+    except ValueError as error:
+        raise CapacityResultError(f"not JSON ({error})") from None
+    return result_from_dict(data)
 
 
 def table(result: Mapping) -> str:
@@ -317,8 +359,8 @@ def table(result: Mapping) -> str:
     for name in ("ndr", "pdr"):
         bound = result[name]
         rows.append(
-            f"{name.upper()} (loss <= {bound['loss_ratio']:g}): {_rate(result[f'{name}_msgs_per_s'])} msg/s; "
-            f"bounds {_rate(bound['lower_msgs_per_s'])} .. {_rate(bound['upper_msgs_per_s'])}"
+            f"{name.upper()} (loss <= {bound['loss_ratio']:g}): {rate_text(result[f'{name}_msgs_per_s'])} msg/s; "
+            f"bounds {rate_text(bound['lower_msgs_per_s'])} .. {rate_text(bound['upper_msgs_per_s'])}"
         )
     return "\n".join(rows)
 
@@ -327,5 +369,5 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def _rate(value: float | None) -> str:
+def rate_text(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslogbench.model.result import Result, read
-from syslogbench.report import html, markdown, sections
+from syslogbench.report import capacity, html, markdown, sections
 from syslogbench.report.load import DEFAULT_SCENARIO, load_results
 
 if TYPE_CHECKING:  # matplotlib is imported only when plots are asked for
@@ -83,7 +83,11 @@ def figures_for(written: Written | None, start: Path) -> sections.Figures:
     figures = {
         sections.scenario_anchor(name): relative(items, start) for name, items in written.scenarios.items()
     }
-    return {sections.VERSIONS_ANCHOR: relative(written.matrix, start), **figures}
+    return {
+        sections.VERSIONS_ANCHOR: relative(written.matrix, start),
+        capacity.ANCHOR: relative(written.capacity, start),
+        **figures,
+    }
 
 
 def write_text(path: Path, text: str) -> None:
@@ -93,10 +97,11 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_plots(results: list[Result], plots_dir: Path, args: argparse.Namespace) -> Written:
-    from syslogbench.report import plots  # matplotlib only when plots are asked for
+    from syslogbench.report import capacity_plots, plots  # matplotlib only when plots are asked for
 
     written = plots.write_plots(results, plots_dir, args.scenario, args.run)
-    count = len(written.matrix) + sum(map(len, written.scenarios.values()))
+    written.capacity.extend(capacity_plots.write(capacity.load(args.results)[0], plots_dir))
+    count = len(written.matrix) + sum(map(len, written.scenarios.values())) + len(written.capacity)
     if count:
         print(f"report: wrote {count} plots (PNG and SVG) to {plots_dir}", file=sys.stderr)
     else:

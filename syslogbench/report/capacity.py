@@ -2,19 +2,20 @@
 daemon and transport, then per search its trials (offered rate against loss and latency: the hockey stick),
 with the machine each search ran on above them.
 
-The report imports only model.result, so the capacity results are read here as plain JSON, and a file
-that lacks the keys the section shows is left out with a note rather than breaking the report.
+The results are read through model.capacity, the model the search writes them with; a file it cannot read
+is left out with a note rather than breaking the report.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+from syslogbench.model import capacity as model
+from syslogbench.report.blocks import Block, Figure, Heading, Note, Notes, Paragraph, Section, Table
 from syslogbench.report.load import profile_label
 
+ANCHOR = "capacity"
 TITLE = "Capacity: the highest rate each daemon holds"
 INTRO = (
     "NDR: the highest offered rate (msg/s, all senders) with no message lost or late; PDR: with at most the "
@@ -26,27 +27,18 @@ SUMMARY_HEADER = ("profile", "daemon", "scenario", "transport", "NDR msg/s", "ND
                   "PDR target", "latency p99 at 50% PDR (ms)", "outcome", "result")  # fmt: skip
 TRIALS_HEADER = ("trial", "offered msg/s", "s", "sent", "lost", "late", "unsent", "loss ratio", "p50 ms",
                  "p99 ms", "max ms", "daemon CPU s", "note")  # fmt: skip
-NEEDED = ("run_id", "profile", "scenario", "transport", "ndr", "pdr", "trials", "outcome", "machine")
 
 
 def load(results_dir: Path) -> tuple[list[dict], list[str]]:
-    """Every capacity result under results_dir/capacity, oldest first, and what could not be read."""
+    """Every capacity result under results_dir/capacity, oldest first, read through the model that wrote it,
+    and what could not be read (one line each)."""
     found, skipped = [], []
     for path in sorted((results_dir / "capacity").glob("*.json")):
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
+            found.append(model.read(path).to_dict())
+        except model.CapacityResultError as error:
             skipped.append(f"{path.name}: {error}")
-            continue
-        if missing := [key for key in NEEDED if key not in data]:
-            skipped.append(f"{path.name}: no {', '.join(missing)}")
-            continue
-        found.append(data)
     return found, skipped
-
-
-def rate(value: object) -> str:
-    return "-" if value is None else f"{float(value):,.0f}"  # type: ignore[arg-type]
 
 
 def ms(value: object) -> str:
@@ -61,9 +53,9 @@ def summary_row(data: Mapping) -> list[str]:
         str(data.get("daemon_version", "")),
         data["scenario"],
         data["transport"],
-        rate(ndr.get("lower_msgs_per_s")),
-        f"{rate(ndr.get('lower_msgs_per_s'))} .. {rate(ndr.get('upper_msgs_per_s'))}",
-        rate(pdr.get("lower_msgs_per_s")),
+        model.rate_text(ndr.get("lower_msgs_per_s")),
+        f"{model.rate_text(ndr.get('lower_msgs_per_s'))} .. {model.rate_text(ndr.get('upper_msgs_per_s'))}",
+        model.rate_text(pdr.get("lower_msgs_per_s")),
         f"{float(pdr.get('loss_ratio', 0)):.2%}",
         ms(half.get("p99")),
         data["outcome"],
@@ -87,7 +79,7 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
         if trial.get("daemon_exit") is not None:
             note = f"daemon exited ({trial['daemon_exit']})"
         rows.append([
-            str(trial["number"]), rate(trial["offered_msgs_per_s"]), f"{trial['duration_s']:g}",
+            str(trial["number"]), model.rate_text(trial["offered_msgs_per_s"]), f"{trial['duration_s']:g}",
             f"{trial['sent']:,}", f"{trial['lost']:,}", f"{trial['late']:,}", f"{trial.get('unsent', 0):,}",
             f"{trial['loss_ratio']:.4%}", ms(latency.get("p50")), ms(latency.get("p99")), ms(latency.get("max")),
             ms(trial.get("daemon_cpu_s")), note,
@@ -127,15 +119,17 @@ def search_blocks(data: Mapping) -> list[Block]:
     return blocks
 
 
-def section(results_dir: Path) -> Section | None:
-    """None when there is no capacity result: the report then has no capacity section."""
+def section(results_dir: Path, figures: Sequence[tuple[str, str]] = ()) -> Section | None:
+    """None when there is no capacity result: the report then has no capacity section. figures: the plots
+    of report/capacity_plots.py, as (caption, path)."""
     found, skipped = load(results_dir)
     if not found and not skipped:
         return None
     blocks: list[Block] = [Heading(TITLE, 2), Note(INTRO)]
     blocks.append(Table(SUMMARY_HEADER, [summary_row(data) for data in found]))
+    blocks.extend(Figure(caption, path) for caption, path in figures)
     if skipped:
         blocks.append(Notes([f"not read: {text}" for text in skipped]))
     for data in found:
         blocks.extend(search_blocks(data))
-    return Section(blocks, anchor="capacity")
+    return Section(blocks, anchor=ANCHOR)

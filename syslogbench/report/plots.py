@@ -17,7 +17,7 @@ import logging
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -82,6 +82,7 @@ class Written:
 
     matrix: list[Plot]
     scenarios: dict[str, list[Plot]]
+    capacity: list[Plot] = field(default_factory=list)  # report/capacity_plots.py: one per scenario searched
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -330,7 +330,8 @@ def document(
         ]
     else:
         sections = [nothing_section(results_dir, scenario_id)]
-    sections += [found] if (found := capacity.section(results_dir)) else []  # results/capacity/ (issue 20)
+    shown = (figures or {}).get(capacity.ANCHOR, [])
+    sections += [found] if (found := capacity.section(results_dir, shown)) else []  # results/capacity/
     return Document(title, [*sections, Section([*seed_blocks(), Note(MEMORY_NOTE)])])
 
 

@@ -13,7 +13,7 @@ ALLOWED = {
     "model": {"contract"},
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
-    "report": {"model.result"},
+    "report": {"model.result", "model.capacity"},  # the two result models: runs and searches
 }
 
 

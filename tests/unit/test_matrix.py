@@ -13,6 +13,7 @@ from syslogbench.host import calibrate, cli, matrix
 from syslogbench.model import userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
+from tests.unit.test_report_capacity import a_result
 from tests.unit.test_result import document_of, observed
 
 
@@ -224,3 +225,68 @@ def test_matrix_config_mistakes_are_one_line_before_anything_runs(
     out = capsys.readouterr().out
     assert code == EXIT_CODES["bad-input"] and calls == []
     assert out.count("\n") == 1 and line in out, out
+
+
+def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """run_capacity_matrix with search.run faked: each search writes a result through the model, as the real
+    one does; what it was asked to search, in order."""
+    calls: list[tuple[str, int]] = []
+
+    def fake_search(name: str, overrides: dict, results_dir: Path, build: bool, config: object,
+                    matrix: Matrix) -> int:  # fmt: skip
+        calls.append((name, matrix.replicate))
+        number = len(list(results_dir.glob("capacity/*.json"))) + 1
+        written = a_result(f"r{number}-{name}") | {"profile": name, "matrix": {"id": matrix.id,
+                                                                                     "replicate": matrix.replicate}}  # fmt: skip
+        (results_dir / "capacity").mkdir(exist_ok=True)
+        (results_dir / "capacity" / f"r{number}.json").write_text(json.dumps(written))
+        return EXIT_CODES["pass"]
+
+    monkeypatch.setattr(matrix.search, "run", fake_search)
+    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: None)
+    monkeypatch.setattr(matrix.benchmark, "log", lambda line: calls.append((line, 0)))
+    monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
+    return calls
+
+
+def test_a_capacity_matrix_skips_what_a_profile_cannot_search_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = quiet_capacity_matrix(monkeypatch)
+    names = ["rsyslog8", "baseline", "syslog-ng"]
+    code = matrix.run_capacity_matrix(names, 2, {"SCENARIO": "udp"}, tmp_path, False)
+    assert code == EXIT_CODES["n/a"]  # the baseline has no UDP: said, not searched
+    assert calls[0][0].startswith("n/a: baseline cannot run scenario udp")
+    searched = [call for call in calls if call[1]]
+    assert searched == [
+        ("rsyslog-8.2504", 1),
+        ("syslog-ng-4.8", 1),
+        ("rsyslog-8.2504", 2),
+        ("syslog-ng-4.8", 2),
+    ]
+    table = capsys.readouterr().out
+    assert table.count("3,800") == 4 and "r4-syslog-ng-4.8" in table  # each of the 4 searches' NDR
+    calls.clear()
+    matrix.run_capacity_matrix(names, 3, {"SCENARIO": "udp"}, tmp_path, False)
+    assert [call for call in calls if call[1]] == [("rsyslog-8.2504", 3), ("syslog-ng-4.8", 3)]
+    other = matrix.matrix_id(["rsyslog-8.2504", "baseline", "syslog-ng-4.8"], {"SCENARIO": "udp"})
+    assert other != matrix.matrix_id(
+        ["rsyslog-8.2504", "baseline", "syslog-ng-4.8"], {"SCENARIO": "udp"}, kind="capacity"
+    )
+
+
+def test_a_capacity_matrix_refuses_bad_search_settings_before_any_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = quiet_capacity_matrix(monkeypatch)
+    with pytest.raises(matrix.capacity.CapacityError, match="PDR_TARGET=1.5 is outside"):
+        matrix.run_capacity_matrix(["rsyslog8", "syslog-ng"], 1, {"PDR_TARGET": "1.5"}, tmp_path, False)
+    assert calls == []
+
+
+def test_matrix_capacity_takes_no_warmup(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        cli.main(["matrix", "--capacity", "--warmup", "1", "--profiles", "rsyslog8"])
+        == EXIT_CODES["bad-input"]
+    )
+    assert "error: --warmup is for runs" in capsys.readouterr().out

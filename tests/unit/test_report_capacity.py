@@ -5,23 +5,28 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from syslogbench.model import capacity as model
 from syslogbench.report import capacity, markdown, sections
 
 
 def a_result(run_id: str = "20261125T000000.000Z-syslog-ng-4.8-abcd-udp") -> dict:
-    trial = {
-        "number": 1, "offered_msgs_per_s": 4000.0, "duration_s": 10.0, "sent": 40000, "received": 39990,
-        "lost": 10, "late": 5, "unsent": 0, "loss_ratio": 0.000375, "sender_bound": False, "daemon_exit": None,
-        "latency_ms": {"p50": 2.0, "p90": 3.0, "p99": 7.5, "p999": 9.0, "max": 12.0}, "daemon_cpu_s": 1.25,
-    }  # fmt: skip
-    return {
-        "run_id": run_id, "profile": "syslog-ng-4.8", "daemon_version": "4.8.1", "scenario": "udp",
-        "transport": "udp", "outcome": "found", "machine": {"cpu_model": "AMD EPYC", "cores": 2},
-        "ndr": {"loss_ratio": 0.0, "lower_msgs_per_s": 3800.0, "upper_msgs_per_s": 4000.0},
-        "pdr": {"loss_ratio": 0.005, "lower_msgs_per_s": 4000.0, "upper_msgs_per_s": 4200.0},
-        "latency_at_pdr": {"50%": {"p99": 4.5}}, "trials": [trial], "cpu_placement": {"daemon": "any"},
-        "errors": [], "notes": [],
-    }  # fmt: skip
+    """Written through the model the search writes with, as the report reads it."""
+    sender = model.SenderTrial("h1-s1", intended=40000, sent=40000, received=39990, lost=10, late=5)
+    trial = model.Trial(
+        number=1, offered_msgs_per_s=4000.0, duration_s=10.0, intended=40000, sent=40000, received=39990,
+        lost=10, late=5, unsent=0, duplicated=0, loss_ratio=0.000375, achieved_msgs_per_s=4000.0,
+        sender_bound=False, latency_ms=model.Latency(p50=2.0, p90=3.0, p99=7.5, p999=9.0, max=12.0),
+        latency_histogram_us={"2000": 39990}, sample_s=0.02, stale_lines=0, daemon_cpu_s=1.25,
+        watcher_cpu_s=0.1, udp_rcvbuf_errors=0, udp_in_errors=0, senders=[sender],
+    )  # fmt: skip
+    return model.CapacityResult(
+        run_id=run_id, kind="capacity", profile="syslog-ng-4.8", daemon_version="4.8.1", scenario="udp",
+        transport="udp", destination="split", senders=1, settings={}, started_utc="", finished_utc="",
+        outcome="found", ndr_msgs_per_s=3800.0, pdr_msgs_per_s=4000.0, pdr_loss_ratio=0.005,
+        ndr=model.Bound(0.0, 3800.0, 4000.0), pdr=model.Bound(0.005, 4000.0, 4200.0), trials=[trial],
+        latency_at_pdr={"50%": model.Latency(p99=4.5)}, cpu_placement={"daemon": "any"},
+        rig_limit_msgs_per_s=None, died_at_msgs_per_s=None, machine={"cpu_model": "AMD EPYC", "cores": 2},
+    ).to_dict()  # fmt: skip
 
 
 def render(results: Path) -> str:
@@ -44,7 +49,7 @@ def test_no_capacity_results_no_section_and_a_damaged_one_is_named(tmp_path: Pat
     (tmp_path / "capacity").mkdir()
     (tmp_path / "capacity" / "bad.json").write_text(json.dumps({"run_id": "x"}))
     text = render(tmp_path)
-    assert capacity.TITLE in text and "not read: bad.json: no profile" in text
+    assert capacity.TITLE in text and "not read: bad.json: no kind, profile, daemon_version" in text
 
 
 def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None:
@@ -53,3 +58,40 @@ def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None
     text = render(tmp_path)
     assert "| syslog-ng-4.8 (config abababababab) | 4.8.1 | udp |" in text
     assert "### syslog-ng-4.8 (config abababababab), udp (udp)" in text
+
+
+def test_a_result_the_model_cannot_read_is_named_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "capacity").mkdir()
+    broken = a_result() | {"trials": [{"number": 1}]}
+    (tmp_path / "capacity" / "t.json").write_text(json.dumps(broken))
+    (tmp_path / "capacity" / "n.json").write_text("{not json")
+    text = render(tmp_path)
+    assert "not read: t.json: a part of it is not as the model writes it" in text
+    assert "not read: n.json: not JSON" in text
+
+
+def test_the_model_reads_back_what_it_wrote() -> None:
+    written = a_result()
+    assert model.result_from_dict(written).to_dict() == written
+
+
+def test_the_plots_draw_only_the_trials_the_search_believed(tmp_path: Path) -> None:
+    from syslogbench.report import capacity_plots
+
+    data = a_result()
+    data["settings"] = {"final_trial_s": 10.0}
+    believed = data["trials"][0]
+    data["trials"] = [
+        believed,
+        believed | {"number": 2, "purpose": "warmup"},
+        believed | {"number": 3, "sender_bound": True},
+        believed | {"number": 4, "duration_s": 1.0},
+        believed | {"number": 5, "purpose": "latency", "offered_msgs_per_s": 2000.0},
+    ]
+    assert [t["number"] for t in capacity_plots.final_trials(data)] == [5, 1]
+    written = capacity_plots.write([data], tmp_path)
+    assert [(caption, png.name) for caption, png in written] == [
+        ("Capacity, udp (udp): loss and latency against offered rate", "capacity-udp_udp_.png")
+    ]
+    assert (tmp_path / "capacity-udp_udp_.svg").is_file()
+    assert capacity_plots.write([data | {"trials": [believed | {"sender_bound": True}]}], tmp_path / "n") == []
