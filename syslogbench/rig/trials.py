@@ -105,9 +105,24 @@ class Follower:
         for name, _, size in self.files():
             self.offsets[name] = size
 
+    def forget(self) -> None:
+        """Drop what was read from the page cache, between trials. The daemon's cgroup is charged for the
+        cache of what it wrote; left there, a search's earlier trials fill its memory limit (2 GB in the
+        seed), and a later trial's writes wait for reclaim and writeback: trials would not be alike. Pages
+        still dirty stay (the kernel starts their writeback)."""
+        for _, path, _ in self.files():
+            with contextlib.suppress(OSError), open(path, "rb") as handle:
+                os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
     def keys(self) -> list[tuple[bytes, bytes, bytes]]:
         """(host, sender, seq) of every whole line appended since the last call."""
-        found: list[tuple[bytes, bytes, bytes]] = []
+        return [key for _, keys in self.batches() for key in keys]
+
+    def batches(self) -> list[tuple[float, list[tuple[bytes, bytes, bytes]]]]:
+        """Per file with new whole lines: when its bytes were read (each line was written by then), and the
+        lines' keys. The time is taken before the lines are parsed, so that parsing a large backlog does not
+        make its lines look later than they were."""
+        found = []
         for name, path, size in self.files():
             offset = self.offsets.get(name, 0)
             if size <= offset:
@@ -115,11 +130,12 @@ class Follower:
             with open(path, "rb") as handle:
                 handle.seek(offset)
                 data = self.partial.pop(name, b"") + handle.read(size - offset)
+            read_at = time.time()
             self.offsets[name] = size
             cut = data.rfind(b"\n") + 1
             if cut < len(data):
                 self.partial[name] = data[cut:]
-            found.extend(LINE_KEY.findall(data, 0, cut))
+            found.append((read_at, LINE_KEY.findall(data, 0, cut)))
         return found
 
 
@@ -295,6 +311,7 @@ class Trials:
         if (code := daemon_exit()) is not None:
             return {"daemon_exit": code, "error": f"the daemon had exited with code {code}"}
         stale_before, drain_s = self.drain()
+        self.follower.forget()
         with self.changed:
             self.number += 1
             self.ready, self.ledgers = set(), {}
@@ -334,10 +351,10 @@ class Trials:
         looks, previous = 0, time.time()
         while True:
             time.sleep(SAMPLE_S)
-            keys = self.follower.keys()
-            # After the read: a line first seen now was written at the latest now (and after the last look).
+            # A line read at t was written at the latest t (and after the last look at its file).
+            for read_at, keys in self.follower.batches():
+                tally.arrive(keys, read_at)
             now = time.time()
-            tally.arrive(keys, now)
             tally.longest_gap, previous = max(tally.longest_gap, now - previous), now
             looks += 1
             with self.changed:

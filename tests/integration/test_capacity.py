@@ -1,13 +1,16 @@
 """The capacity search against a daemon whose answer is known: syslog-ng with throttle(1000) on its
 destinations holds at most 1,000 msg/s (tests/integration/configs/user-syslog-ng-throttle.conf, run as a
 user's own config with capacity --config). Over TCP nothing is lost there, messages only wait: a search that
-did not count late messages as lost would find far more. Small and short: 2 senders, trials of 1 and 8 s."""
+did not count late messages as lost would find far more. Over UDP the same queue holds the excess until it
+overflows, then drops. Small and short: 2 senders, trials of 1 and 8 s, once per transport."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from syslogbench.host import search
 from syslogbench.host.compose import Compose
@@ -32,10 +35,12 @@ SETTINGS = {
 }
 
 
-def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scenario", ["plain", "udp"])  # TCP, then UDP
+def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scenario: str) -> None:
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
     Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
-    code = search.run(PROFILE, dict(SETTINGS), tmp_path, build=True, project=PROJECT, config=(config, False))
+    settings = dict(SETTINGS, SCENARIO=scenario)
+    code = search.run(PROFILE, settings, tmp_path, build=True, project=PROJECT, config=(config, False))
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -64,6 +69,7 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path) -> N
     # Where the throttle cannot have written every message in time (the bucket, then the bound), some were late.
     over = [t for t in result["trials"] if t["sent"] > HELD * (t["duration_s"] + 1 + bound)]
     assert over and all(t["late"] > 0 for t in over), table
-    # Below the rate held, nothing was lost over TCP. (Far above it, the destination's queue overflows and
-    # syslog-ng drops: 159 of 6,038 at 2,135 msg/s for 2.8 s, each counted lost, not late.)
+    assert result["transport"] == ("udp" if scenario == "udp" else "tcp")
+    # Below the rate held, nothing was lost. (Far above it, the destination's queue overflows and syslog-ng
+    # drops: 159 of 6,038 at 2,135 msg/s for 2.8 s over TCP, each counted lost, not late.)
     assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table

@@ -211,6 +211,19 @@ def test_the_follower_reads_only_whole_new_lines(tmp_path: Path) -> None:
     assert follower.keys() == []
 
 
+def test_a_line_is_timed_when_its_file_was_read_not_after_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsing a large backlog takes time: the lines' latency ends when their bytes were read."""
+    (tmp_path / "test.a.all.log").write_bytes(b"syslogbench h=1 s=1 q=1 f=1 v=1 a\n")
+    (tmp_path / "test.b.all.log").write_bytes(b"syslogbench h=1 s=2 q=1 f=1 v=1 b\n")
+    reads = iter([10.0, 20.0])
+    monkeypatch.setattr(trials.time, "time", lambda: next(reads))
+    found = trials.Follower(tmp_path, trials.OUTPUT_RE).batches()  # each file read once, in any order
+    assert [read_at for read_at, _ in found] == [10.0, 20.0]
+    assert sorted(key for _, keys in found for key in keys) == [(b"1", b"1", b"1"), (b"1", b"2", b"1")]
+
+
 # -- the open-loop sender ---------------------------------------------------------------------------------
 
 

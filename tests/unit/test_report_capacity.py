@@ -94,4 +94,6 @@ def test_the_plots_draw_only_the_trials_the_search_believed(tmp_path: Path) -> N
         ("Capacity, udp (udp): loss and latency against offered rate", "capacity-udp_udp_.png")
     ]
     assert (tmp_path / "capacity-udp_udp_.svg").is_file()
-    assert capacity_plots.write([data | {"trials": [believed | {"sender_bound": True}]}], tmp_path / "n") == []
+    assert (
+        capacity_plots.write([data | {"trials": [believed | {"sender_bound": True}]}], tmp_path / "n") == []
+    )
