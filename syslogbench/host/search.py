@@ -40,6 +40,7 @@ HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would 
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
 SENDER_BOUND_BACKOFF = 0.9  # a search the senders could not feed starts again below what they reached
 MAX_RESTARTS = 3
+INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
 STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
 
 
@@ -207,6 +208,7 @@ class Found:
     pdr: Bound
     rig_limit: float | None = None
     died_at: float | None = None
+    interrupted: bool = False  # Ctrl-C or SIGTERM
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -230,10 +232,12 @@ def warm_up(measurer: Measurer, cap: CapacitySettings, found: Found) -> bool:
     return True
 
 
-def search(measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None]) -> Found:
-    """A warm-up trial, then MLRsearch between RATE_MIN and RATE_MAX; a sender-bound trial is not believed:
-    the search starts again with RATE_MAX below what the senders reached."""
-    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+def search(
+    measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None], found: Found | None = None
+) -> Found:
+    """A warm-up trial, then MLRsearch between RATE_MIN and RATE_MAX, into found (a new one for None); a
+    sender-bound trial is not believed: the search starts again with RATE_MAX below what the senders reached."""
+    found = found or Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     if not warm_up(measurer, cap, found):
         return found
     deadline = time.monotonic() + cap.search_max_s
@@ -349,10 +353,20 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
     measurer = Measurer(
         lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
     )
+    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+    latency: dict[str, Latency] = {}
+    stopped: KeyboardInterrupt | None = None
     try:
-        found = search(measurer, cap, log)
+        found = search(measurer, cap, log, found)
         spent = (datetime.now(UTC) - began).total_seconds()
         latency = latency_at_pdr(measurer, found, cap, lifetime - spent)
+    except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
+        stopped = signal
+        found.interrupted = True
+        done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
+        found.errors.append(
+            f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
+        )
     finally:
         end(runner, env)
         compose.join(UP_ALLOWANCE_S)
@@ -362,13 +376,20 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
         staging.rmdir()
     data = build_result(chosen, measurer.trials, found, latency, began, fingerprint)
     data.matrix = None if matrix is None else asdict(matrix)
+    write_result(data, results_dir, log)
+    if stopped is not None:
+        raise stopped
+    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+
+
+def write_result(data: CapacityResult, results_dir: Path, log: Callable[[str], None]) -> Path:
     path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
     path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
     print(capacity.table(data.to_dict()))
     for error in data.errors:
         log(f"error: {error}")
     log(f"result: {path}")
-    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+    return path
 
 
 def ensure(directory: Path) -> Path:
@@ -418,6 +439,7 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
                  began: datetime, fingerprint: result.Fingerprint | None = None) -> CapacityResult:  # fmt: skip
     errors = [*found.errors, *(e for t in trials for e in t.errors)]
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
+    outcome = "interrupted" if found.interrupted else outcome
     host = replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
     return CapacityResult(
         run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",

@@ -280,7 +280,7 @@ class CapacityResult:
     settings: dict[str, float]
     started_utc: str
     finished_utc: str
-    outcome: str  # "found", "daemon-died", "error", "bad-input"
+    outcome: str  # "found", "daemon-died", "error", "interrupted" (Ctrl-C or SIGTERM: the trials so far)
     ndr_msgs_per_s: float | None
     pdr_msgs_per_s: float | None
     pdr_loss_ratio: float

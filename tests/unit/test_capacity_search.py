@@ -389,3 +389,44 @@ def test_the_trial_ops_are_the_ones_docs_capacity_lists() -> None:
     listed = [row.split("`")[1] for row in doc.splitlines() if row.startswith("| `trial")]
     assert listed == list(contract.TRIAL_OPS)
     assert set(trials.Trials(None, [], 1.0).handlers()) == set(contract.TRIAL_OPS)  # type: ignore[arg-type]
+
+
+class StoppedRig:
+    """A rig that comes up and goes down at once: what Ctrl-C or SIGTERM leaves a search to clean up."""
+
+    project = "syslogbench-test-stopped"
+
+    def __init__(self) -> None:
+        self.downs = 0
+
+    def up(self, env: dict, timeout: float) -> None:
+        return None
+
+    def exec(self, env: dict, service: str, args: list[str], timeout: float) -> None:
+        return None
+
+    def down(self, env: dict) -> None:
+        self.downs += 1
+
+
+@pytest.mark.parametrize("signal, says", [(KeyboardInterrupt(), "Ctrl-C"), (cli.Terminated(), "SIGTERM")])
+def test_a_search_stopped_by_a_signal_still_writes_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal: KeyboardInterrupt, says: str
+) -> None:
+    chosen = search.plan("rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
+    monkeypatch.setattr(search.benchmark, "measure_fingerprint", lambda cfg, env: None)
+    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+
+    def stopped_after_one_trial(measurer: search.Measurer, *args: object) -> search.Found:
+        measurer.trials.append(capacity.trial_from_dict(simulated(100.0, 1.0)))
+        raise signal
+
+    monkeypatch.setattr(search, "search", stopped_after_one_trial)
+    rig = StoppedRig()
+    with pytest.raises(type(signal)):
+        search.measure(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
+    [path] = (tmp_path / "capacity").glob("*.json")
+    written = capacity.read(path)
+    assert (written.outcome, len(written.trials), rig.downs) == ("interrupted", 1, 1)
+    assert written.errors[0] == f"the search was stopped ({says}) after 1 trial: no NDR or PDR"
+    assert written.ndr_msgs_per_s is None
