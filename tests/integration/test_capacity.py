@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from syslogbench.contract import EXIT_CODES
 from syslogbench.host import search
 from syslogbench.host.compose import Compose
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test")
 HELD = 1000  # throttle() in the config
+KILL_AFTER_S = 12.0  # after the daemon's start: past the warm-up trial, into the search
 PROFILE = "syslog-ng-4.8"
 SETTINGS = {
     "SCENARIO": "plain",
@@ -73,3 +78,46 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     # Below the rate held, nothing was lost. (Far above it, the destination's queue overflows and syslog-ng
     # drops: 159 of 6,038 at 2,135 msg/s for 2.8 s over TCP, each counted lost, not late.)
     assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table
+
+
+def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:
+    """rsyslogd is killed (SIGKILL) inside its container once the search is under way: the supervisor
+    records its exit, the trial says so, and the search ends with a result naming the rate, not a hang."""
+    profile = "rsyslog-8.2504"
+    container = f"{PROJECT}-{profile}-1"
+    Compose(profile, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    killed: list[float] = []
+
+    def kill_once_under_way() -> None:
+        for _ in range(600):  # the pid file appears once the daemon runs: then the warm-up, then trials
+            found = subprocess.run(["docker", "exec", container, "test", "-s", "/run/rsyslogd.pid"],
+                                   capture_output=True, check=False)  # fmt: skip
+            if found.returncode == 0:
+                break
+            time.sleep(0.5)
+        time.sleep(KILL_AFTER_S)
+        subprocess.run(["docker", "exec", container, "sh", "-c", "kill -9 $(cat /run/rsyslogd.pid)"],
+                       capture_output=True, check=False)  # fmt: skip
+        killed.append(time.monotonic())
+
+    killer = threading.Thread(target=kill_once_under_way, daemon=True)
+    began = time.monotonic()
+    killer.start()
+    settings = dict(SETTINGS, SCENARIO="plain", RATE_MIN="200", RATE_MAX="2000", SEARCH_MAX="120")
+    code = search.run(profile, settings, tmp_path, build=True, project=PROJECT)
+    ended = time.monotonic()
+    killer.join(5)
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    assert killed, "the daemon was never killed: the test proves nothing"
+    assert code == EXIT_CODES["error"]
+    assert result["outcome"] == "daemon-died", result["errors"]
+    died_at = result["died_at_msgs_per_s"]
+    assert any("the daemon died (exit code 137)" in error for error in result["errors"]), result["errors"]
+    last = result["trials"][-1]
+    if last["daemon_exit"] is not None:  # it died during this trial: the trial is kept, with its rate
+        assert (last["daemon_exit"], died_at) == (137, last["offered_msgs_per_s"]), last
+    else:  # it died between trials: the next trial was refused as it began, at the rate it asked for
+        assert died_at is not None and 200 <= died_at <= 2000, result
+    # No hang: the search ended soon after the kill (a trial, the rig's stop), not at SEARCH_MAX or later.
+    assert ended - killed[0] < 90, f"{ended - killed[0]:.0f} s after the kill ({ended - began:.0f} s in all)"
