@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import tempfile
 import threading
@@ -91,6 +92,9 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
             "capacity --config counts every message a trial sends, so a config that drops some on purpose "
             f"(EXPECT_DROPPED={user.expect_dropped}) cannot be searched yet: use run --config for it"
         )
+    capacity.placement(
+        int(cap.daemon_cores), os.cpu_count() or 1
+    )  # a DAEMON_CORES that leaves none: one line
     cfg, env = benchmark.run_env(rest)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -341,6 +345,8 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
     env = dict(chosen.env)
     lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
     env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
+    cores = placed(cap)
+    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
     env["RESULTS_DIR"] = str(staging.resolve())
     fingerprint = benchmark.measure_fingerprint(cfg, env)  # as `run` does: the watcher then takes this one
@@ -390,6 +396,15 @@ def write_result(data: CapacityResult, results_dir: Path, log: Callable[[str], N
         log(f"error: {error}")
     log(f"result: {path}")
     return path
+
+
+def placed(cap: CapacitySettings) -> dict[str, str]:
+    """Where each role runs (DAEMON_CORES; checked in plan), for compose and for the result."""
+    return capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)
+
+
+def cpuset(cores: str) -> str:
+    return "" if cores == "any" else cores  # compose: an empty cpuset is any core
 
 
 def ensure(directory: Path) -> Path:
@@ -461,8 +476,7 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         pdr=found.pdr,
         trials=trials,
         latency_at_pdr=latency,
-        # One host with 2 cores here: no cpuset keeps the senders off the daemon's cores (docs/capacity.md).
-        cpu_placement={"daemon": "any", "senders": "any", "watcher": "any"},
+        cpu_placement=placed(chosen.cap),
         rig_limit_msgs_per_s=found.rig_limit,
         died_at_msgs_per_s=found.died_at,
         machine=asdict(host),

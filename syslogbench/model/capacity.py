@@ -41,6 +41,9 @@ class CapacitySettings:
     final_trial_s: float = 10.0  # TRIAL_FINAL
     search_max_s: float = 600.0  # SEARCH_MAX: a whole search, trials and pauses
     pause_s: float = 2.0  # TRIAL_PAUSE: between trials, so queues drain
+    # DAEMON_CORES: 0 runs every role on any core; N >= 1 gives the daemon the host's last N cores and the
+    # senders, the watcher and the last hop the others (cpusets), as the 2014 remote hosts were apart.
+    daemon_cores: float = 0.0
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -57,6 +60,7 @@ KEYS = {
     "TRIAL_FINAL": "final_trial_s",
     "SEARCH_MAX": "search_max_s",
     "TRIAL_PAUSE": "pause_s",
+    "DAEMON_CORES": "daemon_cores",
 }
 
 
@@ -96,11 +100,34 @@ def check(cap: CapacitySettings) -> None:
             f"TRIAL_INITIAL={cap.initial_trial_s:g} s, TRIAL_FINAL={cap.final_trial_s:g} s: "
             "both above 0, the first no longer than the second"
         )
+    if cap.daemon_cores < 0 or cap.daemon_cores != int(cap.daemon_cores):
+        raise CapacityError(
+            f"DAEMON_CORES={cap.daemon_cores:g}: give a whole number of cores (0: every role on any core)"
+        )
     if cap.search_max_s < cap.final_trial_s or cap.pause_s < 0:
         raise CapacityError(
             f"SEARCH_MAX={cap.search_max_s:g} s must hold one final trial ({cap.final_trial_s:g} s), "
             f"and TRIAL_PAUSE={cap.pause_s:g} s cannot be negative"
         )
+
+
+def placement(daemon_cores: int, host_cores: int) -> dict[str, str]:
+    """The cpuset of each role (Docker's syntax, e.g. "1" or "2-3"; "any": no cpuset): the daemon on the
+    host's last daemon_cores cores, the rest of the rig on the others. CapacityError when no core is left."""
+    if daemon_cores == 0:
+        return {"daemon": "any", "senders": "any", "watcher": "any"}
+    if daemon_cores >= host_cores:
+        raise CapacityError(
+            f"DAEMON_CORES={daemon_cores} leaves no core for the senders and the watcher on this "
+            f"{host_cores}-core host: give at most {host_cores - 1}, or 0 for any core"
+        )
+    daemon = _cores(host_cores - daemon_cores, host_cores - 1)
+    rig = _cores(0, host_cores - daemon_cores - 1)
+    return {"daemon": daemon, "senders": rig, "watcher": rig}
+
+
+def _cores(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"
 
 
 # -- one trial ------------------------------------------------------------------------------------------------

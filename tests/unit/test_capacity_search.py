@@ -28,6 +28,8 @@ from syslogbench.rig import channel, control, trials
         ({"RATE_MIN": "100", "RATE_MAX": "100"}, "is empty"),
         ({"LATENCY_BOUND": "0"}, "LATENCY_BOUND=0"),
         ({"LATENCY_BOUND": "soon"}, "not a number"),
+        ({"DAEMON_CORES": "1.5"}, "give a whole number of cores"),
+        ({"DAEMON_CORES": "-1"}, "give a whole number of cores"),
     ],
 )
 def test_a_capacity_setting_that_cannot_work_is_refused(setting: dict[str, str], says: str) -> None:
@@ -39,6 +41,23 @@ def test_a_capacity_setting_that_cannot_work_is_refused(setting: dict[str, str],
 def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
     cap, rest = capacity.split({"PDR_TARGET": "0.01", "HOSTS": "1", "LATENCY_BOUND": "0.5"})
     assert (cap.pdr_target, cap.latency_bound_s, rest) == (0.01, 0.5, {"HOSTS": "1"})
+
+
+@pytest.mark.parametrize(
+    ("daemon_cores", "host_cores", "expected"),
+    [
+        (0, 2, {"daemon": "any", "senders": "any", "watcher": "any"}),
+        (1, 2, {"daemon": "1", "senders": "0", "watcher": "0"}),
+        (2, 8, {"daemon": "6-7", "senders": "0-5", "watcher": "0-5"}),
+        (7, 8, {"daemon": "1-7", "senders": "0", "watcher": "0"}),
+    ],
+)
+def test_daemon_cores_keep_the_rig_off_the_daemons_cores(
+    daemon_cores: int, host_cores: int, expected: dict[str, str]
+) -> None:
+    assert capacity.placement(daemon_cores, host_cores) == expected
+    with pytest.raises(capacity.CapacityError, match=f"give at most {host_cores - 1}, or 0 for any core"):
+        capacity.placement(host_cores, host_cores)
 
 
 @pytest.mark.parametrize(
@@ -67,6 +86,7 @@ def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
             "EXPECT_DROPPED: only for a run with --config PATH",
         ),
         (["--profile", "rsyslog8", "--config-private"], "--config-private is for --config PATH"),
+        (["--profile", "rsyslog8", "DAEMON_CORES=4096"], "DAEMON_CORES=4096 leaves no core for the senders"),
     ],
 )
 def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
