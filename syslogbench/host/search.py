@@ -40,6 +40,7 @@ UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop a
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
 SENDER_BOUND_BACKOFF = 0.9  # a search the senders could not feed starts again below what they reached
+WATCHER_BACKOFF = 0.5  # a search the watcher could not follow starts again at half that rate
 MAX_RESTARTS = 3
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
 STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
@@ -51,12 +52,34 @@ class DaemonDied(RuntimeError):
         self.rate, self.code = rate, code
 
 
-class SenderBound(RuntimeError):
-    """The senders could not offer the rate: the trial says nothing of the daemon."""
+class RigBound(RuntimeError):
+    """The rig, not the daemon, limited the trial: it says nothing of the daemon. limit: the rate the rig
+    reached (or could not follow); top: the RATE_MAX the search starts again with."""
+
+    def __init__(self, text: str, limit: float, top: float) -> None:
+        super().__init__(text)
+        self.limit, self.top = limit, top
+
+
+class SenderBound(RigBound):
+    """The senders could not offer the rate."""
 
     def __init__(self, rate: float, achieved: float | None) -> None:
-        super().__init__(f"the senders reached only {achieved or 0:,.0f} of {rate:,.0f} msg/s")
-        self.rate, self.achieved = rate, achieved
+        reached = achieved or rate / 2
+        text = f"the senders reached only {achieved or 0:,.0f} of {rate:,.0f} msg/s"
+        super().__init__(text, reached, SENDER_BOUND_BACKOFF * reached)
+
+
+class WatcherBound(RigBound):
+    """The watcher could not follow the output at this rate: held up in every attempt at the trial."""
+
+    def __init__(self, rate: float, gap_s: float | None) -> None:
+        super().__init__(
+            f"the watcher was held up ({gap_s or 0:.1f} s between two looks at the output) in "
+            f"{STALL_REPEATS + 1} trials at {rate:,.0f} msg/s: it cannot follow that rate here",
+            rate,
+            WATCHER_BACKOFF * rate,  # how far below is unknown: halve
+        )
 
 
 class Unsupported(settings.SettingsError):
@@ -177,6 +200,9 @@ class Measurer(AbstractMeasurer):
                 break
             trial.purpose = "repeated"  # kept, but not given to the search
             trial = self.trial(intended_load, intended_duration)
+        if self.stalled(trial):
+            trial.purpose = "repeated"
+            raise WatcherBound(intended_load, trial.sample_max_s)
         if trial.sender_bound:
             raise SenderBound(intended_load, trial.achieved_msgs_per_s)
         # Late is lost: only what arrived within LATENCY_BOUND of its intended time was forwarded.
@@ -257,13 +283,15 @@ def search(
             answers = MultipleLossRatioSearch(config=config).search(
                 measurer=measurer, debug=lambda text: None
             )
-        except SenderBound as bound:
-            found.rig_limit = bound.achieved
-            top = SENDER_BOUND_BACKOFF * (bound.achieved or bound.rate / 2)
+        except RigBound as bound:
+            found.rig_limit = bound.limit
+            top = bound.top
             found.notes.append(f"{bound}: the search starts again with RATE_MAX {top:,.0f} msg/s")
             log(f"notice: {found.notes[-1]}")
             if top <= cap.rate_min:
-                found.errors.append(f"the senders cannot offer even RATE_MIN={cap.rate_min:,.0f} msg/s")
+                found.errors.append(
+                    f"the rig cannot measure even RATE_MIN={cap.rate_min:,.0f} msg/s: {bound}"
+                )
                 return found
             continue
         except (DaemonDied, TrialFailed) as error:
@@ -277,7 +305,7 @@ def search(
             bound.lower_msgs_per_s = _load(answer.relevant_lower_bound)
             bound.upper_msgs_per_s = _load(answer.relevant_upper_bound)
         return found
-    found.errors.append(f"the senders could not feed the search after {MAX_RESTARTS} restarts")
+    found.errors.append(f"the rig (senders or watcher) limited the search after {MAX_RESTARTS} restarts")
     return found
 
 

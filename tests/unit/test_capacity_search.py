@@ -376,6 +376,22 @@ def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
     assert [(t.purpose, t.sample_max_s) for t in measurer.trials] == [("repeated", 0.9), ("search", 0.02)]
 
 
+def test_a_rate_the_watcher_cannot_follow_is_not_believed_the_search_starts_again_below_it() -> None:
+    """Held up in every attempt above 3,000 msg/s (the baseline's case: the watcher, not the receiver, is the
+    limit): those trials are not given to the search, which ends below the watcher's limit."""
+
+    def watcher_limited(rate: float, duration: float) -> dict:
+        return simulated(rate, duration) | {"sample_max_s": 2.0 if rate > 3000 else 0.02}
+
+    measurer = search.Measurer(watcher_limited, SHORT, sleep=lambda s: None)
+    found = search.search(measurer, SHORT, print)
+    assert found.rig_limit is not None and found.rig_limit > 3000
+    assert any("the watcher was held up" in note for note in found.notes), found.notes
+    stalled = [t for t in measurer.trials if t.sample_max_s == 2.0]
+    assert stalled and {t.purpose for t in stalled} == {"repeated"}
+    assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s <= HELD
+
+
 def test_a_daemon_that_dies_ends_the_search_with_the_rate_it_died_at() -> None:
     measurer = search.Measurer(lambda r, d: simulated(r, d, die_above=5000), SHORT, sleep=lambda s: None)
     found = search.search(measurer, SHORT, print)
