@@ -187,6 +187,8 @@ class SenderTrial:
         """What breaks the accounting, or None."""
         if self.sent != self.received + self.lost:
             return f"{self.id}: sent {self.sent} != received {self.received} + lost {self.lost}"
+        if self.lost < 0:
+            return f"{self.id}: {self.received} received but {self.sent} sent: its report is missing or wrong"
         if not 0 <= self.late <= self.received:
             return f"{self.id}: late {self.late} is not within received {self.received}"
         if not 0 <= self.sent <= self.intended:

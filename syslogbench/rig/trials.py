@@ -320,7 +320,10 @@ class Trials:
             self.changed.notify_all()
             ok = self.changed.wait_for(lambda: "start" in self.spec or self.over.is_set(), READY_WAIT_S)
         if not ok or self.over.is_set():
-            return {"error": f"trial {self.number}: the senders were not ready after {READY_WAIT_S:.0f} s"}
+            missing = ", ".join(sorted(set(self.names) - self.ready)) or "none"
+            return {"error": f"trial {self.number}: the senders were not ready after {READY_WAIT_S:.0f} s "
+                             f"(not ready: {missing}; a sender's process that died says why in the "
+                             "generator's log)"}  # fmt: skip
         start, give_up = self.spec["start"], self.spec["give_up"]
         before = self.take("start")
         cpu0 = self.own_cpu()
@@ -491,7 +494,7 @@ def open_loop(
         # Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
         if sent < count and (wait := start + sent / rate - clock()) > 0:
             wake = clock() + max(TICK_S, wait)
-            sleep(wake - clock())
+            sleep(max(0.0, wake - clock()))  # descheduled since the line above: do not sleep at all
             oversleep = max(oversleep, clock() - wake)
     return sent, last, oversleep
 

@@ -285,6 +285,21 @@ def test_a_sender_that_wakes_late_says_so() -> None:
     assert oversleep == pytest.approx(0.3)
 
 
+def test_a_sender_descheduled_before_its_sleep_never_sleeps_a_negative_time() -> None:
+    """Each look at the clock costs 0.05 s (a starved process): the time left to sleep is gone by the time
+    the sender would sleep. time.sleep refuses a negative length, and the sender process died of it."""
+    ticks = iter(100.0 + 0.05 * i for i in range(100_000))
+    slept: list[float] = []
+    sent, _, _ = trials.open_loop(20, 10.0, 100.0, 200.0, lambda a, b: b, lambda: next(ticks), slept.append)
+    assert sent == 20 and slept and min(slept) >= 0.0
+
+
+def test_a_sender_with_more_received_than_sent_breaks_the_accounting() -> None:
+    """A sender whose report is missing (its process died) has 0 sent; what arrived of it is not lost < 0."""
+    sender = capacity.SenderTrial("host1-s3", intended=100, sent=0, received=80, lost=-80)
+    assert sender.consistent() == "host1-s3: 80 received but 0 sent: its report is missing or wrong"
+
+
 def test_a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() -> None:
     clock = Clock()
 
