@@ -39,9 +39,10 @@ FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
-SENDER_BOUND_BACKOFF = 0.9  # a search the senders could not feed starts again below what they reached
-WATCHER_BACKOFF = 0.5  # a search the watcher could not follow starts again at half that rate
-MAX_RESTARTS = 3
+# A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
+# senders reached, or below the rate the watcher could not follow; MAX_RESTARTS times at most.
+BACKOFF = 0.9
+MAX_RESTARTS = 8  # 0.9 ** 8 = 0.43: the watcher's limit may be far below RATE_MAX
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
 STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
 
@@ -67,7 +68,7 @@ class SenderBound(RigBound):
     def __init__(self, rate: float, achieved: float | None) -> None:
         reached = achieved or rate / 2
         text = f"the senders reached only {achieved or 0:,.0f} of {rate:,.0f} msg/s"
-        super().__init__(text, reached, SENDER_BOUND_BACKOFF * reached)
+        super().__init__(text, reached, BACKOFF * reached)
 
 
 class WatcherBound(RigBound):
@@ -78,7 +79,7 @@ class WatcherBound(RigBound):
             f"the watcher was held up ({gap_s or 0:.1f} s between two looks at the output) in "
             f"{STALL_REPEATS + 1} trials at {rate:,.0f} msg/s: it cannot follow that rate here",
             rate,
-            WATCHER_BACKOFF * rate,  # how far below is unknown: halve
+            BACKOFF * rate,
         )
 
 
