@@ -27,6 +27,7 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, profiles, userconfig
+from syslogbench.host import capacity as host_capacity
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
@@ -125,6 +126,8 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
         raise Unsupported(
             f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
         )
+    if problem := host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s):
+        raise settings.SettingsError(problem)
     if scenario.transport not in TRANSPORTS:
         raise Unsupported(
             f"capacity searches {' and '.join(TRANSPORTS)} scenarios so far; {scenario.id} is {scenario.transport}"
