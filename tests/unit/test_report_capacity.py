@@ -97,3 +97,11 @@ def test_the_plots_draw_only_the_trials_the_search_believed(tmp_path: Path) -> N
     assert (
         capacity_plots.write([data | {"trials": [believed | {"sender_bound": True}]}], tmp_path / "n") == []
     )
+
+
+def test_every_capacity_result_in_the_tree_reads_with_the_model() -> None:
+    """What the search wrote, kept under results/capacity/, is what the model reads (superseded ones too)."""
+    found = sorted((Path(__file__).resolve().parents[2] / "results" / "capacity").glob("**/*.json"))
+    assert found
+    for path in found:
+        assert model.read(path).kind == "capacity", path
