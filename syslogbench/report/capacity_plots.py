@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from syslogbench.report import plots
+from syslogbench.report.capacity import profile_of
 from syslogbench.report.plots import Plot
 
 LOSS_FLOOR = 1e-6  # a trial with no loss sits on this line of the log axis
@@ -39,17 +40,19 @@ def plain(value: float, _pos: object = None) -> str:
 
 
 def label(search: Mapping, repeated: bool) -> str:
-    name = search["profile"]
+    """The profile (a user's config named by its hash, as the report's tables name it); with the search's
+    start when the profile was searched more than once."""
+    name = profile_of(search)
     return f"{name} ({search['run_id'][:15]})" if repeated else name
 
 
 def loss_panel(ax: Axes, searches: Sequence[Mapping], colors: Mapping[str, str]) -> None:
-    names = [s["profile"] for s in searches]
+    names = [profile_of(s) for s in searches]
     for search in searches:
         trials = final_trials(search)
         x = [t["offered_msgs_per_s"] for t in trials]
         y = [max(t["loss_ratio"], LOSS_FLOOR) for t in trials]
-        name = label(search, names.count(search["profile"]) > 1)
+        name = label(search, names.count(profile_of(search)) > 1)
         ax.plot(x, y, marker="o", color=colors[search["profile"]], label=name)
     targets = sorted({float(s["pdr"]["loss_ratio"]) for s in searches if s["pdr"]["loss_ratio"]})
     for target in targets:
@@ -62,11 +65,11 @@ def loss_panel(ax: Axes, searches: Sequence[Mapping], colors: Mapping[str, str])
 
 
 def latency_panel(ax: Axes, searches: Sequence[Mapping], colors: Mapping[str, str]) -> None:
-    names = [s["profile"] for s in searches]
+    names = [profile_of(s) for s in searches]
     for search in searches:
         trials = [t for t in final_trials(search) if t["latency_ms"].get("p99") is not None]
         x = [t["offered_msgs_per_s"] for t in trials]
-        color, name = colors[search["profile"]], label(search, names.count(search["profile"]) > 1)
+        color, name = colors[search["profile"]], label(search, names.count(profile_of(search)) > 1)
         ax.plot(x, [t["latency_ms"]["p99"] for t in trials], marker="o", color=color, label=f"{name} p99")
         ax.plot(x, [t["latency_ms"]["p50"] for t in trials], linestyle="--", color=color, label=f"{name} p50")
     ax.set_yscale("log")
