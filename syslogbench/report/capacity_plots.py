@@ -95,7 +95,7 @@ def caption(searches: Sequence[Mapping]) -> str:
 
 def figure(key: str, searches: Sequence[Mapping]) -> Figure:
     profiles = sorted({s["profile"] for s in searches})
-    colors = {name: plots.PALETTE[i % len(plots.PALETTE)] for i, name in enumerate(profiles)}
+    colors = plots.family_colors(profiles)  # one colour per profile, the baseline grey as in every plot
     fig = Figure(figsize=(plots.MAX_WIDTH_IN, 5.2), layout="constrained")
     loss, latency = fig.subplots(1, 2)
     loss_panel(loss, searches, colors)
