@@ -32,7 +32,8 @@ from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
 
-TRANSPORTS = ("udp", "tcp")  # TLS trials are not written yet (docs/capacity.md, "Not yet")
+# A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
+RELAY_TARGETS = ("normal", "slow")
 EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common start, compose exec itself
 # The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
 # watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
@@ -128,12 +129,12 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
         )
     if problem := host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s):
         raise settings.SettingsError(problem)
-    if scenario.transport not in TRANSPORTS:
-        raise Unsupported(
-            f"capacity searches {' and '.join(TRANSPORTS)} scenarios so far; {scenario.id} is {scenario.transport}"
+    if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
+        raise settings.SettingsError(
+            f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
+            f"a search of many trials has not got; pick a relay scenario whose target is "
+            f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
         )
-    if scenario.destination == "relay":
-        raise Unsupported(f"capacity does not follow a relay's last hop yet; {scenario.id} is a relay")
     return Plan(profile, cfg, env, scenario, cap, user)
 
 

@@ -175,6 +175,11 @@ class TlsClient:
             sent += len(chunk)
         return sent
 
+    def encrypt(self, data: bytes | memoryview) -> bytes:
+        """data as TLS records, to be sent in this order (a capacity trial's sends, rig/trials.py)."""
+        self.tls.write(data)
+        return self.outgoing.read()
+
     def close_notify(self) -> None:
         """Queue our close_notify and send it; the peer's answer is not awaited here."""
         # SSLWantReadError: close_notify is written, the peer's has not arrived, which is expected.
@@ -232,9 +237,11 @@ def udp_socket(timeout: float) -> socket.socket:
             time.sleep(0.2)
 
 
-def open_socket(transport: str) -> socket.socket:
-    """A connection to the daemon for a capacity run's trials (rig/trials.py), kept across them."""
-    return daemon_socket(transport, READY_TIMEOUT)
+def open_socket(transport: str) -> tuple[socket.socket, Callable[[bytes | memoryview], bytes] | None]:
+    """A connection to the daemon for a capacity run's trials (rig/trials.py), kept across them; over TLS,
+    with the handshake done, and what encrypts for it."""
+    sock = daemon_socket(transport, READY_TIMEOUT)
+    return sock, (start_tls(sock, tls_ca()).encrypt if transport == "tls" else None)
 
 
 def daemon_socket(transport: str, timeout: float) -> socket.socket:

@@ -64,7 +64,14 @@ TICK_S = 0.005  # a sender sleeps at least this long between batches
 BEHIND_S = 0.1
 LINE_KEY = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+)")
 CAPACITY_ENV = "CAPACITY"
-Opener = Callable[[str], socket.socket]  # transport -> a socket connected to the daemon
+# A message's bytes -> the TLS records that carry them (rig/sender.py's TlsClient.encrypt).
+Encrypt = Callable[[bytes | memoryview], bytes]
+# transport -> a socket connected to the daemon, and over TLS what encrypts for it (the handshake done)
+Opener = Callable[[str], tuple[socket.socket, Encrypt | None]]
+SendRange = Callable[[int, int], int]  # send messages [first, last): the number now handed over
+RECORD_BYTES = (
+    16_384  # TLS's largest record: one record per encrypt, so a record partly sent holds all it has
+)
 
 
 def enabled() -> bool:
@@ -472,7 +479,7 @@ def open_loop(
     rate: float,
     start: float,
     give_up: float,
-    send_range: Callable[[int, int], int],
+    send_range: SendRange,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[int, float, float]:
@@ -499,7 +506,7 @@ def open_loop(
     return sent, last, oversleep
 
 
-def udp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> Callable[[int, int], int]:
+def udp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
     view = memoryview(data)
 
     def send_range(first: int, last: int) -> int:
@@ -512,7 +519,7 @@ def udp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) ->
     return send_range
 
 
-def tcp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> Callable[[int, int], int]:
+def tcp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
     """Sends whole messages: blocked past give_up, it still finishes the message it is in, so the next
     trial's first line is not glued to half of this one's."""
     view = memoryview(data)
@@ -536,16 +543,58 @@ def tcp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) ->
     return send_range
 
 
+class TlsSends:
+    """A TLS connection's sends over every trial. Messages go out as whole records of at most RECORD_BYTES;
+    a message counts as handed over once its record is all in the kernel (the daemon cannot read a record
+    sooner). What a trial's give-up time left unsent of a record goes first in the next trial, since the
+    stream must stay whole: its messages count as unsent in their trial, and arrive as an earlier trial's."""
+
+    def __init__(self, sock: socket.socket, encrypt: Encrypt) -> None:
+        self.sock, self.encrypt = sock, encrypt
+        self.pending = b""
+
+    def push(self, give_up: float) -> bool:
+        """Hand the pending records to the kernel; False if the give-up time came first (the rest kept)."""
+        out, pos = memoryview(self.pending), 0
+        self.sock.settimeout(SEND_LOOK_S)
+        while pos < len(out):
+            try:
+                pos += self.sock.send(out[pos:])
+            except TimeoutError:
+                if time.time() > give_up:
+                    break
+        self.pending = bytes(out[pos:])
+        return not self.pending
+
+    def sender(self, sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
+        view = memoryview(data)
+
+        def send_range(first: int, last: int) -> int:
+            if not self.push(give_up):  # an earlier trial's record first
+                return first
+            whole = first
+            while whole < last:
+                begin = ends[whole - 1] if whole else 0
+                upto = max(whole + 1, bisect.bisect_right(ends, begin + RECORD_BYTES, whole, last))
+                self.pending = self.encrypt(view[begin : ends[upto - 1]])
+                if not self.push(give_up):
+                    break
+                whole = upto
+            return whole
+
+        return send_range
+
+
 def one_trial(
     link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario,
-    sock: socket.socket, spec: dict,
+    sock: socket.socket, spec: dict, tls: TlsSends | None = None,
 ) -> dict:  # fmt: skip
     """Render, wait for the common start, send open loop; the ledger of this trial."""
     data, ends = render(sender, cfg, scenario, spec)
     trial, count, rate = int(spec["trial"]), int(spec["messages"]), float(spec["rate"])
     answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial)
     start, give_up = float(answer["start"]), float(answer["give_up"])
-    make = udp_sender if scenario.transport == "udp" else tcp_sender
+    make = tls.sender if tls else (udp_sender if scenario.transport == "udp" else tcp_sender)
     cpu0 = cpu_seconds()
     sent, last, oversleep = open_loop(count, rate, start, give_up, make(sock, data, ends, give_up))
     cpu = cpu_seconds() - cpu0
@@ -580,7 +629,8 @@ def sender_main(sender: SenderId, cfg: settings.Settings, open_socket: Opener) -
     """One sender of a capacity run: one connection for every trial, until finish."""
     scenario = scenarios.load(cfg.scenario)
     link = channel.link()
-    sock = open_socket(scenario.transport)
+    sock, encrypt = open_socket(scenario.transport)
+    tls = TlsSends(sock, encrypt) if encrypt else None
     link.ready(sender.name)
     after = 0
     while True:
@@ -589,7 +639,7 @@ def sender_main(sender: SenderId, cfg: settings.Settings, open_socket: Opener) -
             break
         after = int(spec["trial"])
         try:
-            ledger = one_trial(link, sender, cfg, scenario, sock, spec)
+            ledger = one_trial(link, sender, cfg, scenario, sock, spec, tls)
         except (OSError, channel.ChannelError, control.WaitTimeout) as error:
             ledger = {"sent": 0, "intended": int(spec["messages"]), "status": f"failed: {error}"}
             link.call("trial_ledger", sender=sender.name, trial=after, ledger=ledger)
@@ -600,7 +650,7 @@ def sender_main(sender: SenderId, cfg: settings.Settings, open_socket: Opener) -
 
 def generator_main(host: int, cfg: settings.Settings, open_socket: Opener) -> int:
     """A generator in a capacity run: its senders, each a process, until the watcher's finish. open_socket
-    is the plain sender's (rig/sender.py): the same connection, TCP or UDP, as in a run."""
+    is the plain sender's (rig/sender.py): the same connection, TCP, UDP or TLS, as in a run."""
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg, open_socket)) for s in senders]
     for worker in workers:

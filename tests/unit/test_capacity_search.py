@@ -67,6 +67,8 @@ def test_daemon_cores_keep_the_rig_off_the_daemons_cores(
         (["--profile", "syslog-ng-4.8", "RATE_MIN=900", "RATE_MAX=800"], "is empty"),
         (["--profile", "syslog-ng-4.8", "LATENCY_BOUND=0"], "LATENCY_BOUND=0"),
         (["--profile", "baseline", "--scenario", "udp"], "baseline cannot run scenario udp"),
+        (["--profile", "syslog-ng", "--scenario", "relay-pause"], "a search of many trials has not got"),
+        (["--profile", "rsyslog8", "--scenario", "relay-restart-disk-assisted"], "pick a relay scenario"),
         (
             ["--profile", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
             "a syslog-ng config",
@@ -114,6 +116,12 @@ def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
     assert cli.main(["capacity", *args]) == 2
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and says in said[0], said
+
+
+@pytest.mark.parametrize("scenario", ["tls", "relay", "relay-slow-disk-assisted", "udp", "seed2014"])
+def test_every_transport_and_a_relay_whose_last_hop_reads_on_can_be_searched(scenario: str) -> None:
+    chosen = search.plan("rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"})
+    assert chosen.scenario.id == scenario
 
 
 # -- one trial on the real channel, a fake daemon writing the output ---------------------------------------

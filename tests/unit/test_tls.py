@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import itertools
 import socket
 import ssl
 import subprocess
 import threading
 import time
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +20,7 @@ from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Tls, plain
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import reconcile, sender, tlscerts
+from syslogbench.rig import reconcile, sender, tlscerts, trials
 from syslogbench.rig.watcher import run as watcher
 from tests.unit.conftest import env
 
@@ -233,6 +235,41 @@ def test_every_byte_arrives_though_the_server_reads_late(certs: dict[str, Path])
         assert server.done.wait(10)
         assert server.error == []
         assert bytes(server.received) == payload
+
+
+def messages(count: int, tag: bytes) -> tuple[bytes, array]:
+    """count lines, and each one's end offset, as a capacity trial renders them."""
+    lines = [b"<13>syslogbench %s q=%08d capacity\n" % (tag, n) for n in range(count)]
+    ends = array("Q", itertools.accumulate(len(line) for line in lines))
+    return b"".join(lines), ends
+
+
+def test_capacity_tls_sends_whole_records_and_keeps_the_stream_whole(certs: dict[str, Path]) -> None:
+    """A trial's give-up time stops the sends with a record half out: that record's messages count unsent,
+    and its rest goes first in the next trial, so the daemon still reads one valid TLS stream of whole lines."""
+    first, first_ends = messages(200_000, b"t=1")  # ~8 MB: far more than the socket buffers hold
+    second, second_ends = messages(1_000, b"t=2")
+    for server in serve(certs, read_delay=2.0):
+        sock = connect(server)
+        sends = trials.TlsSends(sock, sender.start_tls(sock, certs["ca.pem"], "central").encrypt)
+        handed = sends.sender(sock, first, first_ends, time.time() + 0.5)(0, len(first_ends))
+        assert 0 < handed < len(first_ends)  # the server reads nothing yet: the give-up time stopped it
+        assert sends.pending, "the give-up time came inside a record, which is kept for the next trial"
+        rest = sends.sender(sock, second, second_ends, time.time() + 30)(0, len(second_ends))
+        assert rest == len(second_ends) and not sends.pending
+        client_close(sock)
+        assert server.done.wait(10) and server.error == []
+        got = bytes(server.received)
+        assert got.endswith(second)
+        cut = len(got) - len(second)  # the first trial's bytes that reached the server
+        assert got[:cut] == first[:cut] and first[:cut].endswith(b"\n")  # whole lines only
+        assert first_ends[handed - 1] < cut <= first_ends[handed - 1] + trials.RECORD_BYTES + 100
+
+
+def client_close(sock: socket.socket) -> None:
+    sock.shutdown(socket.SHUT_WR)
+    sender.wait_for_close(sock, 10)
+    sock.close()
 
 
 def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path]) -> None:
