@@ -98,12 +98,16 @@ def results_option(cmd: argparse.ArgumentParser, writes: str) -> None:
 def run_options(cmd: argparse.ArgumentParser) -> None:
     profile_option(cmd)
     results_option(cmd, "writes <results>/<run id>.json (default results/)")
+    swarm_options(cmd)
+    config_options(cmd)
+    overrides_option(cmd)
+
+
+def swarm_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--swarm", action="store_true", help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)"
     )
     cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
-    config_options(cmd)
-    overrides_option(cmd)
 
 
 def config_options(cmd: argparse.ArgumentParser) -> None:
@@ -123,6 +127,7 @@ def capacity_options(cmd: argparse.ArgumentParser) -> None:
     profile_option(cmd)
     cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
     results_option(cmd, "writes <results>/capacity/<run id>.json (default results/)")
+    swarm_options(cmd)
     config_options(cmd)
     overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
 
@@ -266,14 +271,18 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
 def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
     writable_dir(args.results)
-    if args.registry and not args.swarm:
-        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
+    swarm_only(args)
     config = config_of(args)
     if args.swarm:
         return swarm.run(
             args.profile, overrides, args.results, args.registry, show=wiring.show, config=config
         )
     return benchmark.run(args.profile, overrides, args.results, show=wiring.show, config=config)
+
+
+def swarm_only(args: argparse.Namespace) -> None:
+    if args.registry and not args.swarm:
+        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
 
 
 def config_of(args: argparse.Namespace) -> tuple[Path, bool] | None:
@@ -287,7 +296,9 @@ def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
     if args.scenario:
         overrides["SCENARIO"] = args.scenario
-    return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args))
+    swarm_only(args)
+    return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
+                      on_swarm=args.swarm, registry=args.registry)  # fmt: skip
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:

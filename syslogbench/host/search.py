@@ -26,7 +26,7 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, userconfig
+from syslogbench.host import benchmark, lock, profiles, swarm, userconfig
 from syslogbench.host import capacity as host_capacity
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
@@ -102,13 +102,30 @@ class Plan:
     env: dict[str, str]
     scenario: scenarios.Scenario
     cap: CapacitySettings
+    cpu_placement: dict[str, str]  # which cores (one host) or nodes (a swarm) each role has
     user: userconfig.UserConfig | None = None
+    swarm: OnSwarm | None = None  # capacity --swarm
 
 
-def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool] | None = None) -> Plan:
-    """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError) before any
-    container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the profile
-    lacks; a user config (--config) that cannot be searched."""
+@dataclass(frozen=True)
+class OnSwarm:
+    """The swarm's nodes and where the services go (host/swarm.py), and the registry the nodes pull from."""
+
+    nodes: list[swarm.Node]
+    placement: swarm.Placement
+    registry: str | None = None
+
+
+def plan(
+    profile_name: str,
+    overrides: dict[str, str],
+    config: tuple[Path, bool] | None = None,
+    on_swarm: bool = False,
+    registry: str | None = None,
+) -> Plan:
+    """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError, SwarmError)
+    before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
+    profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
     profile = profiles.resolve(profile_name)
     rest, options = userconfig.split_settings(rest)
@@ -118,9 +135,12 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
             "capacity --config counts every message a trial sends, so a config that drops some on purpose "
             f"(EXPECT_DROPPED={user.expect_dropped}) cannot be searched yet: use run --config for it"
         )
-    capacity.placement(
-        int(cap.daemon_cores), os.cpu_count() or 1
-    )  # a DAEMON_CORES that leaves none: one line
+    if on_swarm and int(cap.daemon_cores):
+        raise settings.SettingsError(
+            f"DAEMON_CORES={int(cap.daemon_cores)} is for one host: on a swarm the daemon has the central node and "
+            "the senders their own nodes; leave it out"
+        )
+    cores = capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)  # one that leaves none: one line
     cfg, env = benchmark.run_env(rest)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
@@ -135,7 +155,13 @@ def plan(profile_name: str, overrides: dict[str, str], config: tuple[Path, bool]
             f"a search of many trials has not got; pick a relay scenario whose target is "
             f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
         )
-    return Plan(profile, cfg, env, scenario, cap, user)
+    if not on_swarm:
+        return Plan(profile, cfg, env, scenario, cap, cores, user)
+    where = OnSwarm(*swarm.checked(profile, cfg, scenario, user, central_here=True), registry)
+    central = where.placement.central
+    nodes = {"daemon": f"node {central.hostname}",
+             "senders": "nodes " + ", ".join(n.hostname for n in where.placement.generators)}  # fmt: skip
+    return Plan(profile, cfg, env, scenario, cap, nodes, user, where)
 
 
 # -- latency ------------------------------------------------------------------------------------------------
@@ -176,11 +202,13 @@ class Measurer(AbstractMeasurer):
     ):
         self.run_trial, self.cap, self.sleep = run_trial, cap, sleep
         self.trials: list[Trial] = []
+        self.machine: dict | None = None  # the daemon's machine, as the watcher sends it with the first trial
 
     def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
         if self.trials:
             self.sleep(self.cap.pause_s)  # queues drain before the next rate
         answer = self.run_trial(rate, duration)
+        self.machine = answer.pop("machine", None) or self.machine
         if answer.get("daemon_exit") is not None and "number" not in answer:
             raise DaemonDied(rate, answer["daemon_exit"])
         if "number" not in answer:
@@ -353,15 +381,20 @@ def run(
     project: str | None = None,
     config: tuple[Path, bool] | None = None,
     matrix: result.Matrix | None = None,
+    on_swarm: bool = False,
+    registry: str | None = None,
 ) -> int:
     """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
     compose.yaml (a test's daemon config); config: a user's own (its path, and whether its text stays
     private), checked by the daemon in its image before the rig comes up, as `run --config` does; matrix:
-    the cell of `matrix --capacity` this search is."""
-    chosen = plan(profile_name, overrides, config)
+    the cell of `matrix --capacity` this search is; on_swarm: on the swarm the docker CLI points at, the
+    images pushed to registry where given (as run --swarm)."""
+    chosen = plan(profile_name, overrides, config, on_swarm, registry)
     project = project or project_name()
     user = chosen.user
     with lock.project(project):
+        if chosen.swarm is not None:
+            return measure(chosen, on_the_swarm(chosen, project, log), results_dir, log, matrix)
         if build:
             benchmark.setup([chosen.profile.profile])
         if user is not None:
@@ -372,17 +405,36 @@ def run(
             return measure(chosen, Compose(service, project, files_over), results_dir, log, matrix)
 
 
-def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str], None],
+def on_the_swarm(chosen: Plan, project: str, log: Callable[[str], None]) -> swarm.Stack:
+    """The rig as a stack, as run --swarm deploys it: images pushed where a registry is given, a user's
+    config checked by the daemon in its image first."""
+    where = chosen.swarm
+    assert where is not None
+    if where.registry:
+        swarm.push(where.registry, ["watcher", "generator", chosen.profile.profile])
+    if chosen.user is not None:
+        log(swarm.config_checked(chosen.user, chosen.profile, chosen.scenario, where.registry))
+
+    def render(capacity_env: dict[str, str]) -> str:
+        return swarm.rendered(chosen.profile, chosen.cfg, where.placement, where.registry, chosen.user,
+                              capacity_env)  # fmt: skip
+
+    return swarm.Stack(project, render, bool(where.registry))
+
+
+def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log: Callable[[str], None],
             matrix: result.Matrix | None = None) -> int:  # fmt: skip
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
     lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
     env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
-    cores = placed(cap)
+    cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
     env["RESULTS_DIR"] = str(staging.resolve())
-    fingerprint = benchmark.measure_fingerprint(cfg, env)  # as `run` does: the watcher then takes this one
+    # As `run` does on one host: the watcher then takes this one. On a swarm the watcher measures the
+    # central node itself and sends it with the first trial.
+    fingerprint = None if chosen.swarm else benchmark.measure_fingerprint(cfg, env)
     began = datetime.now(UTC)
     log(f"capacity: {chosen.profile.profile}, scenario {chosen.scenario.id} ({chosen.scenario.transport}, "
         f"{chosen.scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
@@ -413,7 +465,7 @@ def measure(chosen: Plan, runner: Compose, results_dir: Path, log: Callable[[str
         for leftover in staging.glob("*"):
             leftover.unlink()
         staging.rmdir()
-    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint)
+    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint, measurer.machine)
     data.matrix = None if matrix is None else asdict(matrix)
     write_result(data, results_dir, log)
     if stopped is not None:
@@ -431,13 +483,9 @@ def write_result(data: CapacityResult, results_dir: Path, log: Callable[[str], N
     return path
 
 
-def placed(cap: CapacitySettings) -> dict[str, str]:
-    """Where each role runs (DAEMON_CORES; checked in plan), for compose and for the result."""
-    return capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)
-
-
 def cpuset(cores: str) -> str:
-    return "" if cores == "any" else cores  # compose: an empty cpuset is any core
+    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
+    return cores if cores[:1].isdigit() else ""
 
 
 def ensure(directory: Path) -> Path:
@@ -484,11 +532,19 @@ def end(runner: Compose, env: dict[str, str]) -> None:
 
 
 def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[str, Latency],
-                 began: datetime, fingerprint: result.Fingerprint | None = None) -> CapacityResult:  # fmt: skip
+                 began: datetime, fingerprint: result.Fingerprint | None = None,
+                 central: dict | None = None) -> CapacityResult:  # fmt: skip
+    """central: the daemon's machine as the watcher read it (a swarm's central node)."""
     errors = [*found.errors, *(e for t in trials for e in t.errors)]
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
     outcome = "interrupted" if found.interrupted else outcome
-    host = replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
+    facts = asdict(
+        replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
+    )
+    nodes = None
+    if chosen.swarm is not None:  # the central node's, not this machine's
+        facts = {**(central or {}), "docker_version": chosen.swarm.placement.central.engine}
+        nodes = [asdict(node) for node in chosen.swarm.nodes]
     return CapacityResult(
         run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",
         kind="capacity",
@@ -509,10 +565,11 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         pdr=found.pdr,
         trials=trials,
         latency_at_pdr=latency,
-        cpu_placement=placed(chosen.cap),
+        cpu_placement=chosen.cpu_placement,
         rig_limit_msgs_per_s=found.rig_limit,
         died_at_msgs_per_s=found.died_at,
-        machine=asdict(host),
+        machine=facts,
+        nodes=nodes,
         errors=errors,
         notes=found.notes,
         config=None if chosen.user is None else chosen.user.identity(),

@@ -144,10 +144,12 @@ def stack(
     generator_nodes: int | None = None,
     central_cores: int | None = None,
     user: userconfig.UserConfig | None = None,
+    capacity_env: dict[str, str] | None = None,
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). user: a config of the
-    user's own (--config), in place of the profile's."""
+    user's own (--config), in place of the profile's. capacity_env: more of the watcher's environment (a
+    capacity search's, host/search.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
     spec = {
@@ -169,6 +171,7 @@ def stack(
             "queue": {},
         },
     }
+    spec["services"]["watcher"]["environment"].update(capacity_env or {})
     if user is not None:
         with_user_config(spec, user, cfg.scenario)
     return spec

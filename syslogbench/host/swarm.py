@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from pathlib import Path
 from syslogbench import contract
 from syslogbench.host import benchmark, capacity, images, lock, profiles, stack, userconfig
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
-from syslogbench.host.compose import project_name
+from syslogbench.host.compose import Up, project_name
 from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
@@ -280,15 +280,7 @@ def run(
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)
-    nodes = swarm_nodes()
-    placement = place(nodes, cfg.hosts)
-    # The load's own limits as on one host; disk space is each node's, which this machine cannot see.
-    unseen = capacity.Disk(
-        "the nodes' Docker data roots", None, "each node has its own; not checked from here"
-    )
-    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
-    for notice in placement.notices:
-        log(f"notice: {notice}")
+    nodes, placement = checked(profile, cfg, scenario, user)
     name = project_name()
     with lock.project(name):
         if registry:
@@ -300,16 +292,58 @@ def run(
             )
         if user is not None:
             log(config_checked(user, profile, scenario, registry))
-        text = stack.render(
-            profile,
-            cfg,
-            registry=registry,
-            docker_version=placement.central.engine,
-            generator_nodes=len(placement.generators),
-            central_cores=placement.central.cores,
-            user=user,
-        )
+        text = rendered(profile, cfg, placement, registry, user)
         return deploy_and_collect(name, text, profile, cfg, nodes, results_dir, bool(registry), show)
+
+
+def checked(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    user: userconfig.UserConfig | None,
+    central_here: bool = False,
+) -> tuple[list[Node], Placement]:
+    """The nodes and where the services go, and the load's own limits as on one host (one line each, before
+    anything is deployed); disk space is each node's, which this machine cannot see. central_here: the
+    engine the docker CLI points at must be the central node's (a capacity search's trials go by docker exec)."""
+    nodes = swarm_nodes()
+    placement = place(nodes, cfg.hosts)
+    central = placement.central
+    if central_here and local_node() != central.id:
+        raise SwarmError(
+            "capacity --swarm asks the watcher for each trial with docker exec, on the engine the docker CLI "
+            f"points at, which is not the central node {central.hostname}: point DOCKER_HOST at "
+            f"{central.hostname} (a manager: docker node promote {central.hostname}), or label the node the "
+            "CLI points at central"
+        )
+    unseen = capacity.Disk(
+        "the nodes' Docker data roots", None, "each node has its own; not checked from here"
+    )
+    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
+    for notice in placement.notices:
+        log(f"notice: {notice}")
+    return nodes, placement
+
+
+def rendered(
+    profile: profiles.Profile,
+    cfg: settings.Settings,
+    placement: Placement,
+    registry: str | None,
+    user: userconfig.UserConfig | None,
+    capacity_env: dict[str, str] | None = None,
+) -> str:
+    """The stack file for these nodes; capacity_env: more of the watcher's environment (a capacity search's)."""
+    return stack.render(
+        profile,
+        cfg,
+        registry=registry,
+        docker_version=placement.central.engine,
+        generator_nodes=len(placement.generators),
+        central_cores=placement.central.cores,
+        user=user,
+        capacity_env=capacity_env,
+    )
 
 
 def config_checked(
@@ -337,25 +371,14 @@ def deploy_and_collect(
     show: Show,
 ) -> int:
     results_dir.mkdir(parents=True, exist_ok=True)
-    remove(name)  # what an interrupted run of this name left, if anything
     began = datetime.now(UTC)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=f"{name}-") as file:
-        file.write(text)
-        file.flush()
-        log(
-            f"{profile.profile}: deploying stack {name}: {cfg.hosts} hosts x {cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
-        )
-        resolve = "always" if pull else "never"  # without a registry the nodes have the images already
-        command = ["docker", "stack", "deploy", "--resolve-image", resolve, "-c", file.name, name]
-        said = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    if said.returncode != 0:
-        raise subprocess.CalledProcessError(said.returncode, command, said.stdout, said.stderr)
-    for line in (said.stdout + said.stderr).splitlines():
-        if "ignor" in line.lower() or "unsupported" in line.lower():  # the stack file is meant to have none
-            log(f"notice: docker stack deploy: {line}")
+    log(
+        f"{profile.profile}: deploying stack {name}: {cfg.hosts} hosts x {cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
+    )
+    deploy(name, text, pull)
     follower = Follower(name)
     try:
-        reasons = watch(name, follower, cfg.run_timeout + STARTUP_ALLOWANCE_S)
+        reasons = watch(name, cfg.run_timeout + STARTUP_ALLOWANCE_S)
         written = follower.result() or result_of(name)
         final = tasks(name)
     finally:
@@ -376,7 +399,24 @@ def deploy_and_collect(
     return contract.EXIT_CODES[written.verdict]
 
 
-def watch(name: str, follower: Follower, timeout: float) -> list[str]:
+def deploy(name: str, text: str, pull: bool) -> None:
+    """`docker stack deploy` of the stack file text, after removing what an interrupted run of this name
+    left. pull: the nodes pull the images from a registry; without one they have them already."""
+    remove(name)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=f"{name}-") as file:
+        file.write(text)
+        file.flush()
+        resolve = "always" if pull else "never"
+        command = ["docker", "stack", "deploy", "--resolve-image", resolve, "-c", file.name, name]
+        said = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if said.returncode != 0:
+        raise subprocess.CalledProcessError(said.returncode, command, said.stdout, said.stderr)
+    for line in (said.stdout + said.stderr).splitlines():
+        if "ignor" in line.lower() or "unsupported" in line.lower():  # the stack file is meant to have none
+            log(f"notice: docker stack deploy: {line}")
+
+
+def watch(name: str, timeout: float) -> list[str]:
     """Until the watcher's task ends. A daemon or generator task that fails first stops the watcher (scaled
     to 0: SIGTERM, and its stop grace to write an error result, after which its task is gone), as compose
     stops the rest on one host."""
@@ -407,3 +447,45 @@ def stop_watcher(name: str, reason: str) -> float:
     log(f"{reason}: stopping the watcher, which writes what it has")
     docker("service", "scale", "--detach", f"{name}_watcher=0", check=False)
     return time.monotonic()
+
+
+def local_node() -> str:
+    """The swarm node id of the engine the docker CLI points at ("" when it is in no swarm)."""
+    return docker("info", "--format", "{{.Swarm.NodeID}}", check=False).strip()
+
+
+@dataclass
+class Stack:
+    """A capacity search's rig on the swarm, driven as host/search.py drives compose's (host/compose.py):
+    up deploys the stack and returns once the watcher's task has ended, exec runs a command in a service's
+    container, down removes the stack. The trials go to the watcher by `docker exec` on the engine the docker
+    CLI points at, which must be the central node's (search.plan checks it before anything is deployed)."""
+
+    project: str
+    render: Callable[[dict[str, str]], str]  # the watcher's capacity environment -> the stack file
+    pull: bool
+
+    def up(self, env: Mapping[str, str], timeout_s: float) -> Up:
+        keys = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
+        deploy(self.project, self.render({key: env[key] for key in keys if key in env}), self.pull)
+        reasons = watch(self.project, timeout_s)
+        said = watcher_task(self.project, tasks(self.project))
+        return Up(0 if not reasons else 1, "; ".join([*reasons, f"the watcher's task: {said}"]))
+
+    def container(self, service: str) -> str:
+        """The running container of the service's task on this engine ("" if none runs here yet)."""
+        label = f"label=com.docker.swarm.service.name={self.project}_{service}"
+        listed = docker("ps", "-q", "--filter", label, "--filter", "status=running", check=False)
+        return listed.split()[0] if listed.split() else ""
+
+    def exec(
+        self, env: Mapping[str, str], service: str, args: list[str], timeout_s: float
+    ) -> subprocess.CompletedProcess:
+        found = self.container(service)
+        if not found:  # not started yet: no answer, which the search asks again for
+            return subprocess.CompletedProcess(args, 1, "", f"no running {service} container here yet")
+        command = ["docker", "exec", found, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+
+    def down(self, env: Mapping[str, str]) -> None:
+        remove(self.project)

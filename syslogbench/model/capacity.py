@@ -329,6 +329,9 @@ class CapacityResult:
     # `matrix --capacity`: the matrix's id and the replicate (model.result.Matrix's fields), which let a
     # matrix resume; None: a search of its own.
     matrix: dict[str, object] | None = None
+    # capacity --swarm: every node of the swarm as `docker node inspect` described it (host/swarm.py's
+    # Node); machine is then the central node's. None: one host.
+    nodes: list[dict[str, object]] | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -248,6 +248,7 @@ class Trials:
         self.follower = Follower(control.LOGS, OUTPUT_RE, everywhere=self.user_config)
         self.snapshot: Callable[[str], object] | None = None  # run.take_snapshot, set by serve()
         self.own_cpu: Callable[[], float | None] = lambda: None
+        self.machine: dict | None = None  # the daemon's machine, sent with the first trial's record
 
     def handlers(self) -> dict[str, Callable[[dict], dict]]:
         return {
@@ -340,6 +341,8 @@ class Trials:
         cpu = self.own_cpu()
         record = self.record(tally, rate, duration, looks, before, after, cpu0, cpu, died)
         record["drain_s"], record["drained_lines"] = drain_s, stale_before
+        if self.number == 1 and self.machine:
+            record["machine"] = self.machine
         if drain_s >= DRAIN_MAX_S:
             record["errors"].append(f"earlier trials' lines were still arriving after {DRAIN_MAX_S:.0f} s")
         return record

@@ -3,16 +3,20 @@ a fake daemon writing the output, the open-loop sender, and MLRsearch against a 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from syslogbench import contract
 from syslogbench.host import cli, search
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
+from syslogbench.model.capacity import Bound
 from syslogbench.model.messages import SenderId, render_line
 from syslogbench.rig import channel, control, trials
 
@@ -509,3 +513,82 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
     assert (written.outcome, len(written.trials), rig.downs) == ("interrupted", 1, 1)
     assert written.errors[0] == f"the search was stopped ({says}) after 1 trial: no NDR or PDR"
     assert written.ndr_msgs_per_s is None
+
+
+# -- capacity --swarm, without a swarm ------------------------------------------------------------------------
+
+
+def fake_swarm(monkeypatch: pytest.MonkeyPatch, local: str) -> None:
+    from tests.unit.test_swarm import node, nodes
+
+    found = nodes(node("n1", "central"), node("n2", "generator"), node("n3", "generator"))
+    monkeypatch.setattr(search.swarm, "swarm_nodes", lambda: found)
+    monkeypatch.setattr(search.swarm, "local_node", lambda: local)
+
+
+def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_swarm(monkeypatch, "id-n1")
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
+    assert search.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
+    assert search.cpuset(search.plan("syslog-ng", {"DAEMON_CORES": "1"}).cpu_placement["daemon"]) != ""
+
+
+@pytest.mark.parametrize(
+    ("local", "settings", "says"),
+    [
+        ("id-n2", {}, "not the central node n1: point DOCKER_HOST at n1"),
+        ("", {}, "not the central node n1"),
+        ("id-n1", {"DAEMON_CORES": "1"}, "DAEMON_CORES=1 is for one host"),
+    ],
+)
+def test_a_swarm_search_it_cannot_drive_is_one_line_and_exit_2(
+    local: str, settings: dict[str, str], says: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    fake_swarm(monkeypatch, local)
+    monkeypatch.setattr(search.swarm, "deploy", lambda *a: pytest.fail("deployed"))
+    pairs = [f"{k}={v}" for k, v in settings.items()]
+    assert cli.main(["capacity", "--swarm", "--profile", "syslog-ng", "HOSTS=2", *pairs]) == 2
+    said = capsys.readouterr().out.strip().splitlines()
+    assert len(said) == 1 and says in said[0], said
+
+
+def test_a_registry_without_swarm_is_refused_for_capacity(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["capacity", "--profile", "syslog-ng", "--registry", "lab:5000"]) == 2
+    assert "--registry is for --swarm" in capsys.readouterr().out
+
+
+def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """up deploys the stack with the search's environment for the watcher; exec finds no container until the
+    watcher runs on this engine, which the search asks again for."""
+    fake_swarm(monkeypatch, "id-n1")
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    deployed: list[str] = []
+    monkeypatch.setattr(search.swarm, "deploy", lambda name, text, pull: deployed.append(text))
+    monkeypatch.setattr(search.swarm, "watch", lambda name, timeout: [])
+    monkeypatch.setattr(search.swarm, "tasks", lambda name: [])
+    monkeypatch.setattr(search.swarm, "docker", lambda *args, **kw: "")
+    stack = search.on_the_swarm(chosen, "sbtest", print)
+    up = stack.up({"CAPACITY": "1", "LATENCY_BOUND": "1.0", "CAPACITY_MAX_S": "700", "HOSTS": "9"}, 60)
+    assert up.code == 0
+    watcher = yaml.safe_load(deployed[0])["services"]["watcher"]["environment"]
+    assert (watcher["CAPACITY"], watcher["LATENCY_BOUND"], watcher["CAPACITY_MAX_S"]) == ("1", "1.0", "700")
+    assert watcher["HOSTS"] == "2"  # the settings come from the plan, not from the compose environment
+    done = stack.exec({}, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 5)
+    assert done.returncode == 1 and done.stdout == ""
+    assert search.last_json(done.stdout) is None
+
+
+def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_swarm(monkeypatch, "id-n1")
+    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "client")
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
+    central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}
+    data = search.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
+    assert data.machine["cpu_model"] == "central CPU" and data.machine["docker_version"] == "27.3.1"
+    assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
+    assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
+    one_host = search.build_result(search.plan("syslog-ng", {}), [], found, {}, datetime.now(UTC))
+    assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"

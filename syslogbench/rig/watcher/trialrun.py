@@ -7,6 +7,7 @@ daemon dies or CAPACITY_MAX_S passes; then the daemon's stop and finish. The hos
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 from syslogbench import contract
@@ -39,6 +40,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     served = trials.Trials(cfg, names, bound_s)
     served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu
     run.prepare(cfg, obs, served.handlers())
+    served.machine = asdict(obs.host)  # with its fingerprint: a swarm's host cannot see the central node
     code = contract.EXIT_CODES["pass"]
     try:
         run.decide(scenarios.load(cfg.scenario))
