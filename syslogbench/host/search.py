@@ -249,15 +249,16 @@ class Measurer(AbstractMeasurer):
 
 
 def goals(cap: CapacitySettings) -> list[SearchGoal]:
-    """NDR (nothing lost or late) and PDR (at most PDR_TARGET), each in one long trial at the end."""
+    """NDR (nothing lost or late) and PDR (at most PDR_TARGET), each decided by final trials adding up to
+    TRIAL_SUM (one trial by default), of which EXCEED_RATIO may lose more."""
     return [
         SearchGoal(
             loss_ratio=ratio,
-            exceed_ratio=0.0,
+            exceed_ratio=cap.exceed_ratio,
             relative_width=cap.relative_width,
             initial_trial_duration=cap.initial_trial_s,
             final_trial_duration=cap.final_trial_s,
-            duration_sum=cap.final_trial_s,
+            duration_sum=max(cap.trial_sum_s, cap.final_trial_s),
         )
         for ratio in (0.0, cap.pdr_target)
     ]

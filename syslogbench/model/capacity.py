@@ -44,6 +44,11 @@ class CapacitySettings:
     # DAEMON_CORES: 0 runs every role on any core; N >= 1 gives the daemon the host's last N cores and the
     # senders, the watcher and the last hop the others (cpusets), as the 2014 remote hosts were apart.
     daemon_cores: float = 0.0
+    # Repeated final trials, as CSIT runs them on noisy systems: a rate is decided once its final trials add
+    # up to TRIAL_SUM seconds (0: one trial of TRIAL_FINAL), and it holds if the trials that lost more than
+    # the goal allows make up at most EXCEED_RATIO of that time (0: none may; CSIT uses 0.5).
+    trial_sum_s: float = 0.0  # TRIAL_SUM
+    exceed_ratio: float = 0.0  # EXCEED_RATIO
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -61,6 +66,8 @@ KEYS = {
     "SEARCH_MAX": "search_max_s",
     "TRIAL_PAUSE": "pause_s",
     "DAEMON_CORES": "daemon_cores",
+    "TRIAL_SUM": "trial_sum_s",
+    "EXCEED_RATIO": "exceed_ratio",
 }
 
 
@@ -103,6 +110,16 @@ def check(cap: CapacitySettings) -> None:
     if cap.daemon_cores < 0 or cap.daemon_cores != int(cap.daemon_cores):
         raise CapacityError(
             f"DAEMON_CORES={cap.daemon_cores:g}: give a whole number of cores (0: every role on any core)"
+        )
+    if not 0 <= cap.exceed_ratio < 1:
+        raise CapacityError(
+            f"EXCEED_RATIO={cap.exceed_ratio:g} is outside [0, 1): the share of a rate's final trials that may "
+            "lose more than the goal (0: none; CSIT's 0.5)"
+        )
+    if cap.trial_sum_s and cap.trial_sum_s < cap.final_trial_s:
+        raise CapacityError(
+            f"TRIAL_SUM={cap.trial_sum_s:g} s is shorter than one final trial (TRIAL_FINAL={cap.final_trial_s:g} "
+            "s): give 0 for one trial per rate, or a multiple of TRIAL_FINAL"
         )
     if cap.search_max_s < cap.final_trial_s or cap.pause_s < 0:
         raise CapacityError(

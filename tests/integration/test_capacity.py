@@ -125,3 +125,32 @@ def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path
         assert died_at is not None and 200 <= died_at <= 2000, result
     # No hang: the search ended soon after the kill (a trial, the rig's stop), not at SEARCH_MAX or later.
     assert ended - killed[0] < 90, f"{ended - killed[0]:.0f} s after the kill ({ended - began:.0f} s in all)"
+
+
+@pytest.mark.parametrize(("profile", "scenario"), [("rsyslog-8.2504", "tls"), ("syslog-ng-4.8", "relay")])
+def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scenario: str) -> None:
+    """A short search over TLS (each sender's one TLS connection for every trial; a sender that sent plain
+    text would have every message lost), and one followed at a relay's last hop (the central daemon writes no
+    file there: every line counted came through the relay). Both hold the small rates easily: every trial
+    delivers every message, counted per sender."""
+    Compose(profile, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    settings = dict(SETTINGS, SCENARIO=scenario, RATE_MIN="400", RATE_MAX="1600", TRIAL_FINAL="2",
+                    SEARCH_MAX="60", LATENCY_BOUND="1")  # fmt: skip
+    code = search.run(profile, settings, tmp_path, build=True, project=PROJECT)
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    table = "\n".join(
+        f"{t['offered_msgs_per_s']:.0f}: sent {t['sent']} lost {t['lost']} late {t['late']}"
+        for t in result["trials"]
+    )
+    assert code == 0 and result["outcome"] == "found", f"{result['errors']}\n{table}"
+    assert (result["transport"], result["destination"]) == (
+        ("tls", "split") if scenario == "tls" else ("tcp", "relay")
+    )
+    assert len(result["trials"]) >= 3, table
+    for trial in result["trials"]:
+        assert trial["sent"] == trial["intended"] == trial["received"] > 0, f"{trial}\n{table}"
+        assert trial["lost"] == trial["duplicated"] == 0, trial
+        for sender in trial["senders"]:
+            assert sender["sent"] == sender["received"] == sender["intended"], sender
+    assert result["ndr"]["lower_msgs_per_s"] == 1600.0, table  # RATE_MAX held

@@ -4,6 +4,7 @@ and the syslog traffic over an overlay network. Exact counts, as on one host; th
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,8 +61,6 @@ def run_on(swarm: Swarm, *args: str) -> subprocess.CompletedProcess:
 
 
 def result_in(results: Path) -> dict:
-    import json
-
     files = sorted(results.glob("*.json"))
     assert len(files) == 1, files
     return json.loads(files[0].read_text())
@@ -131,6 +130,48 @@ def test_seed_on_three_nodes_delivers_every_message_once(swarm: Swarm, profile: 
     )
     assert left == ""
     print(f"{profile} on the swarm: {took:.0f} s, elapsed {result['elapsed_s']} s, run {result['run_id']}")
+
+
+def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
+    swarm: Swarm, tmp_path: Path
+) -> None:
+    """capacity --swarm: the known answer of tests/integration/test_capacity.py (syslog-ng's throttle(1000),
+    a user's config, here as swarm configs), with the senders on a node of their own. The search must find
+    about 1,000 msg/s, with exact accounting per trial and sender, and the result names the nodes."""
+    config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
+    shape = {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "2", "RATE_MIN": "250", "RATE_MAX": "4000",
+             "SEARCH_WIDTH": "0.1", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "5", "TRIAL_PAUSE": "1",
+             "SEARCH_MAX": "150", "LATENCY_BOUND": "0.5"}  # fmt: skip
+    env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
+    done = subprocess.run(
+        [sys.executable, "-m", "syslogbench", "capacity", "--swarm", "--profile", "syslog-ng",
+         "--config", str(config), "--results", str(tmp_path), *(f"{k}={v}" for k, v in shape.items())],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    table = "\n".join(
+        f"{t['offered_msgs_per_s']:.0f}: lost {t['lost']} late {t['late']}" for t in result["trials"]
+    )
+    assert done.returncode == EXIT_CODES["pass"], f"{output[-3000:]}\n{table}"
+    assert result["outcome"] == "found" and result["config"] is not None
+    for trial in result["trials"]:
+        assert trial["sent"] == trial["received"] + trial["lost"] and trial["late"] <= trial["received"], (
+            trial
+        )
+        assert trial["duplicated"] == 0 and trial["copies"] == trial["received"], trial  # two files each
+        for sender in trial["senders"]:
+            assert sender["sent"] == sender["received"] + sender["lost"], sender
+    final, bound = float(shape["TRIAL_FINAL"]), float(shape["LATENCY_BOUND"])
+    most = 1000 * (final + 1 + bound) / final  # as in test_capacity.py: the bucket, then the bound
+    assert 800 <= result["ndr"]["lower_msgs_per_s"] <= most, f"{result['ndr']}\n{table}"
+    assert result["cpu_placement"] == {"daemon": "node node1", "senders": "nodes node2, node3"}
+    assert sorted(n["hostname"] for n in result["nodes"]) == ["node1", "node2", "node3"]
+    assert result["machine"]["docker_version"].startswith("20.10") and result["machine"]["cores"] >= 1
+    assert result["machine"]["fingerprint"] is not None  # measured by the watcher on node1
+    left = docker("network", "ls", "-q", "--filter", f"name={STACK}", env=env)
+    assert left == ""
 
 
 def test_a_missing_label_is_named_before_anything_is_deployed(swarm: Swarm, tmp_path: Path) -> None:

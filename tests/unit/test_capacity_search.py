@@ -4,6 +4,7 @@ a fake daemon writing the output, the open-loop sender, and MLRsearch against a 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from datetime import UTC, datetime
@@ -592,3 +593,24 @@ def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytes
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
     one_host = search.build_result(search.plan("syslog-ng", {}), [], found, {}, datetime.now(UTC))
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"
+
+
+def test_repeated_final_trials_are_mlrsearchs_duration_sum_and_exceed_ratio() -> None:
+    cap, _ = capacity.split({"TRIAL_FINAL": "10", "TRIAL_SUM": "30", "EXCEED_RATIO": "0.5"})
+    assert {(g.duration_sum, g.exceed_ratio, g.final_trial_duration) for g in search.goals(cap)} == {
+        (30, 0.5, 10)
+    }
+    one, _ = capacity.split({"TRIAL_FINAL": "8"})
+    assert {(g.duration_sum, g.exceed_ratio) for g in search.goals(one)} == {(8, 0.0)}
+
+
+@pytest.mark.parametrize(
+    ("pairs", "says"),
+    [
+        ({"EXCEED_RATIO": "1"}, "EXCEED_RATIO=1 is outside [0, 1)"),
+        ({"TRIAL_FINAL": "10", "TRIAL_SUM": "5"}, "TRIAL_SUM=5 s is shorter than one final trial"),
+    ],
+)
+def test_repeated_trials_that_cannot_work_are_refused(pairs: dict[str, str], says: str) -> None:
+    with pytest.raises(capacity.CapacityError, match=re.escape(says)):
+        capacity.split(pairs)
