@@ -89,14 +89,16 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
 
 def machine_line(data: Mapping) -> str:
     host = data["machine"] or {}
-    text = f"Machine: {host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, kernel {host.get('kernel', '?')}"
+    nodes = data.get("nodes") or []
+    where = f"Swarm of {len(nodes)} nodes; the central node: " if nodes else "Machine: "
+    text = f"{where}{host.get('cpu_model', '?')}, {host.get('cores', '?')} cores, kernel {host.get('kernel', '?')}"
     fingerprint = host.get("fingerprint") or {}
     figures = [
         f"{name} {fingerprint[name].get('value', 0):,.0f} {fingerprint[name].get('unit', '')}".rstrip()
         for name in ("cpu", "file_churn", "loopback_tcp")
         if isinstance(fingerprint.get(name), Mapping)
     ]
-    placement = ", ".join(f"{role} on {cores}" for role, cores in (data.get("cpu_placement") or {}).items())
+    placement = ", ".join(f"{role} on {place}" for role, place in (data.get("cpu_placement") or {}).items())
     return (
         text
         + (f"; fingerprint: {', '.join(figures)}" if figures else "; no fingerprint")

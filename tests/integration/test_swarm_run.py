@@ -139,9 +139,9 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
     a user's config, here as swarm configs), with the senders on a node of their own. The search must find
     about 1,000 msg/s, with exact accounting per trial and sender, and the result names the nodes."""
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
-    shape = {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "2", "RATE_MIN": "250", "RATE_MAX": "4000",
-             "SEARCH_WIDTH": "0.1", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "5", "TRIAL_PAUSE": "1",
-             "SEARCH_MAX": "150", "LATENCY_BOUND": "0.5"}  # fmt: skip
+    shape = {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "2", "RATE_MIN": "400", "RATE_MAX": "2500",
+             "SEARCH_WIDTH": "0.1", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "3", "TRIAL_PAUSE": "0.5",
+             "SEARCH_MAX": "120", "LATENCY_BOUND": "0.5"}  # fmt: skip
     env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
     done = subprocess.run(
         [sys.executable, "-m", "syslogbench", "capacity", "--swarm", "--profile", "syslog-ng",
@@ -160,9 +160,11 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
         assert trial["sent"] == trial["received"] + trial["lost"] and trial["late"] <= trial["received"], (
             trial
         )
-        assert trial["duplicated"] == 0 and trial["copies"] == trial["received"], trial  # two files each
+        # Each line is written to two files: the second sighting is a copy (it may come after the trial's end).
+        assert trial["duplicated"] == 0 and trial["copies"] <= trial["received"], trial
         for sender in trial["senders"]:
             assert sender["sent"] == sender["received"] + sender["lost"], sender
+    assert any(trial["copies"] > 0 for trial in result["trials"]), table
     final, bound = float(shape["TRIAL_FINAL"]), float(shape["LATENCY_BOUND"])
     most = 1000 * (final + 1 + bound) / final  # as in test_capacity.py: the bucket, then the bound
     assert 800 <= result["ndr"]["lower_msgs_per_s"] <= most, f"{result['ndr']}\n{table}"

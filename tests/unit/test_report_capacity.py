@@ -105,3 +105,13 @@ def test_every_capacity_result_in_the_tree_reads_with_the_model() -> None:
     assert found
     for path in found:
         assert model.read(path).kind == "capacity", path
+
+
+def test_a_swarm_search_names_its_central_node_and_the_nodes(tmp_path: Path) -> None:
+    (tmp_path / "capacity").mkdir()
+    swarm = {"nodes": [{"hostname": f"node{n}"} for n in (1, 2, 3)],
+             "cpu_placement": {"daemon": "node node1", "senders": "nodes node2, node3"}}  # fmt: skip
+    (tmp_path / "capacity" / "a.json").write_text(json.dumps(a_result() | swarm))
+    text = render(tmp_path)
+    assert "Swarm of 3 nodes; the central node: AMD EPYC, 2 cores" in text
+    assert "CPU placement: daemon on node node1, senders on nodes node2, node3" in text
