@@ -221,6 +221,9 @@ class Measurer(AbstractMeasurer):
         self.trials.append(trial)
         if trial.daemon_exit is not None:
             raise DaemonDied(rate, trial.daemon_exit)
+        if failed := [s for s in trial.senders if s.status.startswith("failed")]:
+            # Its process has ended: no later trial can run. The trial keeps the reason in its errors.
+            raise TrialFailed(f"{len(failed)} sender(s) failed at {rate:,.0f} msg/s: {failed[0].status}")
         return trial
 
     def stalled(self, trial: Trial) -> bool:

@@ -226,6 +226,78 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
 
 
+def served_trials(watcher_channel: channel.Server, names: list[str]) -> trials.Trials:
+    served = trials.Trials(None, names, bound_s=0.2)  # type: ignore[arg-type]
+    watcher_channel.handlers.update(served.handlers())
+    served.ready_to_run.set()
+    return served
+
+
+def died(code: int = 137) -> None:
+    control.CONTROL.daemon.exit.parent.mkdir(parents=True, exist_ok=True)
+    control.CONTROL.daemon.exit.write_text(f"{code}\n")
+
+
+def failing_sender(after_s: float | None) -> None:
+    """A sender whose connection broke: it reports failed; the daemon's exit shows after_s s (None: never)."""
+    link = channel.Link()
+    spec = link.call("trial", timeout=10, sender="host1-s1", after=0)
+    link.call("trial_ready", timeout=10, sender="host1-s1", trial=spec["trial"])
+    ledger = {
+        "sent": 0,
+        "intended": spec["messages"],
+        "status": "failed: [Errno 104] Connection reset by peer",
+    }
+    link.call("trial_ledger", sender="host1-s1", trial=spec["trial"], ledger=ledger)
+    if after_s is not None:
+        time.sleep(after_s)
+        died()
+
+
+def test_a_daemon_dead_before_a_trial_reaches_the_host_as_its_death(
+    control_dir: Path, watcher_channel: channel.Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real channel: an answer with "error" becomes a refusal there, which would lose the code."""
+    monkeypatch.setattr(control, "LOGS", tmp_path)
+    served_trials(watcher_channel, ["host1-s1"])
+    died()
+    answer = channel.Link().call("trial_run", rate=20, duration=1)
+    assert answer == {"daemon_exit": 137}
+    with pytest.raises(search.DaemonDied, match=r"exit code 137\) during the trial at 20 msg/s"):
+        search.Measurer(lambda rate, seconds: dict(answer), capacity.CapacitySettings()).trial(20, 1)
+
+
+@pytest.mark.parametrize("exit_after_s", [0.3, None])
+def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
+    exit_after_s: float | None, control_dir: Path, watcher_channel: channel.Server, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The daemon died mid-trial: its senders' connections break a few ms before its supervisor writes the
+    exit. The trial waits for it (the search then names the daemon's death at this rate); where no exit comes,
+    the trial says which sender failed and the search stops, since that sender's process has ended."""
+    monkeypatch.setattr(control, "LOGS", tmp_path)
+    monkeypatch.setattr(trials, "EXIT_SHOWS_S", 1.0)
+    monkeypatch.setattr(trials, "LATE_WATCH_S", 0.1)
+    served_trials(watcher_channel, ["host1-s1"])
+    sender = threading.Thread(target=failing_sender, args=(exit_after_s,))
+    sender.start()
+    record = channel.Link().call("trial_run", rate=20, duration=0.2)
+    sender.join(10)
+    measurer = search.Measurer(lambda rate, seconds: dict(record), capacity.CapacitySettings())
+    if exit_after_s is not None:
+        assert record["daemon_exit"] == 137 and record["errors"] == [
+            "the daemon exited with code 137 during this trial"
+        ]
+        with pytest.raises(search.DaemonDied, match="during the trial at 20 msg/s"):
+            measurer.trial(20, 0.2)
+    else:
+        assert record["daemon_exit"] is None
+        assert record["errors"] == ["host1-s1: failed: [Errno 104] Connection reset by peer"]
+        with pytest.raises(search.TrialFailed, match="1 sender.s. failed at 20 msg/s: failed: .Errno 104"):
+            measurer.trial(20, 0.2)
+    assert len(measurer.trials) == 1  # kept in the result either way
+
+
 def test_a_user_configs_copies_in_other_files_are_copies_not_duplicates(tmp_path: Path) -> None:
     """--config: every file under the logs is followed, nested ones too; a message seen again is a copy."""
     (tmp_path / "sub").mkdir()
