@@ -1,24 +1,45 @@
 //! syslogbench's compiled rig: the hot path of a run and of a capacity trial.
 //!
 //! One binary, three roles, each driven by the Python rig (syslogbench/rig) over stdin and stdout with one
-//! JSON record per line (the records are in `record.rs`, and in syslogbench/model/rigrecord.py):
+//! JSON record per line (each role's records are in its module; syslogbench/model/rigrecord.py reads them):
 //! - `send`: the open-loop sender (TCP, UDP, TLS), burst or paced;
 //! - `follow`: the output follower of a capacity trial (latency in an HdrHistogram);
 //! - `reconcile`: a run's final count of every output line against the senders' ledgers.
+//!
+//! `examples` prints one example of every record, for the contract test.
 
+mod clock;
+mod follow;
+mod io;
+mod key;
+mod mapped;
 mod reconcile;
+mod send;
+mod tls;
 
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: syslogbench-rig send | follow | reconcile  (one JSON request per line on stdin)");
+    eprintln!("usage: syslogbench-rig send|follow|reconcile|examples [ARGS]  (requests: one JSON object per line on stdin)");
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
-    let role = std::env::args().nth(1).unwrap_or_default();
+    let argv: Vec<String> = std::env::args().collect();
+    let role = argv.get(1).cloned().unwrap_or_default();
+    let rest = argv.get(2..).unwrap_or(&[]);
     let result = match role.as_str() {
+        "send" => send::main(rest),
+        "follow" => follow::main(rest),
         "reconcile" => reconcile::main(),
+        "examples" => {
+            let mut all = send::examples();
+            all.extend(follow::examples());
+            for example in all {
+                println!("{example}");
+            }
+            Ok(())
+        }
         _ => return usage(),
     };
     match result {

@@ -1,0 +1,865 @@
+//! `follow`: the output follower of a capacity run. It wakes on inotify when the daemon writes, reads only
+//! what was appended (whole lines), parses each line's key once, and counts per sender and per trial:
+//! received, late, duplicated (or copies), and lines of other trials (stale). Latency, from each message's
+//! intended send time to the moment its bytes were read, goes into an HdrHistogram.
+
+use crate::clock::{cpu_seconds, now, round};
+use crate::io::{emit, parse, LineReader};
+use crate::key::{keys, trial_of, Key};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::CString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Latencies in microseconds, to 3 significant digits, up to an hour (model/capacity.py LATENCY_DIGITS).
+const HIGHEST_US: u64 = 3_600_000_000;
+const DIGITS: u8 = 3;
+/// A poll that returned sooner than this found events already waiting: the follower was busy.
+const BUSY_S: f64 = 0.0002;
+/// The longest wait in poll(): a look at the clock for the give-up time, and a rescan for new files.
+const POLL_MS: i32 = 20;
+const READ_BYTES: usize = 1 << 20;
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrialRequest {
+    pub trial: u64,
+    /// Messages per second of each sender.
+    pub rate: f64,
+    /// Messages of each sender.
+    pub messages: u64,
+    pub start: f64,
+    pub bound_s: f64,
+    pub give_up: f64,
+    /// After the give-up time, how long the senders' reports (expect) may still take.
+    pub ledger_wait_s: f64,
+    pub senders: Vec<String>,
+    /// A message seen again is a copy (a user's config writes some to several files), not a duplicate.
+    pub copies: bool,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRequest {
+    /// What each sender says it sent: the trial ends once all of it has arrived.
+    pub sent: BTreeMap<String, u64>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DrainRequest {
+    pub quiet_s: f64,
+    pub max_s: f64,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SenderTally {
+    pub id: String,
+    pub received: u64,
+    pub late: u64,
+    pub duplicated: u64,
+    pub copies: u64,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyMs {
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// One trial's arrivals, as the follower saw them.
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TallyRecord {
+    pub op: String,
+    pub trial: u64,
+    pub senders: Vec<SenderTally>,
+    /// Lines of other trials, and lines whose index is out of the trial's range.
+    pub stale: u64,
+    /// Messages seen before their intended time (clocks apart): recorded at 1 us, and counted here.
+    pub early: u64,
+    /// {latency in us, at the histogram's precision: count}: the host merges trials by adding them.
+    pub histogram_us: BTreeMap<String, u64>,
+    pub latency_ms: LatencyMs,
+    /// Passes over the output that read something.
+    pub looks: u64,
+    /// The longest a line could wait between being written and being read, and its 99th percentile over
+    /// the passes: the latency's resolution.
+    pub look_gap_max_s: f64,
+    pub look_gap_p99_s: f64,
+    /// The follower's own CPU over the trial.
+    pub cpu_s: f64,
+    /// Why the trial's following ended: "all-arrived", "give-up", or "stopped".
+    pub ended: String,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DrainedRecord {
+    pub op: String,
+    pub stale: u64,
+    pub waited_s: f64,
+    pub cpu_s: f64,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ForgotRecord {
+    pub op: String,
+    pub files: u64,
+}
+
+/// Whether a file name is one of our layout's outputs: split by facility and severity, or one plain file
+/// (syslogbench/rig/watcher/files.py names the same; done.log is not an output).
+pub fn is_output_name(name: &str) -> bool {
+    let Some(middle) = name
+        .strip_prefix("test.")
+        .and_then(|rest| rest.strip_suffix(".log"))
+    else {
+        return false;
+    };
+    let word = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(id) = middle.strip_suffix(".all") {
+        return word(id);
+    }
+    let parts: Vec<&str> = middle.split('.').collect();
+    parts.len() == 5
+        && word(parts[0])
+        && parts[1] == "facility"
+        && number(parts[2])
+        && parts[3] == "severity"
+        && number(parts[4])
+}
+
+struct Followed {
+    file: File,
+    partial: Vec<u8>,
+}
+
+/// Every output file under the directory, read from where the last look stopped.
+pub struct Output {
+    directory: PathBuf,
+    everywhere: bool,
+    inotify: i32,
+    watches: HashMap<i32, PathBuf>,
+    files: HashMap<PathBuf, Followed>,
+    dirty: HashSet<PathBuf>,
+    buffer: Vec<u8>,
+}
+
+impl Output {
+    pub fn new(directory: &Path, everywhere: bool) -> Result<Output, String> {
+        // SAFETY: a new inotify descriptor, non-blocking (poll() says when to read it).
+        let inotify = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        if inotify < 0 {
+            return Err(format!("inotify: {}", std::io::Error::last_os_error()));
+        }
+        let mut output = Output {
+            directory: directory.to_path_buf(),
+            everywhere,
+            inotify,
+            watches: HashMap::new(),
+            files: HashMap::new(),
+            dirty: HashSet::new(),
+            buffer: vec![0; READ_BYTES],
+        };
+        output.watch(directory)?;
+        output.scan();
+        Ok(output)
+    }
+
+    fn watch(&mut self, directory: &Path) -> Result<(), String> {
+        let path =
+            CString::new(directory.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+        let mask = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
+        // SAFETY: a watch on a path we own the string of.
+        let wd = unsafe { libc::inotify_add_watch(self.inotify, path.as_ptr(), mask) };
+        if wd < 0 {
+            return Err(format!(
+                "inotify on {}: {}",
+                directory.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        self.watches.insert(wd, directory.to_path_buf());
+        Ok(())
+    }
+
+    fn wanted(&self, path: &Path) -> bool {
+        self.everywhere
+            || path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_output_name)
+    }
+
+    /// Every file there now is followed (new ones from their start) and looked at once.
+    pub fn scan(&mut self) {
+        let mut pending = vec![self.directory.clone()];
+        while let Some(directory) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&directory) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() && self.everywhere {
+                    if !self.watches.values().any(|w| w == &path) {
+                        let _ = self.watch(&path);
+                    }
+                    pending.push(path);
+                } else if kind.is_file() && self.wanted(&path) {
+                    self.dirty.insert(path);
+                }
+            }
+        }
+    }
+
+    /// Start from what is there now.
+    pub fn skip_to_end(&mut self) {
+        self.scan();
+        for path in std::mem::take(&mut self.dirty) {
+            if let Ok(mut file) = File::open(&path) {
+                let _ = std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0));
+                self.files.insert(
+                    path,
+                    Followed {
+                        file,
+                        partial: Vec::new(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Wait up to `timeout_ms` for the daemon to write, or for a request on `stdin`. Returns whether
+    /// stdin is readable.
+    fn wait(&mut self, stdin: i32, timeout_ms: i32) -> bool {
+        let mut polls = [
+            libc::pollfd {
+                fd: self.inotify,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stdin,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: poll over two pollfds we own.
+        let ready = unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout_ms) };
+        if ready <= 0 {
+            return false;
+        }
+        if polls[0].revents & libc::POLLIN != 0 {
+            self.read_events();
+        }
+        polls[1].revents & (libc::POLLIN | libc::POLLHUP) != 0
+    }
+
+    fn read_events(&mut self) {
+        let mut events = [0u8; 65536];
+        loop {
+            // SAFETY: read inotify events into our buffer.
+            let got = unsafe { libc::read(self.inotify, events.as_mut_ptr().cast(), events.len()) };
+            if got <= 0 {
+                return;
+            }
+            let mut at = 0usize;
+            let header = std::mem::size_of::<libc::inotify_event>();
+            while at + header <= got as usize {
+                // SAFETY: the kernel wrote whole events; read the header unaligned.
+                let event: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(events[at..].as_ptr().cast()) };
+                let name = &events[at + header..at + header + event.len as usize];
+                let name = &name[..memchr::memchr(0, name).unwrap_or(name.len())];
+                at += header + event.len as usize;
+                let Some(directory) = self.watches.get(&event.wd) else {
+                    continue;
+                };
+                let path = directory.join(std::ffi::OsStr::from_bytes(name));
+                if event.mask & libc::IN_ISDIR != 0 {
+                    if self.everywhere {
+                        let _ = self.watch(&path);
+                        self.scan();
+                    }
+                } else if self.wanted(&path) {
+                    self.dirty.insert(path);
+                }
+            }
+        }
+    }
+
+    /// Read what was appended to every file the daemon wrote since the last look; call `found` with the
+    /// time of each read and the whole lines it completed.
+    fn read_dirty(&mut self, found: &mut dyn FnMut(f64, &[u8])) -> bool {
+        let mut any = false;
+        for path in std::mem::take(&mut self.dirty) {
+            if !self.files.contains_key(&path) {
+                let Ok(file) = File::open(&path) else {
+                    continue;
+                };
+                self.files.insert(
+                    path.clone(),
+                    Followed {
+                        file,
+                        partial: Vec::new(),
+                    },
+                );
+            }
+            let followed = self.files.get_mut(&path).unwrap();
+            loop {
+                let got = match followed.file.read(&mut self.buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(got) => got,
+                };
+                let read_at = now(); // every line in these bytes was written by now
+                let data = &self.buffer[..got];
+                let Some(last) = memchr::memrchr(b'\n', data) else {
+                    followed.partial.extend_from_slice(data);
+                    continue;
+                };
+                any = true;
+                if followed.partial.is_empty() {
+                    found(read_at, &data[..=last]);
+                } else {
+                    followed.partial.extend_from_slice(&data[..=last]);
+                    found(read_at, &followed.partial);
+                    followed.partial.clear();
+                }
+                followed.partial.extend_from_slice(&data[last + 1..]);
+            }
+        }
+        any
+    }
+
+    /// Drop what was read from the page cache (between trials): the daemon's cgroup is charged for the
+    /// cache of what it wrote, and a search's earlier trials would fill its memory limit.
+    pub fn forget(&mut self) -> u64 {
+        for followed in self.files.values() {
+            // SAFETY: advice on a descriptor we own.
+            unsafe {
+                libc::posix_fadvise(followed.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
+            };
+        }
+        self.files.len() as u64
+    }
+}
+
+/// One trial's arrivals: per sender, which indexes arrived, and how late.
+pub struct Tally {
+    request: TrialRequest,
+    index: HashMap<(u64, u64), usize>,
+    seen: Vec<Vec<u8>>,
+    counts: Vec<SenderTally>,
+    pub stale: u64,
+    pub early: u64,
+    pub received: u64,
+    latency: Histogram<u64>,
+}
+
+impl Tally {
+    pub fn new(request: TrialRequest) -> Result<Tally, String> {
+        let mut index = HashMap::new();
+        for (k, name) in request.senders.iter().enumerate() {
+            index.insert(sender_numbers(name)?, k);
+        }
+        let size = request.messages as usize;
+        Ok(Tally {
+            seen: vec![vec![0u8; size]; request.senders.len()],
+            counts: request
+                .senders
+                .iter()
+                .map(|id| SenderTally {
+                    id: id.clone(),
+                    received: 0,
+                    late: 0,
+                    duplicated: 0,
+                    copies: 0,
+                })
+                .collect(),
+            index,
+            stale: 0,
+            early: 0,
+            received: 0,
+            latency: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS)
+                .map_err(|e| e.to_string())?,
+            request,
+        })
+    }
+
+    pub fn arrive(&mut self, key: Key, seen_at: f64) {
+        let (trial, index) = trial_of(key.seq);
+        let Some(&who) = self.index.get(&(key.host, key.sender)) else {
+            self.stale += 1;
+            return;
+        };
+        if trial != self.request.trial || index >= self.request.messages {
+            self.stale += 1;
+            return;
+        }
+        let flag = &mut self.seen[who][index as usize];
+        let count = &mut self.counts[who];
+        if *flag != 0 {
+            if self.request.copies {
+                count.copies += 1;
+            } else {
+                count.duplicated += 1;
+            }
+            return;
+        }
+        *flag = 1;
+        count.received += 1;
+        self.received += 1;
+        let latency = seen_at - (self.request.start + index as f64 / self.request.rate);
+        if latency > self.request.bound_s {
+            count.late += 1;
+        }
+        let us = (latency * 1e6).round();
+        if us < 1.0 {
+            self.early += (latency < 0.0) as u64;
+        }
+        self.latency
+            .saturating_record((us.max(1.0) as u64).min(HIGHEST_US));
+    }
+
+    fn histogram_us(&self) -> BTreeMap<String, u64> {
+        self.latency
+            .iter_recorded()
+            .map(|v| {
+                (
+                    self.latency
+                        .median_equivalent(v.value_iterated_to())
+                        .to_string(),
+                    v.count_at_value(),
+                )
+            })
+            .collect()
+    }
+
+    fn latency_ms(&self) -> LatencyMs {
+        let at = |q: f64| {
+            (!self.latency.is_empty()).then(|| self.latency.value_at_quantile(q) as f64 / 1000.0)
+        };
+        LatencyMs {
+            p50: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            p999: at(0.999),
+            max: (!self.latency.is_empty()).then(|| self.latency.max() as f64 / 1000.0),
+        }
+    }
+}
+
+/// "host3-s12" -> (3, 12).
+fn sender_numbers(name: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("{name:?} is not a sender id like host1-s1");
+    let (host, sender) = name
+        .strip_prefix("host")
+        .and_then(|r| r.split_once("-s"))
+        .ok_or_else(bad)?;
+    Ok((
+        host.parse().map_err(|_| bad())?,
+        sender.parse().map_err(|_| bad())?,
+    ))
+}
+
+/// The passes' resolution: how long a line could wait between being written and being read.
+struct Looks {
+    count: u64,
+    previous_start: f64,
+    gaps: Histogram<u64>,
+    longest: f64,
+}
+
+impl Looks {
+    fn new() -> Looks {
+        Looks {
+            count: 0,
+            previous_start: now(),
+            gaps: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS).unwrap(),
+            longest: 0.0,
+        }
+    }
+
+    /// A pass began reading at `start` and ended at `end`. If the wait before it returned at once (busy),
+    /// a line may have been written just after the previous pass began; else, just before this one woke.
+    fn pass(&mut self, busy: bool, woke: f64, start: f64, end: f64) {
+        let since = if busy { self.previous_start } else { woke };
+        let gap = (end - since).max(0.0);
+        self.previous_start = start;
+        self.count += 1;
+        self.longest = self.longest.max(gap);
+        self.gaps
+            .saturating_record(((gap * 1e6) as u64).clamp(1, HIGHEST_US));
+    }
+
+    fn p99_s(&self) -> f64 {
+        if self.gaps.is_empty() {
+            0.0
+        } else {
+            self.gaps.value_at_quantile(0.99) as f64 / 1e6
+        }
+    }
+}
+
+struct Args {
+    directory: PathBuf,
+    everywhere: bool,
+}
+
+fn args(argv: &[String]) -> Result<Args, String> {
+    let mut parsed = Args {
+        directory: PathBuf::new(),
+        everywhere: false,
+    };
+    let mut words = argv.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--dir" => parsed.directory = words.next().ok_or("--dir needs a path")?.into(),
+            "--everywhere" => parsed.everywhere = true,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if parsed.directory.as_os_str().is_empty() {
+        return Err("follow needs --dir PATH".into());
+    }
+    Ok(parsed)
+}
+
+fn body(line: &str) -> Result<(String, String), String> {
+    let mut value: serde_json::Value = parse(line)?;
+    let op = value
+        .get("op")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("op");
+    }
+    Ok((op, value.to_string()))
+}
+
+pub fn main(argv: &[String]) -> Result<(), String> {
+    let args = args(argv)?;
+    let mut output = Output::new(&args.directory, args.everywhere)?;
+    output.skip_to_end();
+    let mut requests = LineReader::stdin();
+    emit(&serde_json::json!({"op": "following"}));
+    while let Some(line) = requests.next_line() {
+        let (op, body) = body(&line)?;
+        match op.as_str() {
+            "trial" => emit(&trial(&mut output, &mut requests, parse(&body)?)?),
+            "drain" => emit(&drain(&mut output, &parse(&body)?)),
+            "forget" => emit(&ForgotRecord {
+                op: "forgot".into(),
+                files: output.forget(),
+            }),
+            "end" => return Ok(()),
+            other => return Err(format!("unknown op {other:?}")),
+        }
+    }
+    Ok(())
+}
+
+/// Read until no line has arrived for quiet_s (at most max_s): every line is an earlier trial's.
+fn drain(output: &mut Output, request: &DrainRequest) -> DrainedRecord {
+    let (began, cpu0) = (now(), cpu_seconds());
+    let mut last = began;
+    let mut stale = 0u64;
+    while now() - last < request.quiet_s && now() - began < request.max_s {
+        output.wait(-1, 10);
+        let mut found = 0u64;
+        output.read_dirty(&mut |_, data| found += keys(data).count() as u64);
+        if found > 0 {
+            stale += found;
+            last = now();
+        }
+    }
+    DrainedRecord {
+        op: "drained".into(),
+        stale,
+        waited_s: round(now() - began, 3),
+        cpu_s: round(cpu_seconds() - cpu0, 4),
+    }
+}
+
+/// Follow one trial until every message sent has arrived, or the give-up time and every report are in, or
+/// the host says stop.
+fn trial(
+    output: &mut Output,
+    requests: &mut LineReader,
+    request: TrialRequest,
+) -> Result<TallyRecord, String> {
+    let cpu0 = cpu_seconds();
+    let (give_up, ledger_wait) = (request.give_up, request.ledger_wait_s);
+    let number = request.trial;
+    let mut tally = Tally::new(request)?;
+    let mut looks = Looks::new();
+    let mut expected: Option<u64> = None;
+    let mut last_scan = now();
+    let ended = loop {
+        let before = now();
+        let stdin_ready = output.wait(requests.fd(), POLL_MS);
+        let woke = now();
+        if woke - last_scan > 0.1 {
+            output.scan(); // a file inotify did not announce (created before its directory was watched)
+            last_scan = woke;
+        }
+        let start = now();
+        let read = output.read_dirty(&mut |at, data| {
+            for key in keys(data) {
+                tally.arrive(key, at);
+            }
+        });
+        if read {
+            looks.pass(woke - before < BUSY_S, woke, start, now());
+        }
+        let mut stopped = requests.closed;
+        if stdin_ready {
+            for line in requests.read_available() {
+                let (op, body) = body(&line)?;
+                match op.as_str() {
+                    "expect" => expected = Some(parse::<ExpectRequest>(&body)?.sent.values().sum()),
+                    "stop" => stopped = true,
+                    other => return Err(format!("unknown op {other:?} during a trial")),
+                }
+            }
+        }
+        if stopped || requests.closed {
+            break "stopped";
+        }
+        if expected.is_some_and(|sent| tally.received >= sent) {
+            break "all-arrived";
+        }
+        let at = now();
+        if at > give_up && (expected.is_some() || at > give_up + ledger_wait) {
+            break "give-up";
+        }
+    };
+    Ok(TallyRecord {
+        op: "tally".into(),
+        trial: number,
+        histogram_us: tally.histogram_us(),
+        latency_ms: tally.latency_ms(),
+        senders: tally.counts.clone(),
+        stale: tally.stale,
+        early: tally.early,
+        looks: looks.count,
+        look_gap_max_s: round(looks.longest, 6),
+        look_gap_p99_s: round(looks.p99_s(), 6),
+        cpu_s: round(cpu_seconds() - cpu0, 4),
+        ended: ended.into(),
+    })
+}
+
+/// One example of every record, for the contract test (syslogbench/model/rigrecord.py reads them strictly).
+pub fn examples() -> Vec<serde_json::Value> {
+    let trial = TrialRequest {
+        trial: 3,
+        rate: 250.0,
+        messages: 1000,
+        start: 1.8e9,
+        bound_s: 1.0,
+        give_up: 1.8e9 + 7.0,
+        ledger_wait_s: 30.0,
+        senders: vec!["host1-s1".into(), "host1-s2".into()],
+        copies: false,
+    };
+    let expect = ExpectRequest {
+        sent: BTreeMap::from([("host1-s1".into(), 1000), ("host1-s2".into(), 990)]),
+    };
+    let drain = DrainRequest {
+        quiet_s: 0.5,
+        max_s: 60.0,
+    };
+    let tally = TallyRecord {
+        op: "tally".into(),
+        trial: 3,
+        senders: vec![SenderTally {
+            id: "host1-s1".into(),
+            received: 1000,
+            late: 2,
+            duplicated: 0,
+            copies: 0,
+        }],
+        stale: 0,
+        early: 0,
+        histogram_us: BTreeMap::from([("1000".into(), 998), ("1500000".into(), 2)]),
+        latency_ms: LatencyMs {
+            p50: Some(1.0),
+            p90: Some(1.0),
+            p99: Some(1.0),
+            p999: Some(1500.0),
+            max: Some(1500.0),
+        },
+        looks: 800,
+        look_gap_max_s: 0.0004,
+        look_gap_p99_s: 0.0002,
+        cpu_s: 0.01,
+        ended: "all-arrived".into(),
+    };
+    let drained = DrainedRecord {
+        op: "drained".into(),
+        stale: 12,
+        waited_s: 0.5,
+        cpu_s: 0.001,
+    };
+    let forgot = ForgotRecord {
+        op: "forgot".into(),
+        files: 192,
+    };
+    [
+        serde_json::to_value(trial),
+        serde_json::to_value(expect),
+        serde_json::to_value(drain),
+        serde_json::to_value(tally),
+        serde_json::to_value(drained),
+        serde_json::to_value(forgot),
+    ]
+    .into_iter()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(copies: bool) -> TrialRequest {
+        TrialRequest {
+            trial: 2,
+            rate: 1000.0,
+            messages: 10,
+            start: 100.0,
+            bound_s: 1.0,
+            give_up: 200.0,
+            ledger_wait_s: 30.0,
+            senders: vec!["host1-s1".into(), "host2-s1".into()],
+            copies,
+        }
+    }
+
+    fn key(host: u64, seq: u64) -> Key {
+        Key {
+            host,
+            sender: 1,
+            seq,
+        }
+    }
+
+    #[test]
+    fn our_layout_names_are_followed_and_done_log_is_not() {
+        assert!(is_output_name("test.seed2014.facility.3.severity.7.log"));
+        assert!(is_output_name("test.plain.all.log"));
+        assert!(!is_output_name("done.log"));
+        assert!(!is_output_name("test.x.facility.a.severity.7.log"));
+        assert!(!is_output_name("test..all.log"));
+    }
+
+    #[test]
+    fn a_trial_counts_received_late_duplicated_and_stale_per_sender() {
+        let mut tally = Tally::new(request(false)).unwrap();
+        let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
+        tally.arrive(key(1, seq(0)), 100.002); // 2 ms
+        tally.arrive(key(1, seq(0)), 100.003); // again: a duplicate
+        tally.arrive(key(1, seq(5)), 101.5); // due at 100.005: late
+        tally.arrive(key(2, seq(9)), 99.0); // seen before it was due: early
+        tally.arrive(key(1, crate::key::TRIAL_SEQ_SPAN + 1), 100.0); // an earlier trial's
+        tally.arrive(key(1, seq(10)), 100.0); // past the trial's messages
+        tally.arrive(key(3, seq(1)), 100.0); // no such sender
+        let first = &tally.counts[0];
+        assert_eq!((first.received, first.late, first.duplicated), (2, 1, 1));
+        assert_eq!(
+            (tally.counts[1].received, tally.early, tally.stale),
+            (1, 1, 3)
+        );
+        let histogram = tally.histogram_us();
+        assert_eq!(histogram.values().sum::<u64>(), 3);
+        assert_eq!(histogram.get("2000"), Some(&1), "{histogram:?}");
+        assert_eq!(
+            histogram.get("1"),
+            Some(&1),
+            "the early one, at 1 us: {histogram:?}"
+        );
+    }
+
+    #[test]
+    fn a_user_configs_second_sighting_is_a_copy() {
+        let mut tally = Tally::new(request(true)).unwrap();
+        let seq = 2 * crate::key::TRIAL_SEQ_SPAN + 1;
+        tally.arrive(key(1, seq), 100.001);
+        tally.arrive(key(1, seq), 100.001);
+        assert_eq!((tally.counts[0].copies, tally.counts[0].duplicated), (1, 0));
+    }
+
+    #[test]
+    fn the_histogram_keeps_three_significant_digits_and_merges_by_adding() {
+        let mut tally = Tally::new(request(false)).unwrap();
+        let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
+        tally.arrive(key(1, seq(0)), 100.0 + 0.123456); // 123,456 us
+        let histogram = tally.histogram_us();
+        let value: u64 = histogram.keys().next().unwrap().parse().unwrap();
+        assert!((123_400..=123_500).contains(&value), "{histogram:?}");
+        assert_eq!(
+            tally.latency_ms().p50,
+            Some(tally.latency.value_at_quantile(0.5) as f64 / 1000.0)
+        );
+    }
+
+    #[test]
+    fn a_look_gap_is_the_pass_when_idle_and_since_the_previous_pass_when_busy() {
+        let mut looks = Looks::new();
+        looks.previous_start = 10.0;
+        looks.pass(false, 20.0, 20.0001, 20.0002); // idle: woke at 20.0
+        assert!((looks.longest - 0.0002).abs() < 1e-9);
+        looks.pass(true, 20.0003, 20.0003, 20.0010); // busy: since the previous pass began (20.0001)
+        assert!((looks.longest - 0.0009).abs() < 1e-9);
+        assert_eq!(looks.count, 2);
+    }
+
+    #[test]
+    fn the_follower_reads_only_whole_lines_appended_since_its_last_look() {
+        let dir = std::env::temp_dir().join(format!("follow-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("test.x.all.log");
+        std::fs::write(&path, b"old syslogbench h=1 s=1 q=1\n").unwrap();
+        let mut output = Output::new(&dir, false).unwrap();
+        output.skip_to_end();
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(b"new syslogbench h=1 s=1 q=2\nhalf syslogbench h=1 s=1 q=")
+            .unwrap();
+        std::fs::write(dir.join("done.log"), b"syslogbench h=9 s=9 q=9\n").unwrap();
+        output.wait(-1, 100);
+        let mut found = Vec::new();
+        output.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+        assert_eq!(found, vec![2]);
+        file.write_all(b"3 f=0 v=0 x\n").unwrap();
+        output.wait(-1, 100);
+        output.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+        assert_eq!(found, vec![2, 3]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
