@@ -3,11 +3,11 @@ PROFILE ?= rsyslog8
 PY := .venv/bin/python
 VENV := .venv/.installed
 # daemons/Dockerfile builds every Debian daemon version; the registry-based ones keep their own.
-DOCKERFILES := daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile tests/integration/swarm/Dockerfile
+DOCKERFILES := rig-rust/Dockerfile daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile tests/integration/swarm/Dockerfile
 SHELL_SCRIPTS := daemons/_common/supervise.sh watcher/entrypoint.sh .ci/run
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
-.PHONY: run test setup lint unit integration report render browser
+.PHONY: run test setup lint unit integration report render browser rig
 
 $(VENV): requirements-dev.txt
 	python3 -m venv .venv
@@ -18,10 +18,22 @@ $(VENV): requirements-dev.txt
 run: $(VENV)
 	$(PY) -m syslogbench run --profile "$(PROFILE)"
 
-# Lint, unit tests, then real containers for every profile, and the HTML report in a browser.
+# Lint, the compiled rig's own tests, unit tests, then real containers for every profile, and the HTML
+# report in a browser.
 test: $(VENV) lint browser
 	$(PY) -m syslogbench setup
+	$(MAKE) rig
+	if command -v cargo >/dev/null; then cargo test -q --release --manifest-path $(RIG)/Cargo.toml; fi
 	$(PY) -m pytest -q --timeout 900 --durations=15
+
+# The compiled rig (rig-rust/) for the tests on this machine: built with the host's cargo, or, without one,
+# copied out of the image `syslogbench setup` built (the images have their own copy).
+RIG := rig-rust
+RIG_BIN := $(RIG)/target/release/syslogbench-rig
+rig:
+	@if command -v cargo >/dev/null; then cargo build -q --release --locked --manifest-path $(RIG)/Cargo.toml; \
+	else mkdir -p $(dir $(RIG_BIN)) && id=$$(docker create syslogbench/rig:$${IMAGE_TAG:-local} x) && \
+		docker cp $$id:/usr/local/bin/syslogbench-rig $(RIG_BIN) && docker rm $$id >/dev/null; fi
 
 setup: $(VENV)
 	$(PY) -m syslogbench setup
@@ -33,8 +45,12 @@ lint: $(VENV)
 	.venv/bin/shellcheck $(SHELL_SCRIPTS)
 	# actionlint also runs shellcheck on every `run:` block of the workflows.
 	.venv/bin/actionlint -shellcheck=.venv/bin/shellcheck -pyflakes= $(WORKFLOWS)
+	@if command -v cargo >/dev/null; then \
+		cargo fmt --check --manifest-path $(RIG)/Cargo.toml && \
+		cargo clippy -q --release --locked --all-targets --manifest-path $(RIG)/Cargo.toml -- -D warnings; \
+	else echo "make: no cargo on this machine: rig-rust is linted only where there is one"; fi
 
-unit: $(VENV)
+unit: $(VENV) rig
 	$(PY) -m pytest -q tests/unit
 
 # Debian's chromium for tests/browser (the HTML report at 1400 x 900), installed where it is missing;

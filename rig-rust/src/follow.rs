@@ -4,7 +4,7 @@
 //! intended send time to the moment its bytes were read, goes into an HdrHistogram.
 
 use crate::clock::{cpu_seconds, now, round};
-use crate::io::{emit, parse, LineReader};
+use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::key::{keys, trial_of, Key};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -70,10 +70,15 @@ pub struct SenderTally {
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LatencyMs {
+    #[serde(deserialize_with = "required")]
     pub p50: Option<f64>,
+    #[serde(deserialize_with = "required")]
     pub p90: Option<f64>,
+    #[serde(deserialize_with = "required")]
     pub p99: Option<f64>,
+    #[serde(deserialize_with = "required")]
     pub p999: Option<f64>,
+    #[serde(deserialize_with = "required")]
     pub max: Option<f64>,
 }
 
@@ -545,19 +550,6 @@ fn args(argv: &[String]) -> Result<Args, String> {
     Ok(parsed)
 }
 
-fn body(line: &str) -> Result<(String, String), String> {
-    let mut value: serde_json::Value = parse(line)?;
-    let op = value
-        .get("op")
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_string();
-    if let Some(map) = value.as_object_mut() {
-        map.remove("op");
-    }
-    Ok((op, value.to_string()))
-}
-
 pub fn main(argv: &[String]) -> Result<(), String> {
     let args = args(argv)?;
     let mut output = Output::new(&args.directory, args.everywhere)?;
@@ -565,7 +557,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let mut requests = LineReader::stdin();
     emit(&serde_json::json!({"op": "following"}));
     while let Some(line) = requests.next_line() {
-        let (op, body) = body(&line)?;
+        let (op, body) = split_op(&line)?;
         match op.as_str() {
             "trial" => emit(&trial(&mut output, &mut requests, parse(&body)?)?),
             "drain" => emit(&drain(&mut output, &parse(&body)?)),
@@ -636,7 +628,7 @@ fn trial(
         let mut stopped = requests.closed;
         if stdin_ready {
             for line in requests.read_available() {
-                let (op, body) = body(&line)?;
+                let (op, body) = split_op(&line)?;
                 match op.as_str() {
                     "expect" => expected = Some(parse::<ExpectRequest>(&body)?.sent.values().sum()),
                     "stop" => stopped = true,
@@ -728,9 +720,9 @@ pub fn examples() -> Vec<serde_json::Value> {
         files: 192,
     };
     [
-        serde_json::to_value(trial),
-        serde_json::to_value(expect),
-        serde_json::to_value(drain),
+        with_op("trial", serde_json::to_value(trial)),
+        with_op("expect", serde_json::to_value(expect)),
+        with_op("drain", serde_json::to_value(drain)),
         serde_json::to_value(tally),
         serde_json::to_value(drained),
         serde_json::to_value(forgot),
@@ -834,6 +826,40 @@ mod tests {
         looks.pass(true, 20.0003, 20.0003, 20.0010); // busy: since the previous pass began (20.0001)
         assert!((looks.longest - 0.0009).abs() < 1e-9);
         assert_eq!(looks.count, 2);
+    }
+
+    #[test]
+    fn a_user_config_is_followed_in_every_file_nested_ones_too_and_ours_only_by_name() {
+        let dir = std::env::temp_dir().join(format!("follow-everywhere-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let mut everywhere = Output::new(&dir, true).unwrap();
+        let mut ours = Output::new(&dir, false).unwrap();
+        std::fs::write(
+            dir.join("syslog"),
+            b"syslogbench h=1 s=1 q=1\nsyslogbench h=1 s=1 q=2\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("sub").join("mail.log"),
+            b"syslogbench h=1 s=1 q=2\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("late")).unwrap();
+        std::fs::write(dir.join("late").join("x"), b"syslogbench h=1 s=1 q=3\n").unwrap();
+        let mut found = Vec::new();
+        for _ in 0..3 {
+            everywhere.wait(-1, 50);
+            everywhere.scan();
+            everywhere.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+        }
+        found.sort();
+        assert_eq!(found, vec![1, 2, 2, 3]);
+        ours.wait(-1, 50);
+        ours.scan();
+        let mut none = 0;
+        ours.read_dirty(&mut |_, data| none += keys(data).count());
+        assert_eq!(none, 0, "no file of our own layout here");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

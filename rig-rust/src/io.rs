@@ -1,6 +1,6 @@
 //! The request channel: one JSON object per line on stdin, one record per line on stdout.
 
-use serde::{de::DeserializeOwned, Serialize};
+use serde::{de::DeserializeOwned, Deserialize, Deserializer, Serialize};
 use std::io::Write;
 
 /// Complete lines read from a raw file descriptor without blocking past what poll() said is there.
@@ -23,50 +23,51 @@ impl LineReader {
         self.fd
     }
 
-    /// Read what is there (one read) and return the complete lines it finished.
+    /// Read what is there (one read) and return every complete line buffered.
     pub fn read_available(&mut self) -> Vec<String> {
-        let mut chunk = [0u8; 65536];
-        // SAFETY: read into a buffer we own, of its length.
-        let got = unsafe { libc::read(self.fd, chunk.as_mut_ptr().cast(), chunk.len()) };
-        if got <= 0 {
-            if got == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-            {
-                self.closed = true;
-            }
-            return Vec::new();
-        }
-        self.buffer.extend_from_slice(&chunk[..got as usize]);
-        self.take_lines()
+        self.fill();
+        std::iter::from_fn(|| self.take_line()).collect()
     }
 
     /// Block until one whole line is there (None: stdin closed).
     pub fn next_line(&mut self) -> Option<String> {
         loop {
-            if let Some(line) = self.take_lines().into_iter().next() {
+            if let Some(line) = self.take_line() {
                 return Some(line);
             }
             if self.closed {
                 return None;
             }
-            let lines = self.read_available();
-            if let Some(first) = lines.into_iter().next() {
-                return Some(first);
-            }
+            self.fill();
         }
     }
 
-    fn take_lines(&mut self) -> Vec<String> {
-        let mut lines = Vec::new();
+    /// One read(2) into the buffer; end of input or an error marks the reader closed.
+    fn fill(&mut self) {
+        let mut chunk = [0u8; 65536];
+        // SAFETY: read into a buffer we own, of its length.
+        let got = unsafe { libc::read(self.fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if got > 0 {
+            self.buffer.extend_from_slice(&chunk[..got as usize]);
+        } else if got == 0
+            || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            self.closed = true;
+        }
+    }
+
+    /// The first whole, non-empty line of the buffer, taken out of it.
+    fn take_line(&mut self) -> Option<String> {
         while let Some(end) = memchr::memchr(b'\n', &self.buffer) {
             let line: Vec<u8> = self.buffer.drain(..=end).collect();
             let text = String::from_utf8_lossy(&line[..line.len() - 1])
                 .trim()
                 .to_string();
             if !text.is_empty() {
-                lines.push(text);
+                return Some(text);
             }
         }
-        lines
+        None
     }
 }
 
@@ -81,4 +82,40 @@ pub fn emit<T: Serialize>(record: &T) {
     let _ = serde_json::to_writer(&mut out, record);
     let _ = out.write_all(b"\n");
     let _ = out.flush();
+}
+
+/// A request as the Python rig writes it: its fields and the op that names it.
+pub fn with_op(
+    op: &str,
+    value: Result<serde_json::Value, serde_json::Error>,
+) -> Result<serde_json::Value, serde_json::Error> {
+    let mut value = value?;
+    if let Some(map) = value.as_object_mut() {
+        map.insert("op".into(), op.into());
+    }
+    Ok(value)
+}
+
+/// A line's op, and the rest of it as the request's own fields.
+pub fn split_op(line: &str) -> Result<(String, String), String> {
+    let mut value: serde_json::Value = parse(line)?;
+    let op = value
+        .get("op")
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("op");
+    }
+    Ok((op, value.to_string()))
+}
+
+/// An Option field that must be there all the same (null for None): serde would take a missing one as
+/// None, and the records refuse a missing key on both sides.
+pub fn required<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
 }

@@ -6,8 +6,10 @@
 //! - `follow`: the output follower of a capacity trial (latency in an HdrHistogram);
 //! - `reconcile`: a run's final count of every output line against the senders' ledgers.
 //!
-//! `examples` prints one example of every record, for the contract test.
+//! `examples` prints one example of every record, and `check` reads records strictly, for the contract
+//! test (tests/unit/test_rigrecord.py).
 
+mod check;
 mod clock;
 mod follow;
 mod io;
@@ -20,7 +22,7 @@ mod tls;
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: syslogbench-rig send|follow|reconcile|examples [ARGS]  (requests: one JSON object per line on stdin)");
+    eprintln!("usage: syslogbench-rig send|follow|reconcile|examples|check [ARGS]  (requests: one JSON object per line on stdin)");
     ExitCode::from(2)
 }
 
@@ -33,13 +35,12 @@ fn main() -> ExitCode {
         "follow" => follow::main(rest),
         "reconcile" => reconcile::main(),
         "examples" => {
-            let mut all = send::examples();
-            all.extend(follow::examples());
-            for example in all {
+            for example in send::examples().into_iter().chain(follow::examples()) {
                 println!("{example}");
             }
             Ok(())
         }
+        "check" => check::main(),
         _ => return usage(),
     };
     match result {

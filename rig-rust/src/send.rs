@@ -6,7 +6,7 @@
 //! its CPU seconds and its oversleeps, so that a sender-bound trial can be told from a slow daemon.
 
 use crate::clock::{cpu_seconds, now, round, sleep_until};
-use crate::io::{emit, parse, LineReader};
+use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::mapped::{read_ends, Mapped};
 use crate::tls::Tls;
 use serde::{Deserialize, Serialize};
@@ -27,6 +27,7 @@ const RECORD_BYTES: u64 = 16_384;
 pub struct SendRequest {
     pub file: String,
     /// Each message's end offset (little-endian u64s); None: a burst of the whole file (a run over TCP).
+    #[serde(deserialize_with = "required")]
     pub ends: Option<String>,
     pub count: u64,
     /// Messages per second for this sender; 0: all due at once.
@@ -34,6 +35,7 @@ pub struct SendRequest {
     /// The common start, in epoch seconds.
     pub start: f64,
     /// After this (epoch seconds) the sender stops: what is left is unsent. None: no give-up time.
+    #[serde(deserialize_with = "required")]
     pub give_up: Option<f64>,
     /// The shortest sleep between two batches.
     pub tick_s: f64,
@@ -82,6 +84,7 @@ pub struct ClosedRecord {
     /// This process's CPU over its whole life.
     pub cpu_s: f64,
     /// TLS: whether the daemon answered our close_notify by closing. None over TCP and UDP.
+    #[serde(deserialize_with = "required")]
     pub peer_closed: Option<bool>,
 }
 
@@ -90,7 +93,9 @@ pub struct ClosedRecord {
 pub struct ConnectedRecord {
     pub op: String,
     pub transport: String,
+    #[serde(deserialize_with = "required")]
     pub tls_version: Option<String>,
+    #[serde(deserialize_with = "required")]
     pub tls_cipher: Option<String>,
 }
 
@@ -168,17 +173,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     };
     let mut requests = LineReader::stdin();
     while let Some(line) = requests.next_line() {
-        let value: serde_json::Value = parse(&line)?;
-        let op = value
-            .get("op")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string();
-        let mut body = value;
-        if let Some(map) = body.as_object_mut() {
-            map.remove("op");
-        }
-        let body = body.to_string();
+        let (op, body) = split_op(&line)?;
         match op.as_str() {
             "send" => match send(&mut link, &parse(&body)?) {
                 Ok(record) => emit(&record),
@@ -384,49 +379,107 @@ fn retry(give_up: Option<f64>) -> Result<bool, String> {
     }
 }
 
-/// Open loop over the schedule, in batches of what is due.
+/// The clock a schedule is kept by: the real one, or a test's.
+pub trait Clock {
+    fn now(&mut self) -> f64;
+    fn sleep_until(&mut self, until: f64);
+}
+
+pub struct RealClock;
+
+impl Clock for RealClock {
+    fn now(&mut self) -> f64 {
+        now()
+    }
+
+    fn sleep_until(&mut self, until: f64) {
+        sleep_until(until)
+    }
+}
+
+/// What an open loop did: messages handed over, when the last one was, and its pacing.
+#[derive(Debug, PartialEq)]
+pub struct Sent {
+    pub sent: u64,
+    pub last_at: f64,
+    pub pacing: Pacing,
+}
+
+/// Send messages [0, count) open loop: message i is due at start + i/rate. A sender behind its schedule
+/// sends all that is due at once, and stays behind: the schedule never stretches. Stops at give_up (what
+/// is left is unsent). `send_range(first, last)` hands over [first, last) and returns how many are now
+/// wholly handed over (fewer only when the give-up time came while it was blocked).
+pub fn open_loop(
+    clock: &mut dyn Clock,
+    count: u64,
+    rate: f64,
+    start: f64,
+    give_up: Option<f64>,
+    tick_s: f64,
+    send_range: &mut dyn FnMut(u64, u64) -> Result<u64, String>,
+) -> Result<Sent, String> {
+    let mut pacing = Pacing::default();
+    let (mut sent, mut last_at) = (0u64, start);
+    clock.sleep_until(start);
+    while sent < count {
+        let at = clock.now();
+        if give_up.is_some_and(|limit| at > limit) {
+            break;
+        }
+        let target = due(rate, at - start, count);
+        if target > sent {
+            let upto = send_range(sent, target)?;
+            last_at = clock.now();
+            if upto > sent {
+                pacing.batch(start, upto - 1, rate, last_at);
+            }
+            sent = upto;
+            if upto < target {
+                break; // the give-up time came while blocked
+            }
+        }
+        // Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
+        if sent < count && rate > 0.0 {
+            let at = clock.now();
+            let wait = intended(start, sent, rate) - at;
+            if wait > 0.0 {
+                let wake = at + wait.max(tick_s);
+                clock.sleep_until(wake); // descheduled since `at`: it does not sleep at all
+                pacing.oversleep_max = pacing.oversleep_max.max(clock.now() - wake);
+            }
+        }
+    }
+    Ok(Sent {
+        sent,
+        last_at,
+        pacing,
+    })
+}
+
+/// Open loop over the rendered messages, on the link.
 fn paced(
     link: &mut Link,
     data: &[u8],
     ends: &[u64],
     request: &SendRequest,
 ) -> Result<(u64, u64, Pacing, f64), String> {
-    let (count, rate, start) = (request.count, request.rate, request.start);
-    let mut pacing = Pacing::default();
-    let (mut sent, mut last_at) = (0u64, start);
-    while sent < count {
-        let at = now();
-        if request.give_up.is_some_and(|limit| at > limit) {
-            break;
-        }
-        let target = due(rate, at - start, count);
-        if target > sent {
-            let upto = send_range(link, data, ends, sent, target, request.give_up)?;
-            last_at = now();
-            if upto > sent {
-                pacing.batch(start, upto - 1, rate, last_at);
-            }
-            if upto < target {
-                sent = upto;
-                break; // the give-up time came while blocked
-            }
-            sent = upto;
-        }
-        if sent < count && rate > 0.0 {
-            let wait = intended(start, sent, rate) - now();
-            if wait > 0.0 {
-                let wake = now() + wait.max(request.tick_s);
-                sleep_until(wake);
-                pacing.oversleep_max = pacing.oversleep_max.max(now() - wake);
-            }
-        }
-    }
-    let bytes = if sent == 0 {
+    let mut send =
+        |first: u64, last: u64| send_range(link, data, ends, first, last, request.give_up);
+    let done = open_loop(
+        &mut RealClock,
+        request.count,
+        request.rate,
+        request.start,
+        request.give_up,
+        request.tick_s,
+        &mut send,
+    )?;
+    let bytes = if done.sent == 0 {
         0
     } else {
-        ends[sent as usize - 1]
+        ends[done.sent as usize - 1]
     };
-    Ok((sent, bytes, pacing, last_at))
+    Ok((done.sent, bytes, done.pacing, done.last_at))
 }
 
 fn begin(ends: &[u64], index: u64) -> u64 {
@@ -701,8 +754,8 @@ pub fn examples() -> Vec<serde_json::Value> {
         drain_timeout_s: 120.0,
     };
     [
-        serde_json::to_value(request),
-        serde_json::to_value(close),
+        with_op("send", serde_json::to_value(request)),
+        with_op("close", serde_json::to_value(close)),
         serde_json::to_value(record),
         serde_json::to_value(closed),
         serde_json::to_value(connected),
@@ -736,6 +789,164 @@ mod tests {
         assert_eq!(pacing.batches, 3);
         assert!((pacing.behind_max - 0.301).abs() < 1e-9, "{pacing:?}");
         assert_eq!(pacing.behind_end, 0.0);
+    }
+
+    /// A test's clock: sleeping moves it, and so does what the test says a send or a sleep costs.
+    struct FakeClock {
+        now: f64,
+        oversleep: f64,
+        deschedule_every: u64,
+        looks: u64,
+    }
+
+    impl FakeClock {
+        fn at(now: f64) -> FakeClock {
+            FakeClock {
+                now,
+                oversleep: 0.0,
+                deschedule_every: 0,
+                looks: 0,
+            }
+        }
+    }
+
+    impl Clock for FakeClock {
+        fn now(&mut self) -> f64 {
+            self.looks += 1;
+            if self.deschedule_every > 0 && self.looks % self.deschedule_every == 0 {
+                self.now += 0.05; // a starved process: time passes between two looks
+            }
+            self.now
+        }
+
+        fn sleep_until(&mut self, until: f64) {
+            if until > self.now {
+                self.now = until + self.oversleep;
+            }
+        }
+    }
+
+    #[test]
+    fn a_sender_that_falls_behind_sends_what_is_due_and_never_stretches_its_schedule() {
+        let mut clock = FakeClock::at(100.0);
+        let batches = std::cell::RefCell::new(Vec::new());
+        let clock_now = std::cell::Cell::new(0.0);
+        let mut send = |first: u64, last: u64| {
+            batches.borrow_mut().push((first, last));
+            if first == 0 {
+                clock_now.set(0.5); // the daemon held the first send for half a second
+            }
+            Ok(last)
+        };
+        // The stall is applied to the clock between sends.
+        struct Stalling<'a> {
+            inner: FakeClock,
+            stall: &'a std::cell::Cell<f64>,
+        }
+        impl Clock for Stalling<'_> {
+            fn now(&mut self) -> f64 {
+                self.inner.now += self.stall.replace(0.0);
+                self.inner.now()
+            }
+            fn sleep_until(&mut self, until: f64) {
+                self.inner.sleep_until(until)
+            }
+        }
+        clock.now = 100.0;
+        let mut stalling = Stalling {
+            inner: clock,
+            stall: &clock_now,
+        };
+        let done = open_loop(
+            &mut stalling,
+            100,
+            100.0,
+            100.0,
+            Some(200.0),
+            0.005,
+            &mut send,
+        )
+        .unwrap();
+        assert_eq!(done.sent, 100);
+        // After the stall, everything due by 0.5 s (indexes 1..50) goes at once: the schedule did not move.
+        assert_eq!(batches.borrow()[1], (1, 51), "{:?}", &batches.borrow()[..3]);
+        assert!((done.last_at - 100.99).abs() < 0.011, "{}", done.last_at);
+        assert!(
+            (done.pacing.behind_max - 0.5).abs() < 0.011,
+            "{:?}",
+            done.pacing
+        );
+        assert_eq!(
+            done.pacing.oversleep_max, 0.0,
+            "the stall was the daemon's: the sleeps kept time"
+        );
+    }
+
+    #[test]
+    fn a_sender_that_wakes_late_says_so() {
+        let mut clock = FakeClock::at(100.0);
+        clock.oversleep = 0.3; // every sleep ends 0.3 s late
+        let done = open_loop(
+            &mut clock,
+            10,
+            10.0,
+            100.0,
+            Some(200.0),
+            0.005,
+            &mut |_, b| Ok(b),
+        )
+        .unwrap();
+        assert!(
+            (done.pacing.oversleep_max - 0.3).abs() < 1e-9,
+            "{:?}",
+            done.pacing
+        );
+    }
+
+    #[test]
+    fn a_sender_descheduled_before_its_sleep_never_sleeps_a_negative_time() {
+        let mut clock = FakeClock::at(100.0);
+        clock.deschedule_every = 5;
+        let done = open_loop(
+            &mut clock,
+            200,
+            10.0,
+            100.0,
+            Some(200.0),
+            0.005,
+            &mut |_, b| Ok(b),
+        )
+        .unwrap();
+        assert_eq!(done.sent, 200);
+    }
+
+    #[test]
+    fn a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() {
+        let clock = std::cell::RefCell::new(FakeClock::at(100.0));
+        struct Shared<'a>(&'a std::cell::RefCell<FakeClock>);
+        impl Clock for Shared<'_> {
+            fn now(&mut self) -> f64 {
+                self.0.borrow_mut().now()
+            }
+            fn sleep_until(&mut self, until: f64) {
+                self.0.borrow_mut().sleep_until(until)
+            }
+        }
+        let mut stuck = |_: u64, last: u64| {
+            clock.borrow_mut().now += 2.0; // every send blocks for 2 s
+            Ok(last)
+        };
+        let done = open_loop(
+            &mut Shared(&clock),
+            100,
+            10.0,
+            100.0,
+            Some(103.0),
+            0.005,
+            &mut stuck,
+        )
+        .unwrap();
+        assert!(0 < done.sent && done.sent < 100, "{}", done.sent);
     }
 
     #[test]

@@ -74,7 +74,10 @@ impl Tls {
             match tls.session.complete_io(&mut socket) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && now() < deadline => {}
-                Err(e) => return Err(format!("TLS handshake with {server_name} failed: {e}")),
+                Err(e) => {
+                    let _ = tls.session.write_tls(&mut socket); // our alert, so the daemon logs why
+                    return Err(format!("TLS handshake with {server_name} failed: {e}"));
+                }
             }
         }
         Ok(tls)

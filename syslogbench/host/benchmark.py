@@ -134,8 +134,9 @@ def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
     hostsetup.ensure_compose(log)
     chosen = [profiles.resolve(name) for name in profile_names]
     chosen = [p for p in chosen if registry_ready(p, skip_unreachable)]
-    suites = sorted({HARNESS_SUITE, *(p.suite for p in chosen if p.suite)})
+    suites = sorted({HARNESS_SUITE, images.RIG_SUITE, *(p.suite for p in chosen if p.suite)})
     images.ensure_bases(suites, log)
+    images.build_rig(contract.image_tag(), log)
     for profile in chosen:
         log(f"building images for {profile.profile}")
         fresh_mtime(profile.dockerfile)

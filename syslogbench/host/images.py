@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from datetime import UTC, datetime
@@ -130,3 +131,49 @@ def needs_registry_message(profile: str, ref: str) -> str:
         "no registry answered a pull. Run it on a machine that reaches Docker Hub, or pull the image there, "
         "`docker save` it and `docker load` it here."
     )
+
+
+# -- the compiled rig (rig-rust/) ------------------------------------------------------------------------------
+
+RIG_DIR = ROOT / "rig-rust"
+RIG_SUITE = "trixie"  # its build stage: Debian trixie's rustc (rig-rust/Dockerfile)
+RIG_REPO = "syslogbench/rig"
+VENDOR_TIMEOUT_S = 600
+
+
+def rig_tag(tag: str) -> str:
+    return f"{RIG_REPO}:{tag}"
+
+
+def vendor_crates(log=print) -> None:
+    """Fetch the rig's crates with the host's cargo, where there is one, into rig-rust/vendor: the image's
+    build stage then builds offline. Containers on some machines cannot fetch crates themselves (they do not
+    trust the TLS proxy the host goes through); without a host cargo, the build stage fetches them."""
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        log("rig: no cargo on this machine; the image's build stage fetches the crates itself")
+        return
+    command = [cargo, "vendor", "--locked", "--quiet", "--manifest-path", str(RIG_DIR / "Cargo.toml"),
+               str(RIG_DIR / "vendor")]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=VENDOR_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        log(f"rig: cargo vendor took over {VENDOR_TIMEOUT_S} s; the build stage fetches the crates itself")
+        return
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        log(f"rig: cargo vendor failed ({tail}); the build stage fetches the crates itself")
+
+
+def build_rig(tag: str, log=print) -> None:
+    """The image holding the compiled rig, which the generator and watcher images copy it from."""
+    vendor_crates(log)
+    log(f"rig: building {rig_tag(tag)} (rig-rust/Dockerfile)")
+    done = subprocess.run(
+        ["docker", "build", "-q", "-t", rig_tag(tag), "-f", str(RIG_DIR / "Dockerfile"), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        raise SetupError(f"building the compiled rig (rig-rust/Dockerfile) failed:\n{tail}")

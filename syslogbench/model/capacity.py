@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
+from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
+
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
 # numbers of its own, so a message from an earlier trial that arrives late is never counted for a later one.
 TRIAL_SEQ_SPAN = 10_000_000
@@ -195,6 +197,11 @@ class SenderTrial:
     rate_achieved: float | None = None  # what it handed to the kernel over its own sending time
     sender_bound: bool = False  # it fell behind with its own CPU, not from the daemon's backpressure
     status: str = "ok"
+    # The evidence (the compiled sender's record; None in results from before it): its CPU over the trial,
+    # its largest lag behind the schedule at any batch, and the longest a sleep ran past its wake time.
+    cpu_s: float | None = None
+    behind_max_s: float | None = None
+    oversleep_max_s: float | None = None
 
     @property
     def unsent(self) -> int:
@@ -211,6 +218,106 @@ class SenderTrial:
         if not 0 <= self.sent <= self.intended:
             return f"{self.id}: sent {self.sent} outside 0..intended {self.intended}"
         return None
+
+
+# A sender behind its schedule by more than this (plus 5% of the trial) at any batch has fallen behind.
+BEHIND_S = 0.1
+# A sender busy this share of its sending time was short of CPU (not blocked by the daemon's backpressure).
+BUSY_SHARE = 0.75
+
+
+def sender_bound(record: SendRecord, rate: float, transport: str, bound_s: float) -> bool:
+    """Whether a sender, not the daemon, made its trial's messages late or unsent, from its own evidence.
+
+    A sender that woke more than half the bound late made its own messages late, whatever the daemon did.
+    Over UDP nothing pushes back: a sender behind its schedule was short of CPU. Over TCP it may be the
+    daemon's backpressure (blocked in send, no CPU spent): behind, with its CPU busy most of the time, is ours.
+    """
+    if record.oversleep_max_s > bound_s / 2:
+        return True
+    allowed = BEHIND_S + 0.05 * record.intended / rate if rate > 0 else math.inf
+    fell_behind = record.sent < record.intended or record.behind_max_s > allowed
+    pace = max(record.pace_s, (record.intended - 1) / rate if rate > 0 else 0.0, 1e-6)
+    return fell_behind and (transport == "udp" or record.cpu_s > BUSY_SHARE * pace)
+
+
+def sender_trial(
+    name: str,
+    intended: int,
+    rate: float,
+    count: SenderTally | None,
+    report: SendRecord | FailedRecord | None,
+    transport: str,
+    bound_s: float,
+) -> SenderTrial:
+    """One sender's accounting: what the follower counted against what its compiled sender reported (none:
+    it sent nothing we know of)."""
+    received = count.received if count else 0
+    sent = report.sent if isinstance(report, SendRecord) else 0
+    trial = SenderTrial(
+        id=name,
+        intended=intended,
+        sent=sent,
+        received=received,
+        lost=sent - received,
+        late=count.late if count else 0,
+        duplicated=count.duplicated if count else 0,
+        copies=count.copies if count else 0,
+        rate_target=round(rate, 3),
+        status="no report from this sender" if report is None else "",
+    )
+    if isinstance(report, FailedRecord):
+        trial.status = f"failed: {report.error}"
+    elif isinstance(report, SendRecord):
+        pace = max(report.pace_s, (intended - 1) / rate if rate > 0 else 0.0, 1e-6)
+        trial.status = report.status
+        trial.rate_achieved = round(report.sent / pace, 1)
+        trial.sender_bound = sender_bound(report, rate, transport, bound_s)
+        trial.cpu_s, trial.behind_max_s = report.cpu_s, report.behind_max_s
+        trial.oversleep_max_s = report.oversleep_max_s
+    return trial
+
+
+# The rig may take at most this share of the daemon's CPU in a trial before the trial says so.
+RIG_SHARE_MAX = 0.05
+# A look gap above this share of LATENCY_BOUND makes the latency the rig's more than the daemon's.
+LOOK_GAP_SHARE_MAX = 0.1
+
+
+@dataclass
+class RigCost:
+    """What the rig itself cost one trial, beside the daemon, and how finely it saw arrivals."""
+
+    senders_cpu_s: float | None  # every compiled sender's own CPU over its sending
+    watcher_cpu_s: float | None  # the watcher's container (the compiled follower is in it)
+    follower_cpu_s: float | None  # the compiled follower's own CPU over the trial
+    daemon_cpu_s: float | None
+    share: float | None  # (senders + watcher) / daemon
+    look_gap_max_s: float | None  # the longest a line could wait between being written and being read
+    look_gap_p99_s: float | None
+    flags: list[str] = field(default_factory=list)  # what makes this trial's figures the rig's
+
+
+def rig_cost(
+    senders: list[SenderTrial], watcher_cpu_s: float | None, daemon_cpu_s: float | None, tally: object,
+    bound_s: float,
+) -> RigCost:  # fmt: skip
+    """tally: the follower's record (model.rigrecord.TallyRecord)."""
+    cpus = [s.cpu_s for s in senders]
+    senders_cpu = (
+        round(sum(c for c in cpus if c is not None), 4) if all(c is not None for c in cpus) else None
+    )
+    total = None if senders_cpu is None or watcher_cpu_s is None else senders_cpu + watcher_cpu_s
+    share = round(total / daemon_cpu_s, 4) if total is not None and daemon_cpu_s else None
+    cost = RigCost(senders_cpu, watcher_cpu_s, getattr(tally, "cpu_s", None), daemon_cpu_s, share,
+                   getattr(tally, "look_gap_max_s", None), getattr(tally, "look_gap_p99_s", None))  # fmt: skip
+    if share is not None and share > RIG_SHARE_MAX:
+        cost.flags.append(f"the rig took {share:.1%} of the daemon's CPU (over {RIG_SHARE_MAX:.0%})")
+    gap = cost.look_gap_max_s
+    if gap is not None and gap > LOOK_GAP_SHARE_MAX * bound_s:
+        cost.flags.append(f"a line could wait {gap * 1000:.1f} ms before it was read (over a tenth of "
+                          f"LATENCY_BOUND, {bound_s * 100:.0f} ms)")  # fmt: skip
+    return cost
 
 
 @dataclass
@@ -263,6 +370,9 @@ class Trial:
     # fraction of the PDR, after the search).
     purpose: str = "search"
     copies: int = 0  # a user config's (SenderTrial.copies)
+    early: int = 0  # messages seen before their intended time (clocks apart), recorded at 1 us
+    follower_cpu_s: float | None = None  # the compiled follower's own CPU (also in watcher_cpu_s)
+    rig: RigCost | None = None  # the rig's own cost and resolution; None in results from before it
 
     def consistent(self) -> str | None:
         for sender in self.senders:
@@ -296,6 +406,8 @@ def trial_from_dict(data: Mapping) -> Trial:
     values = {k: v for k, v in data.items() if k in known}
     values["latency_ms"] = Latency(**data.get("latency_ms") or {})
     values["senders"] = [SenderTrial(**s) for s in data.get("senders") or []]
+    if data.get("rig") is not None:
+        values["rig"] = RigCost(**data["rig"])
     return Trial(**values)
 
 

@@ -36,6 +36,8 @@ class Ledger:
     rate_target: int | None = optional()
     rate_achieved: float | None = optional()
     pace_s: float | None = optional()  # paced senders: the time to hand the last message to the kernel
+    # Paced senders: the largest lag of a batch behind its schedule (looked at every batch, rig-rust send).
+    behind_max_s: float | None = optional()
     tls: Tls | None = optional()  # TLS scenarios: what it negotiated
 
     @property

@@ -1,50 +1,44 @@
 """One generator container: a "remote host" running SENDERS_PER_HOST parallel senders.
 
 Each sender renders all its messages to a file before the start signal (so rendering CPU stays out of the
-measured window), sends them with sendfile as fast as the daemon accepts, waits until the kernel's send
-queue is empty, and writes a ledger. Stdlib only: this runs in the generator container.
+measured window) and connects; the compiled sender (rig-rust, `syslogbench-rig send`, on this socket) sends
+them as fast as the daemon accepts (or paced), makes the TLS handshake where the scenario has TLS, and waits
+until the kernel's send queue is empty; then this process writes the ledger. Stdlib only: this runs in the
+generator container.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import mmap
 import multiprocessing
 import os
 import resource
 import signal
 import socket
-import ssl
-import struct
 import sys
-import termios
 import time
-from array import array
-from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import BinaryIO
 
 from syslogbench import contract
 from syslogbench.model import machine, preprocess, scenarios, settings
 from syslogbench.model.ledger import OK, Ledger
-from syslogbench.model.messages import SenderId, datagram, render_lines, render_to_file
+from syslogbench.model.messages import SenderId, datagram, render_lines
 from syslogbench.model.result import GeneratorReport, Tls
+from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, ConnectedRecord, SendRecord, SendRequest
 from syslogbench.rig import cgroup, channel, control, trials
+from syslogbench.rig.compiled import Rig, RigError, write_rendered
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
 READY_TIMEOUT, START_WAIT = contract.READY_TIMEOUT, contract.START_WAIT
 # After SIGTERM: the senders have this long to write their ledgers (compose allows 10 s before SIGKILL).
 STOP_GRACE_S = 5.0
-DRAIN_TIMEOUT = 120.0
-DRAIN_LOOK_S = (0.01, 0.25)  # the shortest and the longest wait between two looks at the send queue
+DRAIN_TIMEOUT = 120.0  # the compiled sender waits this long for the daemon to acknowledge every byte
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # TLS: the name the server certificate must carry, and where the run's throwaway CA is (the watcher writes it).
 TLS_SERVER_NAME = os.environ.get("TLS_SERVER_NAME", contract.CENTRAL_HOST)
 TLS_CA_ENV = "TLS_CA"
-TLS_CHUNK = 256 * 1024
 # The senders' TCP congestion control, the same on every machine. Reno is the one every Linux lets an
 # unprivileged process choose (net.ipv4.tcp_allowed_congestion_control); where BBR is the default, as on the
 # machines of the November 2026 runs, cubic is not allowed. BBR paces each connection with a timer although
@@ -85,141 +79,9 @@ def connect(timeout: float) -> socket.socket:
             time.sleep(0.2)
 
 
-def unsent_bytes(sock: socket.socket) -> int:
-    """Bytes still in the send queue (sent but not acknowledged, or not yet sent)."""
-    raw = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, struct.pack("i", 0))
-    return struct.unpack("i", raw)[0]
-
-
-def drain(sock: socket.socket, timeout: float) -> int:
-    """Close our side and wait until the peer has acknowledged every byte; return what is left."""
-    sock.shutdown(socket.SHUT_WR)
-    deadline = time.monotonic() + timeout
-    left, wait = unsent_bytes(sock), DRAIN_LOOK_S[0]
-    while left and time.monotonic() < deadline:
-        time.sleep(wait)
-        before, left = left, unsent_bytes(sock)
-        wait = next_look(before, left, wait)
-    return left
-
-
-def next_look(before: int, left: int, wait: float) -> float:
-    """The wait before the next look at the send queue: about half the time it takes to empty at the pace it
-    went, and twice as long as the last while it does not move. rsyslog serves its connections unevenly
-    and left queues standing for tens of seconds, looked at every 10 ms inside the measured window."""
-    shortest, longest = DRAIN_LOOK_S
-    if left >= before:
-        return min(wait * 2, longest)
-    pace = (before - left) / wait
-    return min(max(left / pace / 2, shortest), longest)
-
-
 def tls_ca() -> Path:
     """The run's CA, which the watcher sends with its hello (main() keeps it in WORK_DIR)."""
     return Path(os.environ.get(TLS_CA_ENV) or WORK_DIR / "ca.pem")
-
-
-def tls_context(cafile: Path) -> ssl.SSLContext:
-    """Verify the server against the run's CA only (not the system's) and for its host name."""
-    if not cafile.exists():
-        raise FileNotFoundError(f"no CA certificate at {cafile}: the watcher writes it for a TLS scenario")
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(cafile))
-    context.verify_mode = ssl.CERT_REQUIRED
-    context.check_hostname = True
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return context
-
-
-class TlsClient:
-    """TLS over our own TCP socket through memory BIOs.
-
-    The raw socket stays ours, so the tail-loss fix holds unchanged: after the last record we queue TLS
-    close_notify ourselves without waiting for the peer's, then drain() shuts the socket for writing and
-    waits until the kernel's send queue is empty. An ssl.SSLSocket would block in unwrap() on a daemon
-    that never answers close_notify.
-    """
-
-    def __init__(self, sock: socket.socket, context: ssl.SSLContext, server_name: str) -> None:
-        self.sock = sock
-        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = context.wrap_bio(self.incoming, self.outgoing, server_hostname=server_name)
-
-    def flush(self) -> None:
-        if data := self.outgoing.read():
-            self.sock.sendall(data)
-
-    def handshake(self) -> None:
-        while True:
-            try:
-                self.tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                self.flush()
-                data = self.sock.recv(65536)
-                if not data:
-                    raise ConnectionError(
-                        "the server closed the connection during the TLS handshake"
-                    ) from None
-                self.incoming.write(data)
-            except ssl.SSLError:
-                self.flush()  # our alert, so the daemon logs why
-                raise
-        self.flush()
-
-    def send_file(self, data: BinaryIO) -> int:
-        """Encrypt and send the rendered file in chunks; return the plaintext bytes sent."""
-        sent = 0
-        while chunk := data.read(TLS_CHUNK):
-            self.tls.write(chunk)
-            self.flush()
-            sent += len(chunk)
-        return sent
-
-    def encrypt(self, data: bytes | memoryview) -> bytes:
-        """data as TLS records, to be sent in this order (a capacity trial's sends, rig/trials.py)."""
-        self.tls.write(data)
-        return self.outgoing.read()
-
-    def close_notify(self) -> None:
-        """Queue our close_notify and send it; the peer's answer is not awaited here."""
-        # SSLWantReadError: close_notify is written, the peer's has not arrived, which is expected.
-        with contextlib.suppress(ssl.SSLWantReadError):
-            self.tls.unwrap()
-        self.flush()
-
-    def describe(self, peer_closed: bool | None = None) -> Tls:
-        """What was negotiated, for the ledger; peer_closed: whether the daemon answered our close_notify."""
-        cipher = self.tls.cipher()
-        return Tls(version=self.tls.version(), cipher=cipher[0] if cipher else None, peer_closed=peer_closed)
-
-
-def start_tls(sock: socket.socket, cafile: Path, server_name: str = TLS_SERVER_NAME) -> TlsClient:
-    client = TlsClient(sock, tls_context(cafile), server_name)
-    try:
-        client.handshake()
-    except ssl.SSLCertVerificationError as error:
-        raise RuntimeError(
-            f"TLS: the server's certificate does not verify against {cafile} for the name {server_name!r}: "
-            f"{error.verify_message}"
-        ) from error
-    except (ssl.SSLError, OSError) as error:
-        raise RuntimeError(
-            f"TLS handshake with {server_name} failed: {error or type(error).__name__}"
-        ) from error
-    return client
-
-
-def wait_for_close(sock: socket.socket, timeout: float) -> bool:
-    """Read (and drop) what the peer still sends until it closes: closing with unread data would send RST."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        sock.settimeout(left)
-        try:
-            if not sock.recv(65536):
-                return True
-        except OSError:
-            return False
-    return False
 
 
 def udp_socket(timeout: float) -> socket.socket:
@@ -237,11 +99,13 @@ def udp_socket(timeout: float) -> socket.socket:
             time.sleep(0.2)
 
 
-def open_socket(transport: str) -> tuple[socket.socket, Callable[[bytes | memoryview], bytes] | None]:
-    """A connection to the daemon for a capacity run's trials (rig/trials.py), kept across them; over TLS,
-    with the handshake done, and what encrypts for it."""
+def open_rig(transport: str) -> Rig:
+    """A capacity run's sender (rig/trials.py): its connection to the daemon, kept across the trials, and the
+    compiled sender on it (over TLS, with the handshake made)."""
     sock = daemon_socket(transport, READY_TIMEOUT)
-    return sock, (start_tls(sock, tls_ca()).encrypt if transport == "tls" else None)
+    rig, _ = start_rig(sock, transport)
+    sock.close()  # the rig holds its own copy of the descriptor
+    return rig
 
 
 def daemon_socket(transport: str, timeout: float) -> socket.socket:
@@ -250,133 +114,97 @@ def daemon_socket(transport: str, timeout: float) -> socket.socket:
     return udp_socket(timeout) if transport == "udp" else connect(timeout)
 
 
-def due(rate: int, elapsed: float, total: int) -> int:
-    """How many messages should be out `elapsed` seconds after the start: the first at 0, then one every 1/rate s.
-
-    rate 0 is all-out: everything is due at once.
-    """
-    if rate <= 0:
-        return total
-    # The epsilon keeps a sleep that ends exactly on time (100.1 - 100.0 = 0.0999...) from missing its message.
-    return min(total, int(rate * elapsed + 1e-6) + 1)
-
-
-def paced(
-    total: int,
-    rate: int,
-    send_range: Callable[[int, int], None],
-    clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
-    tick: float = TICK_S,
-) -> int:
-    """Send messages [0, total) in batches so that the average rate is `rate` msg/s; return the batch count.
-
-    Each round sends everything due by now (so a late round catches up and the average holds), then sleeps
-    until the next message is due, but never less than `tick`, so the CPU stays free between batches.
-    """
-    t0, sent, batches = clock(), 0, 0
-    while sent < total:
-        target = due(rate, clock() - t0, total)
-        if target > sent:
-            send_range(sent, target)
-            sent, batches = target, batches + 1
-        if sent < total:
-            next_due = sent / rate  # message index `sent` is due once rate * t + 1 > sent
-            sleep(max(tick, next_due - (clock() - t0)))
-    return batches
+def start_rig(
+    sock: socket.socket, transport: str, ca: Path | None = None, server_name: str = TLS_SERVER_NAME
+) -> tuple[Rig, ConnectedRecord]:
+    """The compiled sender on our socket; over TLS it makes the handshake, verifying the server against the
+    run's throwaway CA only (not the system's) and for its host name."""
+    args = ["--fd", str(sock.fileno()), "--transport", transport]
+    if transport == "tls":
+        args += ["--ca", str(ca or tls_ca()), "--server-name", server_name]
+    rig = Rig("send", args, pass_fds=(sock.fileno(),))
+    try:
+        return rig, rig.answer(ConnectedRecord, READY_TIMEOUT)
+    except RigError:
+        rig.close()
+        raise
 
 
-def render_indexed(
-    path: Path, cfg: settings.Settings, sender: SenderId, scenario: scenarios.Scenario
-) -> array:
-    """Render every message to path, as datagrams for UDP; return each message's end offset in the file."""
-    ends = array("Q")
-    offset = 0
-    chunk: list[bytes] = []
-    lines = render_lines(
-        cfg.seed,
-        sender,
-        cfg.messages_per_sender,
-        time.time(),
-        scenario.message_bytes,
-        scenario.format,
-        preprocess.payload(scenario.preprocess),
-    )
-    with path.open("wb") as out:
-        for line in lines:
-            if scenario.transport == "udp":
-                line = datagram(line, scenario.format)
-            offset += len(line)
-            ends.append(offset)
-            chunk.append(line)
-            if len(chunk) >= 10_000:
-                out.write(b"".join(chunk))
-                chunk.clear()
-        out.write(b"".join(chunk))
-    return ends
+def render(path: Path, cfg: settings.Settings, sender: SenderId, scenario: scenarios.Scenario) -> Path | None:
+    """Every message to path (datagrams for UDP); a paced or UDP sender also gets each message's end offset
+    (compiled.write_rendered). Returns that file, or None for a burst."""
+    lines = render_lines(cfg.seed, sender, cfg.messages_per_sender, time.time(), scenario.message_bytes,
+                         scenario.format, preprocess.payload(scenario.preprocess))  # fmt: skip
+    if scenario.transport == "udp":
+        lines = (datagram(line, scenario.format) for line in lines)
+    return write_rendered(path, lines, indexed=scenario.transport == "udp" or bool(scenario.rate))
 
 
-def send_udp(sock: socket.socket, path: Path, ends: array, rate: int) -> int:
-    """One datagram per message, paced; return the bytes sent. A full send buffer blocks, it never drops."""
-    sent = 0
-    with path.open("rb") as data, mmap.mmap(data.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        view = memoryview(mapped)
-
-        def send_range(first: int, last: int) -> None:
-            nonlocal sent
-            start = ends[first - 1] if first else 0
-            for index in range(first, last):
-                sent += sock.send(view[start : ends[index]])
-                start = ends[index]
-
-        try:
-            paced(len(ends), rate, send_range)
-        finally:
-            view.release()
-    return sent
-
-
-def send_tcp_paced(sock: socket.socket, path: Path, ends: array, rate: int) -> int:
-    """sendfile on the byte range of each batch of whole messages; return the bytes sent."""
-    sent = 0
-    with path.open("rb") as data:
-
-        def send_range(first: int, last: int) -> None:
-            nonlocal sent
-            start = ends[first - 1] if first else 0
-            sent += sock.sendfile(data, start, ends[last - 1] - start)
-
-        paced(len(ends), rate, send_range)
-    return sent
-
-
-def send_rated(sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario) -> Ledger:
-    """UDP (any rate) or TCP at a fixed rate: messages are indexed so they can go out in batches."""
+def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
+    """Render, connect, wait for the start, send (compiled), drain: the sender's ledger."""
+    scenario = scenarios.load(cfg.scenario)
     path = rendered(sender)
     render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
-    ends = render_indexed(path, cfg, sender, scenario)
+    ends = render(path, cfg, sender, scenario)
     render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
-    udp = scenario.transport == "udp"
     sock = daemon_socket(scenario.transport, START_WAIT)
-    sock.settimeout(cfg.run_timeout)
-    channel.link().ready(sender.name)
-    channel.link().wait_start(START_WAIT)
-    cpu0, t0 = cpu_seconds(), time.monotonic()
-    sent = (send_udp if udp else send_tcp_paced)(sock, path, ends, scenario.rate)
+    rig, connected = start_rig(sock, scenario.transport)
+    sock.close()  # the rig holds its own copy of the descriptor
+    try:
+        channel.link().ready(sender.name)
+        channel.link().wait_start(START_WAIT)
+        t0 = time.monotonic()
+        count = cfg.messages_per_sender + 1
+        # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds it.
+        rig.ask(SendRequest(str(path), str(ends) if ends else None, count, float(scenario.rate), time.time(),
+                            None, TICK_S))  # fmt: skip
+        sent = rig.answer(SendRecord, cfg.run_timeout)
+        rig.ask(CloseRequest(DRAIN_TIMEOUT))
+        closed = rig.answer(ClosedRecord, DRAIN_TIMEOUT * 2 + 10)
+        send_s = time.monotonic() - t0
+    finally:
+        rig.close()
+    return ledger_of(sender, cfg, scenario, sent, closed, connected, send_s, render_s, render_cpu_s)
+
+
+def ledger_of(
+    sender: SenderId,
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    sent: SendRecord,
+    closed: ClosedRecord,
+    connected: ConnectedRecord,
+    send_s: float,
+    render_s: float,
+    render_cpu_s: float,
+) -> Ledger:
+    ok = sent.sent == sent.intended and closed.left_bytes == 0
+    undelivered = f"{sent.intended - sent.sent} messages not sent, {closed.left_bytes} bytes unacknowledged"
+    tls = (
+        Tls(connected.tls_version, connected.tls_cipher, closed.peer_closed)
+        if connected.tls_version
+        else None
+    )
     # The rate is the sender's own: messages over the time to hand the last one to the kernel. The TCP
     # drain after it waits for the peer's last ACK, which a delayed ACK can hold back ~40 ms.
-    pace_s = time.monotonic() - t0
-    left = 0 if udp else drain(sock, DRAIN_TIMEOUT)
-    send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
-    sock.close()
-    total = ends[-1]
-    status = OK if sent == total and left == 0 else f"incomplete: {total - sent + left} bytes not delivered"
+    pace_s = sent.pace_s if scenario.rate or scenario.transport == "udp" else send_s
     return replace(
-        ledger(sender, cfg, status, sent, send_s, cpu_s, render_s, render_cpu_s),
+        ledger(
+            sender,
+            cfg,
+            OK if ok else f"incomplete: {undelivered}",
+            sent.bytes,
+            send_s,
+            sent.cpu_s,
+            render_s,
+            render_cpu_s,
+        ),  # fmt: skip
         transport=scenario.transport,
         rate_target=scenario.rate,
-        rate_achieved=round(len(ends) / pace_s, 1) if pace_s > 0 else None,
-        pace_s=round(pace_s, 6),
+        rate_achieved=round(sent.intended / pace_s, 1) if pace_s > 0 else None,
+        pace_s=round(sent.pace_s, 6) if scenario.rate or scenario.transport == "udp" else None,
+        behind_max_s=sent.behind_max_s if scenario.rate else None,
+        tls=tls,
     )
 
 
@@ -411,49 +239,6 @@ def ledger(
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
-    scenario = scenarios.load(cfg.scenario)
-    if scenario.transport == "udp" or scenario.rate:
-        return send_rated(sender, cfg, scenario)
-    path = rendered(sender)
-    render_cpu0, render_t0 = cpu_seconds(), time.monotonic()
-    total = render_to_file(
-        path,
-        cfg.seed,
-        sender,
-        cfg.messages_per_sender,
-        time.time(),
-        scenario.message_bytes,
-        scenario.format,
-        preprocess.payload(scenario.preprocess),  # JSON or key=value for the parsing rows
-    )
-    render_s, render_cpu_s = time.monotonic() - render_t0, cpu_seconds() - render_cpu0
-    sock = daemon_socket(scenario.transport, START_WAIT)
-    tls = start_tls(sock, tls_ca()) if scenario.transport == "tls" else None
-    # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds the run.
-    sock.settimeout(cfg.run_timeout)
-    channel.link().ready(sender.name)
-    channel.link().wait_start(START_WAIT)
-    cpu0, t0 = cpu_seconds(), time.monotonic()
-    with path.open("rb") as data:
-        # No sendfile over TLS: the records are made in user space.
-        sent = tls.send_file(data) if tls else sock.sendfile(data)
-    if tls:
-        tls.close_notify()
-    left = drain(sock, DRAIN_TIMEOUT)
-    send_s, cpu_s = time.monotonic() - t0, cpu_seconds() - cpu0
-    peer_closed = wait_for_close(sock, DRAIN_TIMEOUT) if tls else None
-    sock.close()
-    status = OK if sent == total and left == 0 else f"incomplete: {left} bytes unacknowledged"
-    return replace(
-        ledger(sender, cfg, status, sent, send_s, cpu_s, render_s, render_cpu_s),
-        transport=scenario.transport,
-        rate_target=0,
-        rate_achieved=round((cfg.messages_per_sender + 1) / send_s, 1) if send_s > 0 else None,
-        tls=tls.describe(peer_closed) if tls else None,
-    )
 
 
 def rendered(sender: SenderId) -> Path:
@@ -506,7 +291,7 @@ def main() -> int:
         channel.link().wait_finish(cfg.run_timeout + START_WAIT + READY_TIMEOUT)
         return 0
     if hello.get("capacity"):  # trials against a daemon that stays up (docs/capacity.md)
-        return trials.generator_main(host, cfg, open_socket)
+        return trials.generator_main(host, cfg, open_rig)
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:
@@ -541,6 +326,7 @@ def main() -> int:
     # Each sender's rendered file goes only now: freeing its pages cost about 1 ms of CPU each, in the window.
     for sender in senders:
         rendered(sender).unlink(missing_ok=True)
+        rendered(sender).with_suffix(".ends").unlink(missing_ok=True)
     # Stay up until the watcher is done: under --abort-on-container-exit an early exit would end the run.
     channel.link().wait_finish(cfg.run_timeout + START_WAIT)
     return 0

@@ -8,36 +8,30 @@ its late messages are counted. Each trial:
 - the senders get its rate and message count (`trial`), render their messages, each with the trial's own
   sequence numbers (model.capacity.trial_seq), and say so (`trial_ready`); the watcher then gives one start
   time to all;
-- each sender sends open loop: message i is due at start + i/rate, a sender that falls behind sends what is
-  due at once and never stretches its schedule; it reports what it sent (`trial_ledger`);
-- the watcher follows the output files every SAMPLE_S and reads only the new lines' keys: a line first seen at
-  sample t arrived in (t_prev, t], and its latency is t minus its intended time. The trial ends when every
-  message has arrived, or LATENCY_BOUND + LATE_WATCH_S after the last one was due (any arrival after that
-  would be late anyway).
+- each sender's compiled sender (rig-rust `send`, on the connection it keeps for every trial) sends open
+  loop: message i is due at start + i/rate, a sender that falls behind sends what is due at once and never
+  stretches its schedule; its record (model.rigrecord.SendRecord: what it sent, its CPU, its largest lag at
+  any batch, its oversleeps) is the trial's ledger (`trial_ledger`);
+- the compiled follower (rig-rust `follow`) wakes on inotify when the daemon writes, reads only the new
+  lines' keys, and times each message from its intended send time into an HdrHistogram. The trial ends when
+  every message sent has arrived, or LATENCY_BOUND + LATE_WATCH_S after the last one was due.
 
 Stdlib only: runs in the watcher and generator containers.
 """
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import json
 import multiprocessing
 import os
-import re
-import resource
-import socket
 import sys
 import threading
 import time
-from array import array
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 from syslogbench.model import capacity, preprocess, scenarios, settings, userconfig
-from syslogbench.model.capacity import SenderTrial
 from syslogbench.model.messages import (
     SenderId,
     bsd_timestamp,
@@ -46,10 +40,24 @@ from syslogbench.model.messages import (
     pri_stream,
     render_line,
 )
+from syslogbench.model.rigrecord import (
+    DrainedRecord,
+    DrainRequest,
+    ExpectRequest,
+    FailedRecord,
+    Following,
+    ForgotRecord,
+    RecordError,
+    SendRecord,
+    SendRequest,
+    TallyRecord,
+    TrialRequest,
+    record_from,
+)
 from syslogbench.rig import channel, control
-from syslogbench.rig.reconcile import OUTPUT_RE
+from syslogbench.rig.compiled import Rig, RigError, write_rendered
 
-SAMPLE_S = 0.02  # how often the watcher looks at the output during a trial: the latency's resolution
+LOOK_S = 0.05  # how often the trial's thread looks at the senders' reports and the daemon (not the output)
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost
 READY_WAIT_S = 120.0  # rendering a trial's messages, on a busy machine
 START_LEAD_S = 0.2  # from the last sender's trial_ready to the common start
@@ -59,172 +67,16 @@ EXIT_SHOWS_S = 5.0  # a sender saw the daemon's connection fail: how long its ex
 # still wrote a 4,000 msg/s trial's backlog seconds later, and made the next trials' messages late.
 DRAIN_QUIET_S = 0.5  # no line of an earlier trial for this long
 DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
-SEND_LOOK_S = 0.25  # a TCP send blocked this long looks at the give-up time
 TICK_S = 0.005  # a sender sleeps at least this long between batches
-# A sender more than this behind its schedule at its last message has fallen behind (plus 5% of the trial).
-BEHIND_S = 0.1
-LINE_KEY = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+)")
 CAPACITY_ENV = "CAPACITY"
-# A message's bytes -> the TLS records that carry them (rig/sender.py's TlsClient.encrypt).
-Encrypt = Callable[[bytes | memoryview], bytes]
-# transport -> a socket connected to the daemon, and over TLS what encrypts for it (the handshake done)
-Opener = Callable[[str], tuple[socket.socket, Encrypt | None]]
-SendRange = Callable[[int, int], int]  # send messages [first, last): the number now handed over
-RECORD_BYTES = (
-    16_384  # TLS's largest record: one record per encrypt, so a record partly sent holds all it has
-)
+RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
+WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
+# A sender opens its connection to the daemon and starts its compiled sender on it (rig/sender.py).
+Opener = Callable[[str], Rig]
 
 
 def enabled() -> bool:
     return bool(os.environ.get(CAPACITY_ENV))
-
-
-# -- the watcher's side: following the output ------------------------------------------------------------------
-
-
-class Follower:
-    """Reads what was appended to the output files since the last look, whole lines only: the files of our
-    own layout (names), or with everywhere=True every file under the directory, as a user's config writes
-    them (--config)."""
-
-    def __init__(self, directory: Path, names: re.Pattern, everywhere: bool = False) -> None:
-        self.directory, self.names, self.everywhere = directory, names, everywhere
-        self.offsets: dict[str, int] = {}
-        self.partial: dict[str, bytes] = {}
-
-    def files(self) -> list[tuple[str, str, int]]:
-        """(name, path, size) of every file followed."""
-        if not self.everywhere:
-            return [
-                (e.name, e.path, e.stat().st_size)
-                for e in os.scandir(self.directory)
-                if self.names.match(e.name)
-            ]
-        found = []
-        for root, _, names in os.walk(self.directory):
-            for name in names:
-                path = os.path.join(root, name)
-                with contextlib.suppress(OSError):
-                    found.append((os.path.relpath(path, self.directory), path, os.stat(path).st_size))
-        return found
-
-    def skip_to_end(self) -> None:
-        """Start from what is there now (a capacity run's volume is empty at first; this is for safety)."""
-        for name, _, size in self.files():
-            self.offsets[name] = size
-
-    def forget(self) -> None:
-        """Drop what was read from the page cache, between trials. The daemon's cgroup is charged for the
-        cache of what it wrote; left there, a search's earlier trials fill its memory limit (2 GB in the
-        seed), and a later trial's writes wait for reclaim and writeback: trials would not be alike. Pages
-        still dirty stay (the kernel starts their writeback)."""
-        for _, path, _ in self.files():
-            with contextlib.suppress(OSError), open(path, "rb") as handle:
-                os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-
-    def keys(self) -> list[tuple[bytes, bytes, bytes]]:
-        """(host, sender, seq) of every whole line appended since the last call."""
-        return [key for _, keys in self.batches() for key in keys]
-
-    def batches(self) -> list[tuple[float, list[tuple[bytes, bytes, bytes]]]]:
-        """Per file with new whole lines: when its bytes were read (each line was written by then), and the
-        lines' keys. The time is taken before the lines are parsed, so that parsing a large backlog does not
-        make its lines look later than they were."""
-        found = []
-        for name, path, size in self.files():
-            offset = self.offsets.get(name, 0)
-            if size <= offset:
-                continue
-            with open(path, "rb") as handle:
-                handle.seek(offset)
-                data = self.partial.pop(name, b"") + handle.read(size - offset)
-            read_at = time.time()
-            self.offsets[name] = size
-            cut = data.rfind(b"\n") + 1
-            if cut < len(data):
-                self.partial[name] = data[cut:]
-            found.append((read_at, LINE_KEY.findall(data, 0, cut)))
-        return found
-
-
-class Tally:
-    """One trial's arrivals: per sender, which indexes arrived, when, and how late."""
-
-    def __init__(
-        self, trial: int, rate: float, messages: int, start: float, bound_s: float, copies: bool = False
-    ) -> None:
-        """copies: a message seen again is a copy (a user's config writes some to several files on purpose),
-        not a duplicate."""
-        self.trial, self.rate, self.messages, self.start, self.bound_s = trial, rate, messages, start, bound_s
-        self.seen: dict[str, bytearray] = {}
-        self.received: dict[str, int] = {}
-        self.late: dict[str, int] = {}
-        self.duplicated: dict[str, int] = {}
-        self.copies: dict[str, int] = {}
-        self.again = self.copies if copies else self.duplicated  # where a second sighting counts
-        self.histogram: dict[int, int] = {}
-        self.stale = 0  # lines of other trials
-        self.longest_gap = 0.0  # seconds between two looks at the output, at most
-
-    def arrive(self, keys: list[tuple[bytes, bytes, bytes]], seen_at: float) -> None:
-        for host, sender, seq in keys:
-            trial, index = capacity.trial_of(int(seq))
-            if trial != self.trial or not 0 <= index < self.messages:
-                self.stale += 1
-                continue
-            name = f"host{int(host)}-s{int(sender)}"
-            flags = self.seen.setdefault(name, bytearray(self.messages))
-            if flags[index]:
-                self.again[name] = self.again.get(name, 0) + 1
-                continue
-            flags[index] = 1
-            self.received[name] = self.received.get(name, 0) + 1
-            latency = seen_at - capacity.intended_time(self.start, index, self.rate)
-            if latency > self.bound_s:
-                self.late[name] = self.late.get(name, 0) + 1
-            value = capacity.rounded_us(latency)
-            self.histogram[value] = self.histogram.get(value, 0) + 1
-
-    def total_received(self) -> int:
-        return sum(self.received.values())
-
-    def sender(self, name: str, ledger: dict | None) -> SenderTrial:
-        """One sender's accounting, against its report (none: it sent nothing we know of)."""
-        ledger = ledger or {}
-        sent = int(ledger.get("sent", 0))
-        received = self.received.get(name, 0)
-        return SenderTrial(
-            id=name,
-            intended=self.messages,
-            sent=sent,
-            received=received,
-            lost=sent - received,
-            late=self.late.get(name, 0),
-            duplicated=self.duplicated.get(name, 0),
-            copies=self.copies.get(name, 0),
-            rate_target=round(self.rate, 3),
-            rate_achieved=ledger.get("rate_achieved"),
-            sender_bound=bool(ledger.get("sender_bound")),
-            status=str(ledger.get("status", "no report from this sender")),
-        )
-
-
-def percentiles_ms(histogram: dict[int, int]) -> dict[str, float | None]:
-    """p50 ... max from {us: count} (the host recomputes them with HdrHistogram; this is the watcher's own)."""
-    total = sum(histogram.values())
-    out: dict[str, float | None] = dict.fromkeys([*capacity.PERCENTILES, "max"])
-    if not total:
-        return out
-    values = sorted(histogram)
-    for name, pct in capacity.PERCENTILES.items():
-        rank, seen = pct / 100 * total, 0
-        for value in values:
-            seen += histogram[value]
-            if seen >= rank:
-                out[name] = value / 1000
-                break
-    out["max"] = values[-1] / 1000
-    return out
 
 
 # -- the watcher's side: the trials ---------------------------------------------------------------------------
@@ -238,7 +90,7 @@ class Trials:
         self.changed = threading.Condition()
         self.spec: dict | None = None  # the current trial, as the senders get it
         self.ready: set[str] = set()
-        self.ledgers: dict[str, dict] = {}
+        self.ledgers: dict[str, SendRecord | FailedRecord] = {}
         self.number = 0
         self.over = threading.Event()  # trial_end, or the watcher gave up
         self.ready_to_run = threading.Event()  # the daemon and every sender are up
@@ -246,10 +98,17 @@ class Trials:
         self.one_at_a_time = threading.Lock()
         # A user's config (--config) writes our lines wherever it likes, some of them to several files.
         self.user_config = userconfig.from_env(os.environ) is not None
-        self.follower = Follower(control.LOGS, OUTPUT_RE, everywhere=self.user_config)
+        self.follower: Rig | None = None  # started once the daemon is up (start_following)
         self.snapshot: Callable[[str], object] | None = None  # run.take_snapshot, set by serve()
         self.own_cpu: Callable[[], float | None] = lambda: None
         self.machine: dict | None = None  # the daemon's machine, sent with the first trial's record
+        self.transport = ""
+
+    def start_following(self, directory: Path = control.LOGS) -> None:
+        """The compiled follower, from what the output holds now (a capacity run's volume is empty at first)."""
+        args = ["--dir", str(directory), *(["--everywhere"] if self.user_config else [])]
+        self.follower = Rig("follow", args)
+        self.follower.answer(Following, RIG_ANSWER_S)
 
     def handlers(self) -> dict[str, Callable[[dict], dict]]:
         return {
@@ -289,10 +148,15 @@ class Trials:
             return {"start": self.spec["start"], "give_up": self.spec["give_up"]}
 
     def ledger(self, request: dict) -> dict:
+        """A sender's record of the trial (its compiled sender's, or why it failed), read strictly."""
         name = channel.sender_name(request)
+        try:
+            record = record_from(request["ledger"], (SendRecord, FailedRecord))
+        except RecordError as error:
+            record = FailedRecord("failed", f"its report was not a record: {error}")
         with self.changed:
             if self.spec and int(request["trial"]) == self.spec["trial"]:
-                self.ledgers[name] = dict(request["ledger"])
+                self.ledgers[name] = record
                 self.changed.notify_all()
         return {}
 
@@ -302,6 +166,8 @@ class Trials:
         with self.changed:
             self.over.set()
             self.changed.notify_all()
+        if self.follower is not None:
+            self.follower.close()
         return {}
 
     def run(self, request: dict) -> dict:
@@ -312,7 +178,10 @@ class Trials:
         if self.failure:
             return {"error": self.failure}
         with self.one_at_a_time:
-            return self.trial(rate, duration)
+            try:
+                return self.trial(rate, duration)
+            except RigError as error:
+                return {"error": f"trial {self.number}: the compiled follower: {error}"}
 
     def trial(self, rate: float, duration: float) -> dict:
         per_sender = rate / len(self.names)
@@ -320,8 +189,11 @@ class Trials:
         if (code := daemon_exit()) is not None:
             # No "error" key: the channel would turn the answer into a refusal and lose the exit code.
             return {"daemon_exit": code}
-        stale_before, drain_s = self.drain()
-        self.follower.forget()
+        assert self.follower is not None, "start_following() comes before any trial"
+        self.follower.ask(DrainRequest(DRAIN_QUIET_S, DRAIN_MAX_S))
+        drained = self.follower.answer(DrainedRecord, DRAIN_MAX_S + RIG_ANSWER_S)
+        self.follower.ask(None, "forget")
+        self.follower.answer(ForgotRecord, RIG_ANSWER_S)
         with self.changed:
             self.number += 1
             self.ready, self.ledgers = set(), {}
@@ -337,63 +209,53 @@ class Trials:
         start, give_up = self.spec["start"], self.spec["give_up"]
         before = self.take("start")
         cpu0 = self.own_cpu()
-        tally = Tally(self.number, per_sender, messages, start, self.bound_s, copies=self.user_config)
-        looks = self.follow(tally, give_up)
+        request = TrialRequest(self.number, per_sender, messages, start, self.bound_s, give_up, LEDGER_WAIT_S,
+                               list(self.names), self.user_config)  # fmt: skip
+        tally = self.follow(request)
         died = self.exit_if_senders_failed()
         after = self.take("end") if died is None else None
         cpu = self.own_cpu()
-        record = self.record(tally, rate, duration, looks, before, after, cpu0, cpu, died)
-        record["drain_s"], record["drained_lines"] = drain_s, stale_before
+        record = self.record(tally, rate, duration, before, after, cpu0, cpu, died)
+        record["drain_s"], record["drained_lines"] = drained.waited_s, drained.stale
         if self.number == 1 and self.machine:
             record["machine"] = self.machine
-        if drain_s >= DRAIN_MAX_S:
+        if drained.waited_s >= DRAIN_MAX_S:
             record["errors"].append(f"earlier trials' lines were still arriving after {DRAIN_MAX_S:.0f} s")
         return record
+
+    def follow(self, request: TrialRequest) -> TallyRecord:
+        """The follower counts the trial; this thread tells it what the senders sent once every report is in
+        (it then ends when all of that has arrived), or to stop when the daemon has exited."""
+        assert self.follower is not None
+        self.follower.ask(request)
+        told = stopped = False
+        deadline = request.give_up + LEDGER_WAIT_S + RIG_ANSWER_S
+        while not self.follower.ready(LOOK_S):
+            with self.changed:
+                reports = dict(self.ledgers)
+            if not told and len(reports) == len(self.names):
+                sent = {name: r.sent if isinstance(r, SendRecord) else 0 for name, r in reports.items()}
+                self.follower.ask(ExpectRequest(sent))
+                told = True
+            if not stopped and daemon_exit() is not None:
+                self.follower.ask(None, "stop")
+                stopped = True
+            if time.time() > deadline:
+                raise RigError(
+                    f"no count of trial {request.trial} {deadline - request.give_up:.0f} s after its end"
+                )
+        return self.follower.answer(TallyRecord, RIG_ANSWER_S)
 
     def exit_if_senders_failed(self) -> int | None:
         """The daemon's exit code, if it has exited. A sender whose connection failed may have seen the
         daemon die before its supervisor wrote the exit (a few ms later): wait that long, so the trial says
         the daemon died rather than that a sender failed."""
         with self.changed:
-            failed = any(str(r.get("status", "")).startswith("failed") for r in self.ledgers.values())
+            failed = any(isinstance(r, FailedRecord) for r in self.ledgers.values())
         deadline = time.monotonic() + (EXIT_SHOWS_S if failed else 0)
         while (code := daemon_exit()) is None and time.monotonic() < deadline:
-            time.sleep(SAMPLE_S)
+            time.sleep(LOOK_S)
         return code
-
-    def drain(self) -> tuple[int, float]:
-        """Wait until no line of an earlier trial has arrived for DRAIN_QUIET_S (at most DRAIN_MAX_S): the
-        lines it read, and how long it waited."""
-        began = last = time.monotonic()
-        stale = 0
-        while (now := time.monotonic()) - last < DRAIN_QUIET_S and now - began < DRAIN_MAX_S:
-            time.sleep(SAMPLE_S)
-            if found := len(self.follower.keys()):
-                stale, last = stale + found, time.monotonic()
-        return stale, round(time.monotonic() - began, 3)
-
-    def follow(self, tally: Tally, give_up: float) -> int:
-        """Sample the output until every message sent is in, or the give-up time and every report are.
-        Keeps the longest gap between two looks (tally.longest_gap): the latency's worst resolution."""
-        looks, previous = 0, time.time()
-        while True:
-            time.sleep(SAMPLE_S)
-            # A line read at t was written at the latest t (and after the last look at its file).
-            for read_at, keys in self.follower.batches():
-                tally.arrive(keys, read_at)
-            now = time.time()
-            tally.longest_gap, previous = max(tally.longest_gap, now - previous), now
-            looks += 1
-            with self.changed:
-                reports = dict(self.ledgers)
-            all_in = len(reports) == len(self.names)
-            sent = sum(int(r.get("sent", 0)) for r in reports.values())
-            if all_in and tally.total_received() >= sent:
-                return looks
-            if now > give_up and (all_in or now > give_up + LEDGER_WAIT_S):
-                return looks
-            if daemon_exit() is not None:
-                return looks
 
     def take(self, moment: str) -> object | None:
         if self.snapshot is None:
@@ -405,10 +267,9 @@ class Trials:
 
     def record(
         self,
-        tally: Tally,
+        tally: TallyRecord,
         rate: float,
         duration: float,
-        looks: int,
         before: object | None,
         after: object | None,
         cpu0: float | None,
@@ -417,13 +278,20 @@ class Trials:
     ) -> dict:
         with self.changed:
             reports = dict(self.ledgers)
-        senders = [tally.sender(name, reports.get(name)) for name in self.names]
+        counts = {count.id: count for count in tally.senders}
+        spec = self.spec or {}
+        senders = [
+            capacity.sender_trial(name, int(spec.get("messages", 0)), float(spec.get("rate", 0)),
+                                  counts.get(name), reports.get(name), self.transport, self.bound_s)
+            for name in self.names
+        ]  # fmt: skip
         totals = capacity.trial_totals(senders)
         achieved = [s.rate_achieved for s in senders]
-        elapsed = time.time() - tally.start
         udp = udp_delta(before, after)
         failed = [f"{s.id}: {s.status}" for s in senders if s.status.startswith("failed")]
         errors = [f"the daemon exited with code {died} during this trial"] if died is not None else failed
+        daemon_cpu = cpu_delta(before, after)
+        watcher_cpu = None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 3)
         return {
             "number": self.number,
             "offered_msgs_per_s": rate,
@@ -431,13 +299,16 @@ class Trials:
             **totals,
             "achieved_msgs_per_s": round(sum(achieved), 1) if all(a is not None for a in achieved) else None,
             "sender_bound": any(s.sender_bound for s in senders),
-            "latency_ms": percentiles_ms(tally.histogram),
-            "latency_histogram_us": {str(k): v for k, v in sorted(tally.histogram.items())},
-            "sample_s": round(elapsed / looks, 4) if looks else None,
-            "sample_max_s": round(tally.longest_gap, 4),
+            "latency_ms": asdict(tally.latency_ms),
+            "latency_histogram_us": tally.histogram_us,
+            "sample_s": tally.look_gap_p99_s,
+            "sample_max_s": tally.look_gap_max_s,
             "stale_lines": tally.stale,
-            "daemon_cpu_s": cpu_delta(before, after),
-            "watcher_cpu_s": None if cpu0 is None or cpu1 is None else round(cpu1 - cpu0, 3),
+            "early": tally.early,
+            "daemon_cpu_s": daemon_cpu,
+            "watcher_cpu_s": watcher_cpu,
+            "follower_cpu_s": tally.cpu_s,
+            "rig": asdict(capacity.rig_cost(senders, watcher_cpu, daemon_cpu, tally, self.bound_s)),
             "udp_rcvbuf_errors": udp.get("RcvbufErrors") if udp else None,
             "udp_in_errors": udp.get("InErrors") if udp else None,
             "senders": [asdict(s) for s in senders],
@@ -472,206 +343,75 @@ def daemon_exit() -> int | None:
 
 
 def render(
-    sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, spec: dict
-) -> tuple[bytes, array]:
-    """The trial's messages, one after the other (datagrams for UDP), and each one's end offset."""
+    path: Path, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, spec: dict
+) -> Path:
+    """The trial's messages, one after the other (datagrams for UDP), into path; each one's end offset into
+    the file it returns (the compiled sender's input)."""
     trial, count = int(spec["trial"]), int(spec["messages"])
     width = len(str(capacity.trial_seq(trial, count)))
     pris = pri_stream(cfg.seed + trial, sender)
     payload = preprocess.payload(scenario.preprocess)
     now = time.time()
     stamp = iso_timestamp(now) if scenario.format == "rfc5424" else bsd_timestamp(now)
-    ends, parts, offset = array("Q"), [], 0
-    for index in range(count):
-        line = render_line(sender, capacity.trial_seq(trial, index), next(pris), stamp, width,
-                           size=scenario.message_bytes, fmt=scenario.format, payload=payload)  # fmt: skip
-        if scenario.transport == "udp":
-            line = datagram(line, scenario.format)
-        offset += len(line)
-        ends.append(offset)
-        parts.append(line)
-    return b"".join(parts), ends
-
-
-def open_loop(
-    count: int,
-    rate: float,
-    start: float,
-    give_up: float,
-    send_range: SendRange,
-    clock: Callable[[], float] = time.time,
-    sleep: Callable[[float], None] = time.sleep,
-) -> tuple[int, float, float]:
-    """Send messages [0, count): message i is due at start + i/rate. A sender behind its schedule sends all
-    that is due at once, and stays behind: the schedule never stretches. Stops at give_up (what is left is
-    unsent). Returns (messages sent, when the last one was handed over, the longest oversleep): a sleep that
-    ends long after it should is the sender's own scheduling, not the daemon's backpressure."""
-    sent, last, oversleep = 0, start, 0.0
-    if (wait := start - clock()) > 0:
-        sleep(wait)
-    while sent < count:
-        now = clock()
-        if now > give_up:
-            break
-        due = min(count, int((now - start) * rate + 1e-6) + 1)
-        if due > sent:
-            sent = send_range(sent, due)
-            last = clock()
-        # Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
-        if sent < count and (wait := start + sent / rate - clock()) > 0:
-            wake = clock() + max(TICK_S, wait)
-            sleep(max(0.0, wake - clock()))  # descheduled since the line above: do not sleep at all
-            oversleep = max(oversleep, clock() - wake)
-    return sent, last, oversleep
-
-
-def udp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
-    view = memoryview(data)
-
-    def send_range(first: int, last: int) -> int:
-        begin = ends[first - 1] if first else 0
-        for index in range(first, last):
-            sock.send(view[begin : ends[index]])
-            begin = ends[index]
-        return last
-
-    return send_range
-
-
-def tcp_sender(sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
-    """Sends whole messages: blocked past give_up, it still finishes the message it is in, so the next
-    trial's first line is not glued to half of this one's."""
-    view = memoryview(data)
-
-    def send_range(first: int, last: int) -> int:
-        pos, stop = (ends[first - 1] if first else 0), ends[last - 1]
-        sock.settimeout(SEND_LOOK_S)
-        while pos < stop:
-            try:
-                pos += sock.send(view[pos:stop])
-            except TimeoutError:
-                if time.time() > give_up:
-                    break
-        whole = bisect.bisect_right(ends, pos)  # messages whose every byte is out
-        if pos < stop and whole < len(ends) and pos > (ends[whole - 1] if whole else 0):
-            sock.settimeout(None)
-            sock.sendall(view[pos : ends[whole]])
-            whole += 1
-        return whole
-
-    return send_range
-
-
-class TlsSends:
-    """A TLS connection's sends over every trial. Messages go out as whole records of at most RECORD_BYTES;
-    a message counts as handed over once its record is all in the kernel (the daemon cannot read a record
-    sooner). What a trial's give-up time left unsent of a record goes first in the next trial, since the
-    stream must stay whole: its messages count as unsent in their trial, and arrive as an earlier trial's."""
-
-    def __init__(self, sock: socket.socket, encrypt: Encrypt) -> None:
-        self.sock, self.encrypt = sock, encrypt
-        self.pending = b""
-
-    def push(self, give_up: float) -> bool:
-        """Hand the pending records to the kernel; False if the give-up time came first (the rest kept)."""
-        out, pos = memoryview(self.pending), 0
-        self.sock.settimeout(SEND_LOOK_S)
-        while pos < len(out):
-            try:
-                pos += self.sock.send(out[pos:])
-            except TimeoutError:
-                if time.time() > give_up:
-                    break
-        self.pending = bytes(out[pos:])
-        return not self.pending
-
-    def sender(self, sock: socket.socket, data: bytes, ends: array, give_up: float) -> SendRange:
-        view = memoryview(data)
-
-        def send_range(first: int, last: int) -> int:
-            if not self.push(give_up):  # an earlier trial's record first
-                return first
-            whole = first
-            while whole < last:
-                begin = ends[whole - 1] if whole else 0
-                upto = max(whole + 1, bisect.bisect_right(ends, begin + RECORD_BYTES, whole, last))
-                self.pending = self.encrypt(view[begin : ends[upto - 1]])
-                if not self.push(give_up):
-                    break
-                whole = upto
-            return whole
-
-        return send_range
+    lines = (
+        render_line(sender, capacity.trial_seq(trial, index), next(pris), stamp, width,
+                    size=scenario.message_bytes, fmt=scenario.format, payload=payload)
+        for index in range(count)
+    )  # fmt: skip
+    if scenario.transport == "udp":
+        lines = (datagram(line, scenario.format) for line in lines)
+    ends = write_rendered(path, lines, indexed=True)
+    assert ends is not None
+    return ends
 
 
 def one_trial(
-    link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario,
-    sock: socket.socket, spec: dict, tls: TlsSends | None = None,
-) -> dict:  # fmt: skip
-    """Render, wait for the common start, send open loop; the ledger of this trial."""
-    data, ends = render(sender, cfg, scenario, spec)
+    link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, rig: Rig,
+    spec: dict,
+) -> SendRecord:  # fmt: skip
+    """Render, wait for the common start, send open loop (compiled); the sender's record of this trial."""
+    path = WORK_DIR / f"trial-{sender.name}.msgs"
+    ends = render(path, sender, cfg, scenario, spec)
     trial, count, rate = int(spec["trial"]), int(spec["messages"]), float(spec["rate"])
     answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial)
     start, give_up = float(answer["start"]), float(answer["give_up"])
-    make = tls.sender if tls else (udp_sender if scenario.transport == "udp" else tcp_sender)
-    cpu0 = cpu_seconds()
-    sent, last, oversleep = open_loop(count, rate, start, give_up, make(sock, data, ends, give_up))
-    cpu = cpu_seconds() - cpu0
-    pace = max(last - start, (count - 1) / rate, 1e-6)
-    behind = last - capacity.intended_time(start, count - 1, rate) if sent else 0.0
-    fell_behind = sent < count or behind > BEHIND_S + 0.05 * count / rate
-    # Over UDP nothing pushes back: a sender behind its schedule was short of CPU. Over TCP it may be the
-    # daemon's backpressure (blocked in send, no CPU spent): behind with its CPU busy most of the time is ours.
-    # A sender that woke more than half the bound late made its own messages late, whatever the daemon did.
-    late_itself = oversleep > float(spec["bound"]) / 2
-    sender_bound = late_itself or (fell_behind and (scenario.transport == "udp" or cpu > 0.75 * pace))
-    return {
-        "sent": sent,
-        "intended": count,
-        "rate_achieved": round(sent / pace, 1),
-        "behind_s": round(behind, 4),
-        "cpu_s": round(cpu, 4),
-        "oversleep_s": round(oversleep, 4),
-        "sender_bound": sender_bound,
-        "status": "ok"
-        if sent == count
-        else f"gave up: {count - sent} not handed to the kernel by the trial's end",
-    }
+    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, TICK_S))
+    try:
+        return rig.answer(SendRecord, max(0.0, give_up - time.time()) + RIG_ANSWER_S)
+    finally:
+        path.unlink(missing_ok=True)
+        ends.unlink(missing_ok=True)
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def sender_main(sender: SenderId, cfg: settings.Settings, open_socket: Opener) -> None:
+def sender_main(sender: SenderId, cfg: settings.Settings, open_rig: Opener) -> None:
     """One sender of a capacity run: one connection for every trial, until finish."""
     scenario = scenarios.load(cfg.scenario)
     link = channel.link()
-    sock, encrypt = open_socket(scenario.transport)
-    tls = TlsSends(sock, encrypt) if encrypt else None
+    rig = open_rig(scenario.transport)
     link.ready(sender.name)
     after = 0
-    while True:
-        spec = link.call("trial", timeout=None, sender=sender.name, after=after)
-        if spec.get("finish"):
-            break
-        after = int(spec["trial"])
-        try:
-            ledger = one_trial(link, sender, cfg, scenario, sock, spec, tls)
-        except (OSError, channel.ChannelError, control.WaitTimeout) as error:
-            ledger = {"sent": 0, "intended": int(spec["messages"]), "status": f"failed: {error}"}
-            link.call("trial_ledger", sender=sender.name, trial=after, ledger=ledger)
-            break
-        link.call("trial_ledger", sender=sender.name, trial=after, ledger=ledger)
-    sock.close()
+    try:
+        while True:
+            spec = link.call("trial", timeout=None, sender=sender.name, after=after)
+            if spec.get("finish"):
+                break
+            after = int(spec["trial"])
+            try:
+                record: SendRecord | FailedRecord = one_trial(link, sender, cfg, scenario, rig, spec)
+            except (OSError, RigError, channel.ChannelError, control.WaitTimeout) as error:
+                failed = FailedRecord("failed", str(error))
+                link.call("trial_ledger", sender=sender.name, trial=after, ledger=asdict(failed))
+                break
+            link.call("trial_ledger", sender=sender.name, trial=after, ledger=asdict(record))
+    finally:
+        rig.close()
 
 
-def generator_main(host: int, cfg: settings.Settings, open_socket: Opener) -> int:
-    """A generator in a capacity run: its senders, each a process, until the watcher's finish. open_socket
-    is the plain sender's (rig/sender.py): the same connection, TCP, UDP or TLS, as in a run."""
+def generator_main(host: int, cfg: settings.Settings, open_rig: Opener) -> int:
+    """A generator in a capacity run: its senders, each a process, until the watcher's finish. open_rig is
+    the plain sender's (rig/sender.py): the same connection, TCP, UDP or TLS, as in a run."""
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
-    workers = [multiprocessing.Process(target=sender_main, args=(s, cfg, open_socket)) for s in senders]
+    workers = [multiprocessing.Process(target=sender_main, args=(s, cfg, open_rig)) for s in senders]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -7,6 +7,7 @@ import json
 import re
 import threading
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
 from syslogbench.model.messages import SenderId, render_line
+from syslogbench.model.rigrecord import FailedRecord, SendRecord
 from syslogbench.rig import channel, control, trials
 
 # -- bad input: one line, exit 2, before any container ----------------------------------------------------
@@ -160,8 +162,9 @@ def fake_sender(
         due = capacity.intended_time(start, index, spec["rate"]) + delay
         time.sleep(max(0.0, due - time.time()))
         daemon.write([line(sender, capacity.trial_seq(spec["trial"], index))])
-    ledger = {"sent": sent, "intended": spec["messages"], "rate_achieved": 10.0, "status": "ok"}
-    link.call("trial_ledger", sender=sender.name, trial=spec["trial"], ledger=ledger)
+    record = SendRecord("sent", spec["messages"], sent, 0, spec["messages"] / spec["rate"], 0.0, 1, 0.0, 0.0,
+                        0.0, time.time(), "ok")  # fmt: skip
+    link.call("trial_ledger", sender=sender.name, trial=spec["trial"], ledger=asdict(record))
     done.append(sender.name)
 
 
@@ -173,11 +176,9 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     monkeypatch.setattr(control, "LOGS", logs)
     monkeypatch.setattr(trials, "LATE_WATCH_S", 0.3)
     daemon = FakeDaemon(logs / "test.fake.all.log")
+    served = served_trials(watcher_channel, ["host1-s1", "host1-s2"], logs)
     # A line of an earlier trial, still arriving: drained before the trial, never counted in it.
     daemon.write([line(SenderId(1, 1), capacity.trial_seq(0, 3))])
-    served = trials.Trials(None, ["host1-s1", "host1-s2"], bound_s=0.2)  # type: ignore[arg-type]
-    watcher_channel.handlers.update(served.handlers())
-    served.ready_to_run.set()
     # 10 msg/s each for 1 s: 10 messages per sender.
     one, two = SenderId(1, 1), SenderId(1, 2)
     plans = {
@@ -201,6 +202,7 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     daemon.write([line(one, capacity.trial_seq(1, 2))], half=line(two, capacity.trial_seq(1, 9))[:20])
     for thread in [*threads, runner]:
         thread.join(20)
+    served.end({})
     assert sorted(done) == ["host1-s1", "host1-s2"]
     trial = capacity.trial_from_dict(record)
     assert trial.consistent() is None
@@ -226,9 +228,12 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
 
 
-def served_trials(watcher_channel: channel.Server, names: list[str]) -> trials.Trials:
+def served_trials(watcher_channel: channel.Server, names: list[str], logs: Path) -> trials.Trials:
+    """The watcher's trials on the real channel, with the compiled follower on logs."""
     served = trials.Trials(None, names, bound_s=0.2)  # type: ignore[arg-type]
     watcher_channel.handlers.update(served.handlers())
+    served.transport = "tcp"
+    served.start_following(logs)
     served.ready_to_run.set()
     return served
 
@@ -243,12 +248,8 @@ def failing_sender(after_s: float | None) -> None:
     link = channel.Link()
     spec = link.call("trial", timeout=10, sender="host1-s1", after=0)
     link.call("trial_ready", timeout=10, sender="host1-s1", trial=spec["trial"])
-    ledger = {
-        "sent": 0,
-        "intended": spec["messages"],
-        "status": "failed: [Errno 104] Connection reset by peer",
-    }
-    link.call("trial_ledger", sender="host1-s1", trial=spec["trial"], ledger=ledger)
+    failed = FailedRecord("failed", "send: Connection reset by peer (os error 104)")
+    link.call("trial_ledger", sender="host1-s1", trial=spec["trial"], ledger=asdict(failed))
     if after_s is not None:
         time.sleep(after_s)
         died()
@@ -259,7 +260,7 @@ def test_a_daemon_dead_before_a_trial_reaches_the_host_as_its_death(
 ) -> None:
     """Through the real channel: an answer with "error" becomes a refusal there, which would lose the code."""
     monkeypatch.setattr(control, "LOGS", tmp_path)
-    served_trials(watcher_channel, ["host1-s1"])
+    served_trials(watcher_channel, ["host1-s1"], tmp_path).end({})
     died()
     answer = channel.Link().call("trial_run", rate=20, duration=1)
     assert answer == {"daemon_exit": 137}
@@ -278,11 +279,12 @@ def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
     monkeypatch.setattr(control, "LOGS", tmp_path)
     monkeypatch.setattr(trials, "EXIT_SHOWS_S", 1.0)
     monkeypatch.setattr(trials, "LATE_WATCH_S", 0.1)
-    served_trials(watcher_channel, ["host1-s1"])
+    served = served_trials(watcher_channel, ["host1-s1"], tmp_path)
     sender = threading.Thread(target=failing_sender, args=(exit_after_s,))
     sender.start()
     record = channel.Link().call("trial_run", rate=20, duration=0.2)
     sender.join(10)
+    served.end({})
     measurer = search.Measurer(lambda rate, seconds: dict(record), capacity.CapacitySettings())
     if exit_after_s is not None:
         assert record["daemon_exit"] == 137 and record["errors"] == [
@@ -292,128 +294,21 @@ def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
             measurer.trial(20, 0.2)
     else:
         assert record["daemon_exit"] is None
-        assert record["errors"] == ["host1-s1: failed: [Errno 104] Connection reset by peer"]
-        with pytest.raises(search.TrialFailed, match="1 sender.s. failed at 20 msg/s: failed: .Errno 104"):
+        assert record["errors"] == ["host1-s1: failed: send: Connection reset by peer (os error 104)"]
+        with pytest.raises(search.TrialFailed, match="1 sender.s. failed at 20 msg/s: failed: send: Conn"):
             measurer.trial(20, 0.2)
     assert len(measurer.trials) == 1  # kept in the result either way
 
 
-def test_a_user_configs_copies_in_other_files_are_copies_not_duplicates(tmp_path: Path) -> None:
-    """--config: every file under the logs is followed, nested ones too; a message seen again is a copy."""
-    (tmp_path / "sub").mkdir()
-    follower = trials.Follower(tmp_path, trials.OUTPUT_RE, everywhere=True)
-    one = SenderId(1, 1)
-    (tmp_path / "syslog").write_bytes(
-        line(one, capacity.trial_seq(1, 0)) + line(one, capacity.trial_seq(1, 1))
-    )
-    (tmp_path / "sub" / "mail.log").write_bytes(line(one, capacity.trial_seq(1, 1)))
-    keys = follower.keys()
-    assert sorted(int(seq) for _, _, seq in keys) == [capacity.trial_seq(1, i) for i in (0, 1, 1)]
-    for copies, expected in ((True, (2, 0, 1)), (False, (2, 1, 0))):
-        tally = trials.Tally(1, 10.0, 2, time.time(), 1.0, copies=copies)
-        tally.arrive(keys, time.time())
-        sender = tally.sender("host1-s1", {"sent": 2})
-        assert (sender.received, sender.duplicated, sender.copies) == expected
-        assert sender.consistent() is None
-    assert trials.Follower(tmp_path, trials.OUTPUT_RE).keys() == []  # our own layout: no such file here
-
-
-def test_the_follower_reads_only_whole_new_lines(tmp_path: Path) -> None:
-    out = tmp_path / "test.x.all.log"
-    out.write_bytes(b"syslogbench h=1 s=1 q=5 f=1 v=1 xx\nsyslogbench h=1 s=2 q=")
-    follower = trials.Follower(tmp_path, trials.OUTPUT_RE)
-    assert follower.keys() == [(b"1", b"1", b"5")]
-    with out.open("ab") as more:
-        more.write(b"6 f=1 v=1 xx\n")
-    assert follower.keys() == [(b"1", b"2", b"6")]
-    assert follower.keys() == []
-
-
-def test_a_line_is_timed_when_its_file_was_read_not_after_parsing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Parsing a large backlog takes time: the lines' latency ends when their bytes were read."""
-    (tmp_path / "test.a.all.log").write_bytes(b"syslogbench h=1 s=1 q=1 f=1 v=1 a\n")
-    (tmp_path / "test.b.all.log").write_bytes(b"syslogbench h=1 s=2 q=1 f=1 v=1 b\n")
-    reads = iter([10.0, 20.0])
-    monkeypatch.setattr(trials.time, "time", lambda: next(reads))
-    found = trials.Follower(tmp_path, trials.OUTPUT_RE).batches()  # each file read once, in any order
-    assert [read_at for read_at, _ in found] == [10.0, 20.0]
-    assert sorted(key for _, keys in found for key in keys) == [(b"1", b"1", b"1"), (b"1", b"2", b"1")]
-
-
-# -- the open-loop sender ---------------------------------------------------------------------------------
-
-
-class Clock:
-    def __init__(self, now: float = 100.0) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def test_a_sender_that_falls_behind_sends_what_is_due_and_never_stretches_its_schedule() -> None:
-    clock, batches = Clock(), []
-
-    def send_range(first: int, last: int) -> int:
-        batches.append((round(clock.now - 100, 3), first, last))
-        if first == 0:
-            clock.now += 0.5  # the daemon held the first send for half a second
-        return last
-
-    sent, last, oversleep = trials.open_loop(100, 100.0, 100.0, 200.0, send_range, clock.time, clock.sleep)
-    assert sent == 100
-    # After the stall, everything due by 0.5 s (indexes 1..50) goes at once: the schedule did not move.
-    assert batches[1] == (0.5, 1, 51), batches[:3]
-    assert last == pytest.approx(100.99, abs=0.01)
-    assert oversleep == 0.0  # the stall was the daemon's, in send: the sender's own sleeps kept time
-
-
-def test_a_sender_that_wakes_late_says_so() -> None:
-    clock = Clock()
-
-    def drowsy(seconds: float) -> None:
-        clock.now += seconds + 0.3  # a starved process: every sleep ends 0.3 s late
-
-    _, _, oversleep = trials.open_loop(10, 10.0, 100.0, 200.0, lambda a, b: b, clock.time, drowsy)
-    assert oversleep == pytest.approx(0.3)
-
-
-def test_a_sender_descheduled_before_its_sleep_never_sleeps_a_negative_time() -> None:
-    """Every fifth look at the clock comes 0.05 s later (a starved process), at times between computing the
-    sleep and taking it. time.sleep refuses a negative length, and a sender process died of it."""
-    looks = iter(range(1_000_000))
-    now = [100.0]
-
-    def clock() -> float:
-        now[0] += 0.05 if next(looks) % 5 == 4 else 0.0001
-        return now[0]
-
-    slept: list[float] = []
-    sent, _, _ = trials.open_loop(200, 10.0, 100.0, 200.0, lambda a, b: b, clock, slept.append)
-    assert sent == 200
-    assert min(slept) == 0.0  # the case was met: nothing left to sleep, and no negative sleep
+# The follower's own rules (whole lines, a user config's copies in nested files, the time of a read) and the
+# open-loop sender's (the schedule never stretches, a late wake says so, the give-up time) are tested where
+# they are written: rig-rust/src/follow.rs and send.rs (`cargo test`).
 
 
 def test_a_sender_with_more_received_than_sent_breaks_the_accounting() -> None:
     """A sender whose report is missing (its process died) has 0 sent; what arrived of it is not lost < 0."""
     sender = capacity.SenderTrial("host1-s3", intended=100, sent=0, received=80, lost=-80)
     assert sender.consistent() == "host1-s3: 80 received but 0 sent: its report is missing or wrong"
-
-
-def test_a_sender_stops_at_the_give_up_time_and_the_rest_is_unsent() -> None:
-    clock = Clock()
-
-    def stuck(first: int, last: int) -> int:
-        clock.now += 2.0
-        return last
-
-    sent, _, _ = trials.open_loop(100, 10.0, 100.0, 103.0, stuck, clock.time, clock.sleep)
-    assert 0 < sent < 100
 
 
 # -- the search, against a simulated daemon that holds HELD msg/s -------------------------------------------

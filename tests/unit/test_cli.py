@@ -389,6 +389,7 @@ def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: False)
     monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
     monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
+    monkeypatch.setattr(images, "build_rig", lambda tag, log: commands.append(["rig", tag]))
     monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: commands.append(command))
     monkeypatch.setattr(benchmark, "check_image", lambda profile: None)
     monkeypatch.setattr(benchmark, "fresh_mtime", lambda path: None)

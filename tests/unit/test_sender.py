@@ -12,7 +12,9 @@ import pytest
 
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
+from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, SendRecord, SendRequest
 from syslogbench.rig import channel, control, sender
+from syslogbench.rig.compiled import write_rendered
 
 # --- claim_index ---------------------------------------------------------------------------------------------
 
@@ -127,33 +129,46 @@ def serve_once(read: bool) -> tuple[socket.socket, threading.Thread, list[int], 
     return server, thread, received, release
 
 
-def test_drain_returns_zero_once_the_peer_has_everything() -> None:
+def burst(tmp_path: Path, payload: bytes) -> Path:
+    path = tmp_path / "burst.msgs"
+    assert write_rendered(path, iter([payload]), indexed=False) is None
+    return path
+
+
+def test_the_compiled_sender_drains_until_the_peer_has_everything(tmp_path: Path) -> None:
     server, thread, received, _ = serve_once(read=True)
     payload = b"<13>Nov 22 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=0000001 f=1 v=5 x\n" * 2000
+    path = burst(tmp_path, payload)
     with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
-        sock.sendall(payload)
-        assert sender.drain(sock, 5.0) == 0
-        assert sender.unsent_bytes(sock) == 0
+        rig, _ = sender.start_rig(sock, "tcp")
+        rig.ask(SendRequest(str(path), None, 2000, 0.0, time.time(), None, 0.005))
+        assert rig.answer(SendRecord, 10).sent == 2000
+        rig.ask(CloseRequest(5.0))
+        assert rig.answer(ClosedRecord, 15).left_bytes == 0
+        rig.close()
         thread.join(5)
     assert received == [len(payload)]
 
 
-def test_drain_gives_up_with_bytes_left_when_the_peer_stops_reading() -> None:
+def test_the_compiled_sender_gives_up_draining_with_bytes_left_when_the_peer_stops_reading(
+    tmp_path: Path,
+) -> None:
     server, thread, _, release = serve_once(read=False)
+    payload = b"x" * 16 * 2**20  # far more than the peer's receive buffer and our send queue hold
+    path = burst(tmp_path, payload)
     with server, socket.create_connection(server.getsockname(), timeout=5) as sock:
-        sock.setblocking(False)
-        pending = 0
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # fill the peer's receive buffer and our send queue
-            try:
-                pending += sock.send(b"x" * 65536)
-            except BlockingIOError:
-                break
-        assert pending > 0
+        rig, _ = sender.start_rig(sock, "tcp")
+        now = time.time()
+        rig.ask(SendRequest(str(path), None, 1, 0.0, now, now + 0.5, 0.005))
+        sent = rig.answer(SendRecord, 10)
+        assert (sent.sent, sent.status) == (0, "gave up: 1 not handed to the kernel by the trial's end")
+        assert 0 < sent.bytes < len(payload)
         began = time.monotonic()
-        left = sender.drain(sock, 0.2)
+        rig.ask(CloseRequest(0.2))
+        closed = rig.answer(ClosedRecord, 10)
         assert 0.2 <= time.monotonic() - began < 5.0
-        assert 0 < left <= pending
+        assert 0 < closed.left_bytes <= sent.bytes
+        rig.close()
         release.set()
     thread.join(5)
 
@@ -195,22 +210,6 @@ def test_minus_rounds_and_passes_none() -> None:
     assert sender._minus(3.5004, 1.25) == 2.25
     assert sender._minus(None, 1.0) is None
     assert sender._minus(1.0, None) is None
-
-
-@pytest.mark.parametrize(
-    ("before", "left", "wait", "expected"),
-    [
-        (1000, 1000, 0.01, 0.02),  # the queue did not move: look half as often
-        (1000, 1000, 0.2, 0.25),  # but at least every 0.25 s
-        (1000, 800, 0.1, 0.2),  # 2,000 bytes/s: 0.4 s to empty, look in half that
-        (1000, 10, 0.1, 0.01),  # nearly empty: the shortest wait
-        (1000, 900, 0.01, 0.045),  # 10,000 bytes/s, 900 left
-    ],
-)
-def test_the_drain_looks_at_the_queue_by_its_pace(
-    before: int, left: int, wait: float, expected: float
-) -> None:
-    assert sender.next_look(before, left, wait) == pytest.approx(expected)
 
 
 def test_the_senders_congestion_control_is_pinned_to_reno() -> None:

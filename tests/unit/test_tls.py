@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import socket
 import ssl
@@ -19,12 +18,15 @@ import pytest
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Tls, plain
+from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, ConnectedRecord, SendRecord, SendRequest
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import reconcile, sender, tlscerts, trials
+from syslogbench.rig import reconcile, sender, tlscerts
+from syslogbench.rig.compiled import Rig, RigError, write_rendered
 from syslogbench.rig.watcher import run as watcher
 from tests.unit.conftest import env
 
 ROOT = Path(__file__).resolve().parents[2]
+RECORD_BYTES = 16_384  # the compiled sender's most plaintext per TLS record (rig-rust/src/send.rs)
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +129,9 @@ def checkout_files() -> list[Path]:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.splitlines()
+    # The compiled rig's crates and build (rig-rust/vendor, target; never committed) hold the crates' own
+    # test keys: third-party files, not ones this project wrote.
+    listed = [name for name in listed if not name.startswith(("rig-rust/vendor/", "rig-rust/target/"))]
     return [ROOT / name for name in listed if (ROOT / name).is_file() and not (ROOT / name).is_symlink()]
 
 
@@ -147,23 +152,7 @@ def test_a_missing_openssl_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.
         tlscerts.generate(tmp_path / "tls")
 
 
-# --- the sender's TLS context ---------------------------------------------------------------------------------
-
-
-def test_tls_context_requires_a_certificate_for_the_host_name(certs: dict[str, Path]) -> None:
-    context = sender.tls_context(certs["ca.pem"])
-    assert context.verify_mode == ssl.CERT_REQUIRED
-    assert context.check_hostname is True
-    assert context.minimum_version >= ssl.TLSVersion.TLSv1_2
-    # Only the run's CA: no system CA could vouch for a server.
-    assert [dict(entry[0] for entry in ca["subject"]) for ca in context.get_ca_certs()] == [
-        {"commonName": "syslogbench throwaway CA"}
-    ]
-
-
-def test_tls_context_without_the_ca_file_says_who_writes_it(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="the watcher writes it"):
-        sender.tls_context(tmp_path / "ca.pem")
+# --- the compiled sender's TLS over loopback (rig-rust/src/tls.rs) -------------------------------------------
 
 
 def test_tls_ca_is_the_one_from_the_watcher_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,32 +162,44 @@ def test_tls_ca_is_the_one_from_the_watcher_unless_overridden(monkeypatch: pytes
     assert sender.tls_ca() == Path("/elsewhere/ca.pem")
 
 
-# --- the sender over loopback ---------------------------------------------------------------------------------
+def start(server: Server, ca: Path, name: str = "central") -> tuple[Rig, ConnectedRecord]:
+    sock = connect(server)
+    try:
+        return sender.start_rig(sock, "tls", ca, name)
+    finally:
+        sock.close()  # the rig has its own copy
+
+
+def close(rig: Rig, drain_s: float = 30.0) -> ClosedRecord:
+    rig.ask(CloseRequest(drain_s))
+    closed = rig.answer(ClosedRecord, drain_s * 2 + 10)
+    rig.close()
+    return closed
 
 
 def test_handshake_verifies_and_reports_what_was_negotiated(certs: dict[str, Path], server: Server) -> None:
-    sock = connect(server)
-    client = sender.start_tls(sock, certs["ca.pem"], "central")
-    described = client.describe()
-    assert described.version in ("TLSv1.2", "TLSv1.3")
-    assert isinstance(described.cipher, str) and described.cipher
-    client.close_notify()
-    sock.close()
+    rig, connected = start(server, certs["ca.pem"])
+    assert connected.tls_version in ("TLSv1.2", "TLSv1.3")
+    assert isinstance(connected.tls_cipher, str) and connected.tls_cipher
+    assert close(rig).left_bytes == 0
 
 
 def test_a_server_from_another_ca_is_refused(other_ca: Path, server: Server) -> None:
-    sock = connect(server)
-    with pytest.raises(RuntimeError, match="does not verify against .* for the name 'central'") as caught:
-        sender.start_tls(sock, other_ca, "central")
-    assert "unable to get local issuer certificate" in str(caught.value)
-    sock.close()
+    with pytest.raises(RigError, match="TLS handshake with central failed: invalid peer certificate"):
+        start(server, other_ca)
 
 
 def test_a_certificate_for_another_name_is_refused(certs: dict[str, Path], server: Server) -> None:
-    sock = connect(server)
-    with pytest.raises(RuntimeError, match="for the name 'elsewhere'"):
-        sender.start_tls(sock, certs["ca.pem"], "elsewhere")
-    sock.close()
+    with pytest.raises(
+        RigError,
+        match="TLS handshake with elsewhere failed: invalid peer certificate: certificate not valid for name .elsewhere.",
+    ):
+        start(server, certs["ca.pem"], "elsewhere")
+
+
+def test_a_missing_ca_says_where_it_was_looked_for(tmp_path: Path, server: Server) -> None:
+    with pytest.raises(RigError, match=f"no CA certificate at {tmp_path}/ca.pem"):
+        start(server, tmp_path / "ca.pem")
 
 
 def test_a_server_that_is_not_tls_fails_the_handshake_without_hanging(certs: dict[str, Path]) -> None:
@@ -213,76 +214,78 @@ def test_a_server_that_is_not_tls_fails_the_handshake_without_hanging(certs: dic
     thread = threading.Thread(target=plain, daemon=True)
     thread.start()
     sock = socket.create_connection(listener.getsockname(), timeout=5)
-    with pytest.raises(RuntimeError, match="TLS handshake with central failed"):
-        sender.start_tls(sock, certs["ca.pem"], "central")
+    with pytest.raises(RigError, match="TLS handshake with central failed"):
+        sender.start_rig(sock, "tls", certs["ca.pem"], "central")
     sock.close()
     thread.join(timeout=5)
     listener.close()
 
 
-def test_every_byte_arrives_though_the_server_reads_late(certs: dict[str, Path]) -> None:
+def rendered(tmp_path: Path, name: str, lines: list[bytes]) -> tuple[Path, Path, array]:
+    """The rendered file and its offsets, as a sender writes them for the compiled sender."""
+    path = tmp_path / f"{name}.msgs"
+    ends_file = write_rendered(path, iter(lines), indexed=True)
+    assert ends_file is not None
+    return path, ends_file, array("Q", itertools.accumulate(len(line) for line in lines))
+
+
+def test_every_byte_arrives_though_the_server_reads_late(certs: dict[str, Path], tmp_path: Path) -> None:
     """The tail-loss fix over TLS: close_notify, SHUT_WR, empty send queue, then wait for the server to close."""
-    payload = b"".join(b"<13>syslogbench q=%08d tail test\n" % n for n in range(100_000))  # ~3.6 MB
+    lines = [b"<13>syslogbench q=%08d tail test\n" % n for n in range(100_000)]  # ~3.6 MB
+    path = tmp_path / "burst.msgs"
+    assert write_rendered(path, iter(lines), indexed=False) is None
     for server in serve(certs, read_delay=0.5):
-        sock = connect(server)
-        client = sender.start_tls(sock, certs["ca.pem"], "central")
-        sock.settimeout(30)
-        assert client.send_file(io.BytesIO(payload)) == len(payload)
-        client.close_notify()
-        assert sender.drain(sock, 30) == 0
-        assert sender.wait_for_close(sock, 30) is True
-        sock.close()
+        rig, _ = start(server, certs["ca.pem"])
+        rig.ask(SendRequest(str(path), None, len(lines), 0.0, time.time(), None, 0.005))
+        sent = rig.answer(SendRecord, 30)
+        assert (sent.sent, sent.bytes, sent.status) == (len(lines), path.stat().st_size, "ok")
+        closed = close(rig)
+        assert (closed.left_bytes, closed.peer_closed) == (0, True)
         assert server.done.wait(10)
         assert server.error == []
-        assert bytes(server.received) == payload
+        assert bytes(server.received) == path.read_bytes()
 
 
-def messages(count: int, tag: bytes) -> tuple[bytes, array]:
-    """count lines, and each one's end offset, as a capacity trial renders them."""
-    lines = [b"<13>syslogbench %s q=%08d capacity\n" % (tag, n) for n in range(count)]
-    ends = array("Q", itertools.accumulate(len(line) for line in lines))
-    return b"".join(lines), ends
-
-
-def test_capacity_tls_sends_whole_records_and_keeps_the_stream_whole(certs: dict[str, Path]) -> None:
+def test_capacity_tls_sends_whole_records_and_keeps_the_stream_whole(
+    certs: dict[str, Path], tmp_path: Path
+) -> None:
     """A trial's give-up time stops the sends with a record half out: that record's messages count unsent,
     and its rest goes first in the next trial, so the daemon still reads one valid TLS stream of whole lines."""
-    first, first_ends = messages(200_000, b"t=1")  # ~8 MB: far more than the socket buffers hold
-    second, second_ends = messages(1_000, b"t=2")
+    first = [b"<13>syslogbench t=1 q=%08d capacity\n" % n for n in range(200_000)]  # ~8 MB: over the buffers
+    second = [b"<13>syslogbench t=2 q=%08d capacity\n" % n for n in range(1_000)]
+    first_path, first_ends_file, first_ends = rendered(tmp_path, "first", first)
+    second_path, second_ends_file, _ = rendered(tmp_path, "second", second)
     for server in serve(certs, read_delay=2.0):
-        sock = connect(server)
-        sends = trials.TlsSends(sock, sender.start_tls(sock, certs["ca.pem"], "central").encrypt)
-        handed = sends.sender(sock, first, first_ends, time.time() + 0.5)(0, len(first_ends))
-        assert 0 < handed < len(first_ends)  # the server reads nothing yet: the give-up time stopped it
-        assert sends.pending, "the give-up time came inside a record, which is kept for the next trial"
-        rest = sends.sender(sock, second, second_ends, time.time() + 30)(0, len(second_ends))
-        assert rest == len(second_ends) and not sends.pending
-        client_close(sock)
+        rig, _ = start(server, certs["ca.pem"])
+        now = time.time()
+        rig.ask(SendRequest(str(first_path), str(first_ends_file), len(first), 0.0, now, now + 0.5, 0.005))
+        handed = rig.answer(SendRecord, 30).sent
+        assert 0 < handed < len(first)  # the server reads nothing yet: the give-up time stopped it
+        now = time.time()
+        rig.ask(SendRequest(str(second_path), str(second_ends_file), len(second), 0.0, now, now + 30, 0.005))
+        assert rig.answer(SendRecord, 60).sent == len(second)
+        close(rig)
         assert server.done.wait(10) and server.error == []
         got = bytes(server.received)
-        assert got.endswith(second)
-        cut = len(got) - len(second)  # the first trial's bytes that reached the server
-        assert got[:cut] == first[:cut] and first[:cut].endswith(b"\n")  # whole lines only
-        assert first_ends[handed - 1] < cut <= first_ends[handed - 1] + trials.RECORD_BYTES + 100
+        tail = b"".join(second)
+        assert got.endswith(tail)
+        cut = len(got) - len(tail)  # the first trial's bytes that reached the server
+        whole = b"".join(first)
+        assert got[:cut] == whole[:cut] and whole[:cut].endswith(b"\n")  # whole lines only
+        assert first_ends[handed - 1] < cut <= first_ends[handed - 1] + RECORD_BYTES + 100
 
 
-def client_close(sock: socket.socket) -> None:
-    sock.shutdown(socket.SHUT_WR)
-    sender.wait_for_close(sock, 10)
-    sock.close()
-
-
-def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path]) -> None:
+def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path], tmp_path: Path) -> None:
+    path = tmp_path / "one.msgs"
+    write_rendered(path, iter([b"one line\n"]), indexed=False)
     for server in serve(certs, close=False):
-        sock = connect(server)
-        client = sender.start_tls(sock, certs["ca.pem"], "central")
-        client.send_file(io.BytesIO(b"one line\n"))
-        client.close_notify()
-        assert sender.drain(sock, 10) == 0
+        rig, _ = start(server, certs["ca.pem"])
+        rig.ask(SendRequest(str(path), None, 1, 0.0, time.time(), None, 0.005))
+        assert rig.answer(SendRecord, 10).sent == 1
         started = time.monotonic()
-        assert sender.wait_for_close(sock, 0.5) is False
+        closed = close(rig, drain_s=0.5)
+        assert (closed.left_bytes, closed.peer_closed) == (0, False)
         assert time.monotonic() - started < 1.5
-        sock.close()
 
 
 # --- the watcher's part ---------------------------------------------------------------------------------------
@@ -297,7 +300,7 @@ def test_the_watcher_makes_certificates_only_for_a_tls_scenario(control_dir: Pat
     assert not (control_dir / "tls").exists()
     assert watcher.prepare_tls(watcher_settings("tls-rfc5424")) is None
     assert sorted(path.name for path in (control_dir / "tls").iterdir()) == sorted(tlscerts.FILES)
-    context = sender.tls_context(control_dir / "tls" / "ca.pem")
+    context = ssl.create_default_context(cafile=control_dir / "tls" / "ca.pem")
     assert context.verify_mode == ssl.CERT_REQUIRED
 
 

@@ -43,13 +43,15 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     served.machine = asdict(obs.host)  # with its fingerprint: a swarm's host cannot see the central node
     code = contract.EXIT_CODES["pass"]
     try:
-        run.decide(scenarios.load(cfg.scenario))
+        scenario = scenarios.load(cfg.scenario)
+        served.transport = scenario.transport
+        run.decide(scenario)
         run.wait_until_ready(cfg)
-        served.follower.skip_to_end()
+        served.start_following()
         served.ready_to_run.set()
         say(f"capacity: {len(names)} senders ready; waiting for trials")
         served.over.wait(max_s)
-    except (run.Unsupported, control.WaitTimeout, RuntimeError, OSError, ValueError) as error:
+    except (run.Unsupported, control.WaitTimeout, RuntimeError, OSError, ValueError) as error:  # RigError too
         served.failure = str(error)
         served.ready_to_run.set()
         say(f"capacity: {error}")
