@@ -142,7 +142,18 @@ describe() {
     mkdir -p "$control/daemon" "$control/snapshots"
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
     put "$control/daemon/base" < /etc/syslogbench-base
+    buffers
     put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
+}
+
+# The socket buffer sysctls of this network namespace (a UDP result records them beside UDP_RCVBUF):
+# read with builtins, as the watcher sees another namespace.
+buffers() {
+    for name in rmem_default rmem_max; do
+        value=""
+        read -r value < "/proc/sys/net/core/$name" 2>/dev/null
+        echo "$name $value"
+    done | put "$control/daemon/buffers"
 }
 
 # shellcheck disable=SC2329 # called by trap

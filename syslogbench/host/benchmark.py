@@ -212,6 +212,7 @@ def run(
     overrides, options = userconfig.split_settings(overrides)
     user = userconfig.given(config, profile.daemon, options)
     cfg, env = run_env(overrides)
+    userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
