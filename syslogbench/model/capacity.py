@@ -81,8 +81,10 @@ KEYS = {
     "CONFIRM_S": "confirm_s",
 }
 PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
-# Seconds a trial costs beyond its own length: the drain, the common start, the late watch, compose exec.
-TRIAL_OVERHEAD_S = 15.0
+# Seconds a trial costs beyond its own length and TRIAL_PAUSE: the drain, the common start, compose exec
+# (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
+# up and down included).
+TRIAL_OVERHEAD_S = 5.0
 
 
 def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str]]:
