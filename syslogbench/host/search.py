@@ -688,6 +688,8 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     """central: the daemon's machine as the watcher read it (a swarm's central node)."""
     errors = [*found.errors, *(e for t in trials for e in t.errors)]
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
+    if outcome == "found" and False in (found.ndr.confirmed, found.pdr.confirmed):
+        outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
     outcome = "interrupted" if found.interrupted else outcome
     facts = asdict(
         replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)

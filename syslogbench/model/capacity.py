@@ -385,7 +385,9 @@ class CapacityResult:
     settings: dict[str, float]
     started_utc: str
     finished_utc: str
-    outcome: str  # "found", "daemon-died", "error", "interrupted" (Ctrl-C or SIGTERM: the trials so far)
+    # "found", "unconfirmed" (a bound's confirmation failed: its `unconfirmed` says why), "daemon-died",
+    # "error", "interrupted" (Ctrl-C or SIGTERM: the trials so far)
+    outcome: str
     ndr_msgs_per_s: float | None
     pdr_msgs_per_s: float | None
     pdr_loss_ratio: float
