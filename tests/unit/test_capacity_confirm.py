@@ -113,3 +113,26 @@ def test_a_sender_bound_latency_trial_is_noted_not_used() -> None:
     latency = search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
     assert set(latency) == {"10%", "50%"}  # 90% of 1,500 is beyond the senders' 1,000
     assert any("no latency at 90% of the PDR: the senders reached only" in note for note in found.notes)
+
+
+def test_without_confirmation_a_latency_trial_that_breaks_the_ndr_unpublishes_it() -> None:
+    """CONFIRM_S=0: nothing steps down, but a rate contradicted by a later trial at or below it is not
+    published: the bound says unconfirmed, and why."""
+
+    def loses_at_half(rate: float, duration: float) -> dict:
+        record = simulated(rate, duration)
+        if 900 <= rate <= 1100 and duration >= CAP.final_trial_s:  # 50% of a PDR near 2,000
+            record.update(late=1, loss_ratio=1 / record["intended"])
+            record["senders"][0]["late"] = 1
+        return record
+
+    cap = replace(CAP, confirm_s=0, trial_sum_s=0, initial_trial_s=2)
+    measurer = search.Measurer(loses_at_half, cap, sleep=lambda s: None)
+    found = search.Found(capacity.Bound(0.0, 2000.0, 2100.0), capacity.Bound(cap.pdr_target, 2000.0, 2100.0))
+    search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
+    assert found.ndr.confirmed is False and found.ndr.published() is None
+    assert (
+        found.ndr.unconfirmed
+        == "NDR unconfirmed: the latency trial at 1,000 msg/s, at or below it, lost 0.0500%"
+    )
+    assert found.pdr.confirmed is None and found.pdr.published() == 2000.0  # 0.05% is within the PDR's 0.5%
