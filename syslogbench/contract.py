@@ -59,6 +59,8 @@ CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] o
 LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
 QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
 RESULTS_DIR_IN_WATCHER = Path("/results")
+# The key under which the watcher sends the daemon's UDP buffer sysctls with the first trial's machine.
+UDP_BUFFERS_KEY = "udp_buffers"
 QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxDiskSpace
 # The logs volume is full below this much free space: one message is about 100 bytes, but a file system hands
 # out whole blocks, and a volume full to the last block shows a few KiB free at most.
@@ -89,6 +91,11 @@ class DaemonFiles:
     @property
     def ready(self) -> Path:
         return self.dir / "ready"
+
+    @property
+    def buffers(self) -> Path:
+        # "rmem_default N" and "rmem_max N" lines: the daemon's network namespace's socket buffer sysctls
+        return self.dir / "buffers"
 
     @property
     def restarted(self) -> Path:
@@ -202,7 +209,14 @@ def protocol_names() -> list[str]:
     c = Control(Path())
     names = [c.transport, c.run_json, *(c.tls_file(n) for n in ("ca.pem", "server.pem", "server.key"))]
     names += [c.daemon.version, c.daemon.manifest, c.daemon.base, c.go, c.unsupported, c.samples]
-    names += [c.generator("<i>"), c.daemon.ready, c.hosts / "<i>", c.ready("host<i>-s<j>"), c.start]
+    names += [
+        c.generator("<i>"),
+        c.daemon.ready,
+        c.daemon.buffers,
+        c.hosts / "<i>",
+        c.ready("host<i>-s<j>"),
+        c.start,
+    ]
     names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
     names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu, c.drained, c.finish]
     return [str(name) for name in names]

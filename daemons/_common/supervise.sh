@@ -142,7 +142,18 @@ describe() {
     mkdir -p "$control/daemon" "$control/snapshots"
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
     put "$control/daemon/base" < /etc/syslogbench-base
+    buffers
     put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
+}
+
+# The socket buffer sysctls of this network namespace (a UDP result records them beside UDP_RCVBUF), read
+# here because the watcher is in another namespace; before the daemon starts, so the forks cost it nothing.
+# cat, not the shell's read: dash reads a byte at a time, and an integer sysctl read from an offset past 0
+# answers end of file ("2" of 212992).
+buffers() {
+    for name in rmem_default rmem_max; do
+        echo "$name $(cat "/proc/sys/net/core/$name" 2>/dev/null)"
+    done | put "$control/daemon/buffers"
 }
 
 # shellcheck disable=SC2329 # called by trap

@@ -61,6 +61,20 @@ fn config(ca: &str) -> Result<Arc<ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
+/// What a failed handshake says: a certificate that does not verify names the CA and the name it was
+/// checked against (what a user changes), anything else the connection's error.
+fn handshake_error(error: &std::io::Error, ca: &str, server_name: &str) -> String {
+    let inner = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>());
+    if let Some(rustls::Error::InvalidCertificate(why)) = inner {
+        return format!(
+            "TLS: the server's certificate does not verify against {ca} for the name '{server_name}': {why:?}"
+        );
+    }
+    format!("TLS handshake with {server_name} failed: {error}")
+}
+
 impl Tls {
     /// The handshake, done; an error names what failed (the certificate, or the connection).
     pub fn connect(fd: i32, ca: &str, server_name: &str) -> Result<Tls, String> {
@@ -76,7 +90,7 @@ impl Tls {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && now() < deadline => {}
                 Err(e) => {
                     let _ = tls.session.write_tls(&mut socket); // our alert, so the daemon logs why
-                    return Err(format!("TLS handshake with {server_name} failed: {e}"));
+                    return Err(handshake_error(&e, ca, server_name));
                 }
             }
         }

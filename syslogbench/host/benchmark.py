@@ -78,6 +78,8 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
         **merged,
         **{key: str(value) for key, value in shape.items()},
         "GENERATORS": str(cfg.hosts),
+        # In bytes: the daemons' configs take a number (syslog-ng's so-rcvbuf() has no "4m").
+        "UDP_RCVBUF": "" if cfg.udp_rcvbuf is None else str(cfg.udp_rcvbuf),
         "DOCKER_VERSION": docker_version(),
         "NODE_HOSTNAME": socket.gethostname(),
     }
@@ -213,6 +215,7 @@ def run(
     overrides, options = userconfig.split_settings(overrides)
     user = userconfig.given(config, profile.daemon, options)
     cfg, env = run_env(overrides)
+    userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return not_applicable(profile, cfg, scenario, reasons, results_dir)

@@ -30,7 +30,15 @@ from syslogbench.host import benchmark, lock, profiles, swarm, userconfig
 from syslogbench.host import capacity as host_capacity
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
-from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
+from syslogbench.model.capacity import (
+    Bound,
+    CapacityResult,
+    CapacitySettings,
+    Latency,
+    Load,
+    Trial,
+    UdpBuffers,
+)
 
 # A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
 RELAY_TARGETS = ("normal", "slow")
@@ -40,13 +48,14 @@ EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common s
 FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
-PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
+PDR_FRACTIONS = capacity.PDR_FRACTIONS
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow; MAX_RESTARTS times at most.
 BACKOFF = 0.9
 MAX_RESTARTS = 8  # 0.9 ** 8 = 0.43: the watcher's limit may be far below RATE_MAX
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
 STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
+ROOT = Path(__file__).resolve().parents[2]  # the project's checkout: its commit goes into each result
 
 
 class DaemonDied(RuntimeError):
@@ -142,6 +151,7 @@ def plan(
         )
     cores = capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)  # one that leaves none: one line
     cfg, env = benchmark.run_env(rest)
+    userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         raise Unsupported(
@@ -229,18 +239,25 @@ class Measurer(AbstractMeasurer):
     def stalled(self, trial: Trial) -> bool:
         return trial.sample_max_s is not None and trial.sample_max_s > self.cap.latency_bound_s / 2
 
-    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
-        trial = self.trial(intended_load, intended_duration)
+    def checked(self, rate: float, duration: float, purpose: str = "search") -> Trial:
+        """A trial the daemon alone decided: one the watcher was held up in is run again (at most
+        STALL_REPEATS more times); RigBound when the watcher or the senders limited it. Every trial the
+        search, the confirmation and the latency use passes here."""
+        trial = self.trial(rate, duration, purpose)
         for _ in range(STALL_REPEATS):
             if not self.stalled(trial):
                 break
-            trial.purpose = "repeated"  # kept, but not given to the search
-            trial = self.trial(intended_load, intended_duration)
+            trial.purpose = "repeated"  # kept, but not used
+            trial = self.trial(rate, duration, purpose)
         if self.stalled(trial):
             trial.purpose = "repeated"
-            raise WatcherBound(intended_load, trial.sample_max_s)
+            raise WatcherBound(rate, trial.sample_max_s)
         if trial.sender_bound:
-            raise SenderBound(intended_load, trial.achieved_msgs_per_s)
+            raise SenderBound(rate, trial.achieved_msgs_per_s)
+        return trial
+
+    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
+        trial = self.checked(intended_load, intended_duration)
         # Late is lost: only what arrived within LATENCY_BOUND of its intended time was forwarded.
         return MeasurementResult(
             intended_duration=intended_duration,
@@ -307,7 +324,8 @@ def search(
     found = found or Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     if not warm_up(measurer, cap, found):
         return found
-    deadline = time.monotonic() + cap.search_max_s
+    # SEARCH_MAX holds the confirmation and the latency trials too: MLRsearch gets what they leave.
+    deadline = time.monotonic() + cap.search_max_s - capacity.reserve_s(cap)
     top = cap.rate_max
     for _ in range(MAX_RESTARTS + 1):
         left = deadline - time.monotonic()
@@ -350,26 +368,150 @@ def _load(stat: object | None) -> float | None:
     return None if stat is None else round(float(stat), 1)
 
 
-def latency_at_pdr(
-    measurer: Measurer, found: Found, cap: CapacitySettings, budget_s: float
+# -- confirmation -------------------------------------------------------------------------------------------
+# After the search, each bound is held for CONFIRM_S (RFC 2544's 60 s) before it is published, and no later
+# trial at or below a published rate may break its goal (the latency trials included). A rate that breaks
+# is not published: its goal steps down to the highest rate at or below BACKOFF of it where the search's
+# own full-length trials met the goal (none: BACKOFF of it), and confirms again, until one holds, RATE_MIN
+# is passed, or SEARCH_MAX is over; the bound then says it is unconfirmed, and why.
+
+
+def meets(trial: Trial, goal: Bound) -> bool:
+    return trial.loss_ratio <= goal.loss_ratio
+
+
+def after_search(trials: list[Trial]) -> list[Trial]:
+    """The confirmation and latency trials the daemon alone decided (not repeated, not sender-bound)."""
+    return [t for t in trials if t.purpose in ("confirm", "latency") and not t.sender_bound]
+
+
+def contradiction(trials: list[Trial], goal: Bound, rate: float) -> Trial | None:
+    """A trial after the search at or below rate that broke the goal: rate cannot be published."""
+    broken = [
+        t for t in after_search(trials) if t.offered_msgs_per_s <= rate * (1 + 1e-9) and not meets(t, goal)
+    ]
+    return max(broken, key=lambda t: t.offered_msgs_per_s, default=None)
+
+
+def held(trials: list[Trial], goal: Bound, rate: float, seconds: float) -> bool:
+    """A confirmation trial at this very rate already met the goal (the NDR's may serve the PDR)."""
+    return any(t.purpose == "confirm" and abs(t.offered_msgs_per_s - rate) < 1e-6 and t.duration_s >= seconds
+               and meets(t, goal) for t in after_search(trials))  # fmt: skip
+
+
+def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings) -> float | None:
+    """The next rate to confirm below one that broke: the highest at or below BACKOFF of it where a
+    full-length trial of the search met the goal, else BACKOFF of it; None below RATE_MIN."""
+    ceiling = BACKOFF * rate
+    passed = [t.offered_msgs_per_s for t in trials if t.purpose == "search" and not t.sender_bound
+              and t.duration_s >= cap.final_trial_s - 1e-6 and t.offered_msgs_per_s <= ceiling
+              and meets(t, goal)]  # fmt: skip
+    below = max(passed, default=ceiling)
+    return round(below, 1) if below >= cap.rate_min else None
+
+
+def unconfirmed(goal: Bound, why: str, log: Callable[[str], None]) -> None:
+    goal.confirmed, goal.confirmed_msgs_per_s, goal.unconfirmed = False, None, why
+    log(f"notice: {why}")
+
+
+def settle(measurer: Measurer, goal: Bound, name: str, cap: CapacitySettings, deadline: float,
+           log: Callable[[str], None]) -> None:  # fmt: skip
+    """Confirm the goal's rate (its last confirmed one, else the search's lower bound), stepping down
+    while a trial at or below it breaks the goal."""
+    rate = goal.confirmed_msgs_per_s if goal.confirmed else goal.lower_msgs_per_s
+    while rate is not None:
+        if (broken := contradiction(measurer.trials, goal, rate)) is not None:
+            why = f"a {broken.duration_s:.0f} s trial at {broken.offered_msgs_per_s:,.0f} msg/s lost {broken.loss_ratio:.4%}"
+            rate = step_down(measurer.trials, goal, min(rate, broken.offered_msgs_per_s), cap)
+            if rate is None:
+                return unconfirmed(
+                    goal, f"{name} unconfirmed: {why}, and no rate from RATE_MIN up was left", log
+                )
+            log(f"notice: {name}: {why}; confirming {rate:,.0f} msg/s")
+            continue
+        if held(measurer.trials, goal, rate, cap.confirm_s):
+            goal.confirmed, goal.confirmed_msgs_per_s, goal.unconfirmed = True, rate, None
+            return None
+        if time.monotonic() + cap.confirm_s + cap.pause_s + capacity.TRIAL_OVERHEAD_S > deadline:
+            return unconfirmed(goal, f"{name} unconfirmed: no time left within SEARCH_MAX={cap.search_max_s:g} s "
+                                     f"for a {cap.confirm_s:g} s trial at {rate:,.0f} msg/s", log)  # fmt: skip
+        try:
+            measurer.checked(rate, cap.confirm_s, "confirm")
+        except RigBound as bound:
+            return unconfirmed(goal, f"{name} unconfirmed: the rig limited its confirmation: {bound}", log)
+    return None
+
+
+def confirm(measurer: Measurer, found: Found, cap: CapacitySettings, deadline: float,
+            log: Callable[[str], None]) -> dict[str, Latency]:  # fmt: skip
+    """Confirm the NDR and the PDR, then the latency trials at fractions of the PDR; when a latency trial
+    breaks a goal at or below its rate, that rate steps down and is confirmed again. The latencies of
+    the last round. Without CONFIRM_S, the latency trials only (a broken one still unpublishes its rate)."""
+    if found.errors or found.interrupted:
+        return {}
+    goals = {"NDR": found.ndr, "PDR": found.pdr}
+    try:
+        return confirmed_latency(measurer, found, goals, cap, deadline, log)
+    except (DaemonDied, TrialFailed) as error:
+        found.stopped_by(error, "a confirmation or latency trial")
+        for name, goal in goals.items():
+            if cap.confirm_s and not goal.confirmed:
+                unconfirmed(goal, f"{name} unconfirmed: the confirmation stopped ({error})", log)
+        return {}
+
+
+def confirmed_latency(measurer: Measurer, found: Found, goals: dict[str, Bound], cap: CapacitySettings,
+                      deadline: float, log: Callable[[str], None]) -> dict[str, Latency]:  # fmt: skip
+    """confirm()'s rounds: settle each goal, measure the latency, again while a latency trial broke one."""
+    while True:
+        if cap.confirm_s:
+            for name, goal in goals.items():
+                settle(measurer, goal, name, cap, deadline, log)
+        latency = latency_trials(measurer, found, cap, deadline)
+        broken = [(name, goal) for name, goal in goals.items() if goal.published() is not None
+                  and contradiction(measurer.trials, goal, goal.published() or 0) is not None]  # fmt: skip
+        if not broken:
+            return latency
+        if cap.confirm_s:
+            continue  # settle() steps each broken goal down below the trial that broke it, and confirms again
+        for name, goal in broken:
+            trial = contradiction(measurer.trials, goal, goal.published() or 0)
+            assert trial is not None
+            unconfirmed(goal, f"{name} unconfirmed: the latency trial at {trial.offered_msgs_per_s:,.0f} msg/s, "
+                              f"at or below it, lost {trial.loss_ratio:.4%}", log)  # fmt: skip
+        return latency
+
+
+def latency_trials(
+    measurer: Measurer, found: Found, cap: CapacitySettings, deadline: float
 ) -> dict[str, Latency]:
-    """One final-length trial at 10%, 50% and 90% of the PDR, where the time allows."""
-    pdr = found.pdr.lower_msgs_per_s
+    """One final-length trial at 10%, 50% and 90% of the published PDR, while the time allows."""
+    pdr = found.pdr.published()
     out: dict[str, Latency] = {}
-    if pdr is None or found.errors:
+    if pdr is None:
+        found.notes.append("no latency at fractions of the PDR: no PDR is published")
         return out
-    deadline = time.monotonic() + budget_s
     for fraction in PDR_FRACTIONS:
-        if time.monotonic() + cap.final_trial_s + cap.pause_s + 15 > deadline:
+        if time.monotonic() + cap.final_trial_s + cap.pause_s + capacity.TRIAL_OVERHEAD_S > deadline:
             found.notes.append(f"no time left for the latency at {fraction:.0%} of the PDR")
             break
         try:
-            trial = measurer.trial(max(cap.rate_min, pdr * fraction), cap.final_trial_s, "latency")
-        except (DaemonDied, TrialFailed) as error:
-            found.errors.append(f"latency at {fraction:.0%} of the PDR: {error}")
-            break
+            trial = measurer.checked(max(cap.rate_min, pdr * fraction), cap.final_trial_s, "latency")
+        except RigBound as bound:
+            found.notes.append(f"no latency at {fraction:.0%} of the PDR: {bound}")
+            continue
         out[f"{fraction:.0%}"] = trial.latency_ms
     return out
+
+
+def latency_at_pdr(
+    measurer: Measurer, found: Found, cap: CapacitySettings, budget_s: float
+) -> dict[str, Latency]:
+    """One final-length trial at 10%, 50% and 90% of the PDR where the time allows, each checked as the
+    search's are (sender-bound, watcher held up); without a confirmation (CONFIRM_S=0)."""
+    deadline = time.monotonic() + budget_s
+    return latency_trials(measurer, found, cap, deadline) if not found.errors else {}
 
 
 # -- the command --------------------------------------------------------------------------------------------
@@ -430,7 +572,8 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
             matrix: result.Matrix | None = None) -> int:  # fmt: skip
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
-    lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
+    # SEARCH_MAX holds the confirmation and the latency trials; beyond it, their drains and a last trial.
+    lifetime = cap.search_max_s + 2 * (cap.confirm_s + cap.final_trial_s) + 120
     env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
     cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
@@ -440,6 +583,7 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
     # central node itself and sends it with the first trial.
     fingerprint = None if chosen.swarm else benchmark.measure_fingerprint(cfg, env)
     began = datetime.now(UTC)
+    commit = project_commit()
     log(f"capacity: {chosen.profile.profile}, scenario {chosen.scenario.id} ({chosen.scenario.transport}, "
         f"{chosen.scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     outcome: list[Up] = []
@@ -452,9 +596,10 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
     latency: dict[str, Latency] = {}
     stopped: KeyboardInterrupt | None = None
     try:
+        started = time.monotonic()
         found = search(measurer, cap, log, found)
-        spent = (datetime.now(UTC) - began).total_seconds()
-        latency = latency_at_pdr(measurer, found, cap, lifetime - spent)
+        # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
+        latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
     except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
         stopped = signal
         found.interrupted = True
@@ -471,6 +616,7 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
         staging.rmdir()
     data = build_result(chosen, measurer.trials, found, latency, began, fingerprint, measurer.machine)
     data.matrix = None if matrix is None else asdict(matrix)
+    data.commit = commit
     write_result(data, results_dir, log)
     if stopped is not None:
         raise stopped
@@ -541,6 +687,8 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     """central: the daemon's machine as the watcher read it (a swarm's central node)."""
     errors = [*found.errors, *(e for t in trials for e in t.errors)]
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
+    if outcome == "found" and False in (found.ndr.confirmed, found.pdr.confirmed):
+        outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
     outcome = "interrupted" if found.interrupted else outcome
     facts = asdict(
         replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
@@ -548,6 +696,7 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     nodes = None
     if chosen.swarm is not None:  # the central node's, not this machine's
         facts = {**(central or {}), "docker_version": chosen.swarm.placement.central.engine}
+        facts.pop(contract.UDP_BUFFERS_KEY, None)  # udp_buffers holds them
         nodes = [asdict(node) for node in chosen.swarm.nodes]
     return CapacityResult(
         run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",
@@ -562,8 +711,8 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         started_utc=result.utc(began),
         finished_utc=result.utc(datetime.now(UTC)),
         outcome=outcome,
-        ndr_msgs_per_s=found.ndr.lower_msgs_per_s,
-        pdr_msgs_per_s=found.pdr.lower_msgs_per_s,
+        ndr_msgs_per_s=found.ndr.published(),
+        pdr_msgs_per_s=found.pdr.published(),
         pdr_loss_ratio=chosen.cap.pdr_target,
         ndr=found.ndr,
         pdr=found.pdr,
@@ -577,4 +726,31 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         errors=errors,
         notes=found.notes,
         config=None if chosen.user is None else chosen.user.identity(),
+        load=load_of(chosen.cfg),
+        udp_buffers=udp_buffers(chosen, central) if chosen.scenario.transport == "udp" else None,
     )
+
+
+def load_of(cfg: settings.Settings) -> Load:
+    return Load(cfg.hosts, cfg.senders_per_host, cfg.remote_mem, cfg.remote_cpus)
+
+
+def udp_buffers(chosen: Plan, central: dict | None) -> UdpBuffers:
+    """UDP_RCVBUF as asked, and what the watcher read of the daemon's namespace (with the first trial)."""
+    seen = (central or {}).get(contract.UDP_BUFFERS_KEY) or {}
+    return result.udp_buffers(chosen.cfg.udp_rcvbuf, seen)
+
+
+def project_commit(root: Path = ROOT) -> str:
+    """The project's commit at the command's start, so a result names the code that made it; "unknown"
+    and why when this is not a git checkout (an unpacked archive) or git is missing."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unknown (git could not run: {error})"
+    if done.returncode != 0:
+        return f"unknown (not a git checkout: {(done.stderr.strip().splitlines() or ['git failed'])[-1]})"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    return done.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")

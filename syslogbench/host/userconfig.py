@@ -128,6 +128,16 @@ def given(config: tuple[Path, bool] | None, family: str, options: dict[str, str]
     return load(config[0], family, options, config[1])
 
 
+def refuse_udp_rcvbuf(user: UserConfig | None, udp_rcvbuf: int | None) -> None:
+    """UDP_RCVBUF goes into the profile's rendered configs only: a config of the user's own asks for its
+    own buffer (imudp's rcvbufSize, syslog-ng's so-rcvbuf()), which this cannot rewrite."""
+    if user is not None and udp_rcvbuf is not None:
+        raise UserConfigError(
+            f"UDP_RCVBUF={udp_rcvbuf} sets the profile's own config; with --config set the buffer in your config "
+            "(imudp rcvbufSize, syslog-ng so-rcvbuf()) and leave UDP_RCVBUF unset"
+        )
+
+
 def read_text(path: Path) -> str:
     try:
         data = path.read_bytes()

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
+from syslogbench.model.result import UdpBuffers
 from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
@@ -41,16 +42,24 @@ class CapacitySettings:
     relative_width: float = 0.05  # SEARCH_WIDTH: the search stops when upper/lower bound is within this
     initial_trial_s: float = 1.0  # TRIAL_INITIAL
     final_trial_s: float = 10.0  # TRIAL_FINAL
-    search_max_s: float = 600.0  # SEARCH_MAX: a whole search, trials and pauses
+    # SEARCH_MAX: a whole search, trials and pauses, its confirmation and latency trials included: 10 minutes
+    # (docs/capacity.md, "Defaults").
+    search_max_s: float = 600.0
     pause_s: float = 2.0  # TRIAL_PAUSE: between trials, so queues drain
     # DAEMON_CORES: 0 runs every role on any core; N >= 1 gives the daemon the host's last N cores and the
     # senders, the watcher and the last hop the others (cpusets), as the 2014 remote hosts were apart.
     daemon_cores: float = 0.0
     # Repeated final trials, as CSIT runs them on noisy systems: a rate is decided once its final trials add
     # up to TRIAL_SUM seconds (0: one trial of TRIAL_FINAL), and it holds if the trials that lost more than
-    # the goal allows make up at most EXCEED_RATIO of that time (0: none may; CSIT uses 0.5).
-    trial_sum_s: float = 0.0  # TRIAL_SUM
-    exceed_ratio: float = 0.0  # EXCEED_RATIO
+    # the goal allows make up at most EXCEED_RATIO of that time (CSIT's 0.5). With 30 s and 0.5, a trial
+    # shorter than TRIAL_FINAL can never alone make a rate an upper bound: MLRsearch would need more than
+    # 15 s of excess, and every short trial is under 10 s (docs/capacity.md, "Defaults"). With 0, one 1 s
+    # trial that lost 128 datagrams set both bounds of a UDP search (issue 27).
+    trial_sum_s: float = 30.0  # TRIAL_SUM
+    exceed_ratio: float = 0.5  # EXCEED_RATIO
+    # CONFIRM_S: after the search, the NDR and the PDR are each held this long before they are published
+    # (RFC 2544's 60 s); 0: no confirmation, the search's lower bounds are published as they are.
+    confirm_s: float = 60.0
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -70,7 +79,13 @@ KEYS = {
     "DAEMON_CORES": "daemon_cores",
     "TRIAL_SUM": "trial_sum_s",
     "EXCEED_RATIO": "exceed_ratio",
+    "CONFIRM_S": "confirm_s",
 }
+PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
+# Seconds a trial costs beyond its own length and TRIAL_PAUSE: the drain, the common start, compose exec
+# (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
+# up and down included).
+TRIAL_OVERHEAD_S = 5.0
 
 
 def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str]]:
@@ -128,6 +143,24 @@ def check(cap: CapacitySettings) -> None:
             f"SEARCH_MAX={cap.search_max_s:g} s must hold one final trial ({cap.final_trial_s:g} s), "
             f"and TRIAL_PAUSE={cap.pause_s:g} s cannot be negative"
         )
+    if cap.confirm_s < 0 or (cap.confirm_s and cap.confirm_s < cap.final_trial_s):
+        raise CapacityError(
+            f"CONFIRM_S={cap.confirm_s:g} s: give 0 for no confirmation, or at least TRIAL_FINAL="
+            f"{cap.final_trial_s:g} s (RFC 2544's 60 s by default)"
+        )
+    if cap.search_max_s < cap.final_trial_s + reserve_s(cap):
+        raise CapacityError(
+            f"SEARCH_MAX={cap.search_max_s:g} s cannot hold a final trial and, after the search, the "
+            f"confirmation and latency trials ({reserve_s(cap):.0f} s): give at least "
+            f"{cap.final_trial_s + reserve_s(cap):.0f}, or a shorter CONFIRM_S"
+        )
+
+
+def reserve_s(cap: CapacitySettings) -> float:
+    """What SEARCH_MAX keeps for after the search: one confirmation each of the NDR and the PDR, and the
+    latency trials, each with its pause and overhead. MLRsearch gets the rest."""
+    confirm = 2 * (cap.confirm_s + cap.pause_s + TRIAL_OVERHEAD_S) if cap.confirm_s else 0.0
+    return confirm + len(PDR_FRACTIONS) * (cap.final_trial_s + cap.pause_s + TRIAL_OVERHEAD_S)
 
 
 def placement(daemon_cores: int, host_cores: int) -> dict[str, str]:
@@ -366,8 +399,8 @@ class Trial:
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
     errors: list[str] = field(default_factory=list)
-    # "warmup" (before the search, waits for the rig: not given to the search), "search", or "latency" (at a
-    # fraction of the PDR, after the search).
+    # "warmup" (before the search, waits for the rig: not given to the search), "search", "confirm" (a
+    # CONFIRM_S trial at a bound, after the search) or "latency" (at a fraction of the PDR, after that).
     purpose: str = "search"
     copies: int = 0  # a user config's (SenderTrial.copies)
     early: int = 0  # messages seen before their intended time (clocks apart), recorded at 1 us
@@ -416,11 +449,36 @@ def trial_from_dict(data: Mapping) -> Trial:
 
 @dataclass
 class Bound:
-    """A goal's answer: the relevant lower bound (the rate held) and upper bound (the rate not held)."""
+    """A goal's answer: the relevant lower bound (the rate held) and upper bound (the rate not held), and
+    the confirmation after the search (host/search.py): the rate that held a CONFIRM_S trial, with no later
+    trial at or below it breaking the goal."""
 
     loss_ratio: float  # the goal: 0 for NDR, PDR_TARGET for PDR
     lower_msgs_per_s: float | None
     upper_msgs_per_s: float | None
+    # True: confirmed_msgs_per_s held its confirmation (the lower bound, or a rate below it after steps
+    # down); False: no rate could be confirmed, `unconfirmed` says why; None: not asked (CONFIRM_S=0, or a
+    # result older than confirmation).
+    confirmed: bool | None = None
+    confirmed_msgs_per_s: float | None = None
+    unconfirmed: str | None = None
+
+    def published(self) -> float | None:
+        """The rate the result gives as the NDR or PDR: the confirmed one; the search's lower bound when
+        confirmation was not asked; none when it failed."""
+        if self.confirmed is None:
+            return self.lower_msgs_per_s
+        return self.confirmed_msgs_per_s if self.confirmed else None
+
+
+@dataclass
+class Load:
+    """The rig that offered the load: it changes what a daemon holds, so the result keeps it."""
+
+    hosts: int
+    senders_per_host: int
+    remote_mem_bytes: int  # REMOTE_MEM: each generator's memory limit
+    remote_cpus: int  # REMOTE_CPUS
 
 
 @dataclass
@@ -438,7 +496,9 @@ class CapacityResult:
     settings: dict[str, float]
     started_utc: str
     finished_utc: str
-    outcome: str  # "found", "daemon-died", "error", "interrupted" (Ctrl-C or SIGTERM: the trials so far)
+    # "found", "unconfirmed" (a bound's confirmation failed: its `unconfirmed` says why), "daemon-died",
+    # "error", "interrupted" (Ctrl-C or SIGTERM: the trials so far)
+    outcome: str
     ndr_msgs_per_s: float | None
     pdr_msgs_per_s: float | None
     pdr_loss_ratio: float
@@ -461,6 +521,12 @@ class CapacityResult:
     # capacity --swarm: every node of the swarm as `docker node inspect` described it (host/swarm.py's
     # Node); machine is then the central node's. None: one host.
     nodes: list[dict[str, object]] | None = None
+    # What made the figures, beside `settings` (the search's): the rig's shape and memory, the UDP buffers
+    # (UDP only), and the project's commit (`git rev-parse HEAD` at the command's start, or "unknown (why)").
+    # None in results older than these.
+    load: Load | None = None
+    udp_buffers: UdpBuffers | None = None
+    commit: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -482,9 +548,13 @@ def result_from_dict(data: Mapping) -> CapacityResult:
     if missing := [key for key in NEEDED if key not in data]:
         raise CapacityResultError(f"no {', '.join(missing)}")
     known = {f.name for f in fields(CapacityResult)}
-    values = {k: v for k, v in data.items() if k in known}
+    if unknown := sorted(set(data) - known):
+        raise CapacityResultError(f"unknown key(s) {', '.join(unknown)}: not a result this model writes")
+    values = dict(data)
     try:
         values["ndr"], values["pdr"] = Bound(**data["ndr"]), Bound(**data["pdr"])
+        values["load"] = None if data.get("load") is None else Load(**data["load"])
+        values["udp_buffers"] = None if data.get("udp_buffers") is None else UdpBuffers(**data["udp_buffers"])
         values["trials"] = [trial_from_dict(t) for t in data["trials"]]
         values["latency_at_pdr"] = {k: Latency(**v) for k, v in (data["latency_at_pdr"] or {}).items()}
     except (TypeError, AttributeError) as error:
@@ -512,6 +582,7 @@ def table(result: Mapping) -> str:
         note = (
             "sender-bound" if t["sender_bound"] else ("daemon died" if t["daemon_exit"] is not None else "")
         )
+        note = " ".join(n for n in (note, t.get("purpose") if t.get("purpose") != "search" else "") if n)
         rows.append(
             f"{t['number']:>5} {t['offered_msgs_per_s']:>10,.0f} {t['duration_s']:>6.1f} {t['sent']:>9,} "
             f"{t['received']:>9,} {t['lost']:>7,} {t['late']:>7,} {t['unsent']:>7,} {t['loss_ratio']:>8.4%} "
@@ -522,8 +593,17 @@ def table(result: Mapping) -> str:
         rows.append(
             f"{name.upper()} (loss <= {bound['loss_ratio']:g}): {rate_text(result[f'{name}_msgs_per_s'])} msg/s; "
             f"bounds {rate_text(bound['lower_msgs_per_s'])} .. {rate_text(bound['upper_msgs_per_s'])}"
+            f"{confirmation_text(bound)}"
         )
     return "\n".join(rows)
+
+
+def confirmation_text(bound: Mapping) -> str:
+    if bound.get("confirmed") is None:
+        return ""
+    if bound["confirmed"]:
+        return f"; confirmed at {rate_text(bound['confirmed_msgs_per_s'])}"
+    return f"; {bound.get('unconfirmed') or 'unconfirmed'}"
 
 
 def _ms(value: float | None) -> str:

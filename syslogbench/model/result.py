@@ -14,7 +14,7 @@ import secrets
 import sys
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -513,12 +513,44 @@ class UdpKernel:
 
 
 @dataclass
+class UdpBuffers:
+    """The daemon's UDP receive buffer (UDP runs and searches only), read in its network namespace."""
+
+    requested_bytes: int | None  # UDP_RCVBUF; None: not set, the kernel's default
+    rmem_default: int | None  # /proc/sys/net/core/rmem_default: a socket's buffer unless the daemon asks
+    rmem_max: int | None  # /proc/sys/net/core/rmem_max: the most SO_RCVBUF can ask (it gets twice that)
+    socket_bytes: int | None  # the listening socket's buffer in force (as getsockopt(SO_RCVBUF) gives it)
+    how: str  # where socket_bytes comes from
+
+
+def udp_buffers(requested: int | None, seen: Mapping) -> UdpBuffers:
+    """The buffers from what the daemon's supervisor read in its namespace (contract.UDP_BUFFERS_KEY's
+    dict: rmem_default, rmem_max). The socket's own buffer is not read from the socket: the daemon images
+    hold no tool that asks the kernel for it (ss, or a sock_diag client), so it is the kernel's rule for
+    SO_RCVBUF applied to what was read: twice the request, capped at twice rmem_max (without CAP_NET_ADMIN,
+    which the daemons lack, SO_RCVBUFFORCE fails and rsyslog falls back to SO_RCVBUF), else rmem_default."""
+    default, most = _int(seen.get("rmem_default")), _int(seen.get("rmem_max"))
+    if requested is None:
+        return UdpBuffers(
+            None, default, most, default, "the kernel's default (rmem_default): UDP_RCVBUF not set"
+        )
+    socket = None if most is None else 2 * min(requested, most)
+    how = "the kernel's rule: 2 x min(UDP_RCVBUF, rmem_max); SO_RCVBUFFORCE needs CAP_NET_ADMIN"
+    return UdpBuffers(requested, default, most, socket, how)
+
+
+def _int(value: object) -> int | None:
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+
+@dataclass
 class Udp:
     sent: int
     received: int
     lost: int
     drop_rate: float | None
     kernel: UdpKernel | None = None
+    buffers: UdpBuffers | None = optional()  # older results lack it
 
     @classmethod
     def of(cls, messages: Messages, kernel: UdpKernel | None) -> Udp:

@@ -25,6 +25,9 @@ RULES = ("DONE_THRESHOLD", "DONE_WINDOW", "SEED")
 DEFAULT_VARIANT = "default"  # the load's shape is the scenario's own (else variant_name)
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 MIN_MEMORY = 6 * 1024**2  # Docker refuses memory limits below 6 MiB.
+# UDP_RCVBUF: imudp refuses a rcvbufSize above 1 GiB (and uses the default instead); below a page the
+# kernel gives its own minimum anyway.
+UDP_RCVBUF_RANGE = (4096, 1024**3)
 # Rendering the messages and connecting, before the start signal: `run` allows this on top of RUN_TIMEOUT.
 START_ALLOWANCE_S = 600
 # After compose: the engine's events, `docker ps` and `inspect`, and `down` (host/benchmark.py, worst_case_s).
@@ -83,6 +86,9 @@ class Settings:
     seed: int
     # "default" when the load's shape is the scenario's own, else "<hosts>x<senders_per_host>x<messages>".
     variant: str = DEFAULT_VARIANT
+    # UDP_RCVBUF: the receive buffer, in bytes, a UDP listener asks of the kernel (rsyslog's rcvbufSize,
+    # syslog-ng's so-rcvbuf()); None: not set, the kernel's default (net.core.rmem_default).
+    udp_rcvbuf: int | None = None
 
     @property
     def senders(self) -> int:
@@ -287,6 +293,25 @@ class _Reader:
             self.problem(key, f"{key}={value!r} must be 0 or 1")
         return value == "1"
 
+    def buffer(self, key: str) -> int | None:
+        """A size in bytes (b, k, m, g as for memory), or None when not set (the kernel's default)."""
+        value = self.env.get(key)
+        if value in (None, ""):
+            return None
+        low, high = UDP_RCVBUF_RANGE
+        try:
+            size = parse_size(value)
+        except ValueError:
+            self.problem(
+                key, f"{key}={value!r} is not a size: use bytes, or a number with k, m or g, e.g. 4m"
+            )
+            return None
+        if not low <= size <= high:
+            self.problem(key, f"{key}={value} is outside {low} bytes to 1g: use e.g. 4m, or leave it unset for "
+                              "the kernel's default")  # fmt: skip
+            return None
+        return size
+
     def load_value(self, key: str, own: int, minimum: int) -> int:
         """The scenario's value (own), unless the environment sets the key."""
         if self.env.get(key) in (None, ""):
@@ -339,6 +364,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
         run_timeout=reader.integer("RUN_TIMEOUT", 1, MAX_RUN_TIMEOUT),
         keep_logs=reader.flag("KEEP_LOGS"),
         seed=reader.load_value("SEED", own["SEED"], 0),
+        udp_rcvbuf=reader.buffer("UDP_RCVBUF"),
     )
     # Only when its inputs are valid: a bad HOSTS would otherwise add a misleading second complaint.
     inputs_valid = not reader.bad & {"SCENARIO", "HOSTS", "SENDERS_PER_HOST", "DONE_THRESHOLD"}

@@ -71,6 +71,7 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
         note = {
             "warmup": "warm-up",
             "latency": "latency at a fraction of the PDR",
+            "confirm": "confirmation of a bound (CONFIRM_S)",
             "repeated": "watcher held up: repeated, not used",
         }.get(  # fmt: skip
             trial.get("purpose", ""), ""

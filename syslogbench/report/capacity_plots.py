@@ -19,7 +19,7 @@ from syslogbench.report.capacity import profile_of
 from syslogbench.report.plots import Plot
 
 LOSS_FLOOR = 1e-6  # a trial with no loss sits on this line of the log axis
-USED = ("search", "latency")  # the trials a search believed (docs/capacity.md)
+USED = ("search", "confirm", "latency")  # the trials a search believed (docs/capacity.md)
 
 
 def final_trials(search: Mapping) -> list[Mapping]:

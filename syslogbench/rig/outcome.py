@@ -12,7 +12,7 @@ from syslogbench.model import result as model
 from syslogbench.model.result import SAMPLE_COLUMNS, SCHEMA_VERSION, run_id, time_line, utc
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
-from syslogbench.rig import fanout, snmp
+from syslogbench.rig import control, fanout, snmp
 from syslogbench.rig.cgroup import Snapshot, cpu_delta
 from syslogbench.rig.reconcile import Reconciliation
 
@@ -188,7 +188,13 @@ def kernel_udp(obs: Observed) -> model.UdpKernel | None:
 
 def udp_figures(obs: Observed, messages: model.Messages) -> model.Udp | None:
     """The drop rate of a UDP run, from the sequence numbers (lost / sent) and from the kernel's counters."""
-    return model.Udp.of(messages, kernel_udp(obs)) if is_udp(obs) else None
+    if not is_udp(obs):
+        return None
+    figures = model.Udp.of(messages, kernel_udp(obs))
+    if obs.unsupported:  # n/a: the daemon never ran, as the host's own n/a result (model.not_applicable) says
+        return figures
+    figures.buffers = model.udp_buffers(obs.cfg.udp_rcvbuf, snmp.read_buffers(control.CONTROL.daemon.buffers))
+    return figures
 
 
 def rate_figures(obs: Observed) -> model.Rate:

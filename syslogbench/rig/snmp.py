@@ -43,3 +43,13 @@ def udp_delta(start: dict[str, int] | None, end: dict[str, int] | None) -> dict[
         return None
     delta = {name: end[name] - start[name] for name in UDP_FIELDS}
     return None if any(value < 0 for value in delta.values()) else delta
+
+
+def read_buffers(path: Path) -> dict[str, str]:
+    """The supervisor's "name value" lines of the daemon namespace's socket buffer sysctls
+    (contract.DaemonFiles.buffers: rmem_default, rmem_max); empty where it wrote none."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split(" ", 1) for line in lines if " " in line)

@@ -38,6 +38,11 @@ SETTINGS = {
     "SEARCH_MAX": "150",
     # A tighter bound found the scheduling of a machine with 30 runnable tasks per core.
     "LATENCY_BOUND": "0.5",
+    # One final trial per rate and no confirmation: these known answers are the search's own (the defaults'
+    # three trials and 60 s confirmations would not fit in SEARCH_MAX); the confirmation has its own test.
+    "TRIAL_SUM": "0",
+    "EXCEED_RATIO": "0",
+    "CONFIRM_S": "0",
 }
 
 
@@ -154,3 +159,47 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
         for sender in trial["senders"]:
             assert sender["sent"] == sender["received"] == sender["intended"], sender
     assert result["ndr"]["lower_msgs_per_s"] == 1600.0, table  # RATE_MAX held
+
+
+def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_is_unconfirmed(
+    tmp_path: Path,
+) -> None:
+    """The throttled syslog-ng over TCP: its queue lets a 2 s trial pass up to HELD * (2 + 1 + bound) / 2
+    (1,750 msg/s), a 10 s confirmation only HELD * (10 + 1 + bound) / 10 (1,150). The search, with only 2 s
+    trials, publishes nothing it found there: the confirmation breaks, steps down (at least 10% a step) and
+    confirms again, or the bound says unconfirmed and why."""
+    config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
+    Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    confirm_s, bound = 10.0, float(SETTINGS["LATENCY_BOUND"])
+    settings = dict(SETTINGS, TRIAL_FINAL="2", TRIAL_SUM="2", EXCEED_RATIO="0", CONFIRM_S=f"{confirm_s:g}",
+                    SEARCH_MAX="240")  # fmt: skip
+    code = search.run(PROFILE, settings, tmp_path, build=True, project=PROJECT, config=(config, False))
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    table = "\n".join(
+        f"{t['purpose']:>8} {t['offered_msgs_per_s']:.0f} {t['duration_s']:.0f} s: {t['loss_ratio']:.4f} late "
+        f"{t['late']}"
+        for t in result["trials"]
+    )
+    ndr = result["ndr"]
+    confirms = [t for t in result["trials"] if t["purpose"] == "confirm"]
+    assert confirms and confirms[0]["offered_msgs_per_s"] == ndr["lower_msgs_per_s"], table
+    assert confirms[0]["loss_ratio"] > 0, f"the first confirmation held: nothing to step down from\n{table}"
+    held_long = HELD * (confirm_s + 1 + bound) / confirm_s
+    if ndr["confirmed"]:
+        assert code == EXIT_CODES["pass"] and result["outcome"] == "found", result["errors"]
+        assert result["ndr_msgs_per_s"] == ndr["confirmed_msgs_per_s"] < ndr["lower_msgs_per_s"], table
+        assert ndr["confirmed_msgs_per_s"] <= 1.1 * held_long, f"{ndr}\n{table}"
+    else:
+        assert result["outcome"] == "unconfirmed" and result["ndr_msgs_per_s"] is None, table
+        assert ndr["unconfirmed"], ndr
+    # No published rate is contradicted by a later trial at or below it.
+    for name in ("ndr", "pdr"):
+        rate, goal = result[f"{name}_msgs_per_s"], result[name]["loss_ratio"]
+        later = [t for t in result["trials"] if t["purpose"] in ("confirm", "latency")]
+        assert rate is None or all(
+            t["loss_ratio"] <= goal for t in later if t["offered_msgs_per_s"] <= rate
+        ), table
+    assert result["settings"]["confirm_s"] == confirm_s and result["commit"]
+    assert result["load"] == {"hosts": 1, "senders_per_host": 2, "remote_mem_bytes": result["load"]["remote_mem_bytes"],
+                              "remote_cpus": result["load"]["remote_cpus"]}  # fmt: skip

@@ -139,9 +139,11 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
     a user's config, here as swarm configs), with the senders on a node of their own. The search must find
     about 1,000 msg/s, with exact accounting per trial and sender, and the result names the nodes."""
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
+    # One final trial per rate and no confirmation, as before issue 27's defaults (tests/integration/test_capacity.py).
     shape = {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "2", "RATE_MIN": "400", "RATE_MAX": "2500",
              "SEARCH_WIDTH": "0.1", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "3", "TRIAL_PAUSE": "0.5",
-             "SEARCH_MAX": "120", "LATENCY_BOUND": "0.5"}  # fmt: skip
+             "SEARCH_MAX": "120", "LATENCY_BOUND": "0.5",
+             "TRIAL_SUM": "0", "EXCEED_RATIO": "0", "CONFIRM_S": "0"}  # fmt: skip
     env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
     done = subprocess.run(
         [sys.executable, "-m", "syslogbench", "capacity", "--swarm", "--profile", "syslog-ng",

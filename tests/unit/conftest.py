@@ -51,6 +51,7 @@ SEED_ENV = {
     "RUN_TIMEOUT": "900",
     "KEEP_LOGS": "0",
     "SEED": "2014",
+    "UDP_RCVBUF": "",  # the kernel's default
 }
 # A small machine and one sender of ten messages: what the tests that run something start from.
 SMALL = {"CENTRAL_CPUS": 1, "CENTRAL_MEM": "64m", "REMOTE_CPUS": 1, "REMOTE_MEM": "64m", "HOSTS": 1}

@@ -567,7 +567,7 @@ def test_repeated_final_trials_are_mlrsearchs_duration_sum_and_exceed_ratio() ->
     assert {(g.duration_sum, g.exceed_ratio, g.final_trial_duration) for g in search.goals(cap)} == {
         (30, 0.5, 10)
     }
-    one, _ = capacity.split({"TRIAL_FINAL": "8"})
+    one, _ = capacity.split({"TRIAL_FINAL": "8", "TRIAL_SUM": "0", "EXCEED_RATIO": "0"})
     assert {(g.duration_sum, g.exceed_ratio) for g in search.goals(one)} == {(8, 0.0)}
 
 

@@ -29,6 +29,7 @@ REMOTE_CPUS=2
 REMOTE_MEM=512m
 RUN_TIMEOUT=900
 KEEP_LOGS=0
+UDP_RCVBUF=
 SCENARIO=seed2014
 """
 SMALL = env(small=True)
@@ -599,9 +600,9 @@ def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
     [
         (
             SEED_ENV.encode() + b'HOSTS="5\n',
-            '{env}:9: unterminated quoted value "5: close the quote (") or remove it',
+            '{env}:10: unterminated quoted value "5: close the quote (") or remove it',
         ),
-        (SEED_ENV.encode() + b"HOSTS=\xff\n", "{env}:9: not UTF-8 (byte 0xff): save the file as UTF-8"),
+        (SEED_ENV.encode() + b"HOSTS=\xff\n", "{env}:10: not UTF-8 (byte 0xff): save the file as UTF-8"),
         (None, "{env}: not found: restore it (`git checkout .env`) or create it"),
     ],
 )

@@ -467,9 +467,13 @@ def test_udp_scenarios_render_udp_inputs_and_no_tcp_port() -> None:
         assert "udp" in profile.features, profile.profile
         text = render.render(profile, scenarios.load("udp"))
         if profile.daemon == "rsyslog":
-            assert 'input(type="imudp" port="514")' in text and "imtcp" not in text
+            assert (
+                'input(type="imudp" port="514" rcvbufSize=`echo $UDP_RCVBUF`)' in text and "imtcp" not in text
+            )
         else:
-            assert 'network(transport("udp") port(514));' in text and "tcp(" not in text
+            assert (
+                'network(transport("udp") port(514) so-rcvbuf(`UDP_RCVBUF`));' in text and "tcp(" not in text
+            )
 
 
 def test_fixed_rate_tcp_renders_like_the_seed() -> None:

@@ -50,6 +50,7 @@ def test_committed_env_gives_the_seed_scenario() -> None:
 def test_env_file_holds_only_the_machine_and_the_scenario_id() -> None:
     assert set(settings.read_env_file(ENV_FILE)) == {
         "SCENARIO", "CENTRAL_CPUS", "CENTRAL_MEM", "REMOTE_CPUS", "REMOTE_MEM", "RUN_TIMEOUT", "KEEP_LOGS",
+        "UDP_RCVBUF",
     }  # fmt: skip
 
 

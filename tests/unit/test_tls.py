@@ -185,14 +185,16 @@ def test_handshake_verifies_and_reports_what_was_negotiated(certs: dict[str, Pat
 
 
 def test_a_server_from_another_ca_is_refused(other_ca: Path, server: Server) -> None:
-    with pytest.raises(RigError, match="TLS handshake with central failed: invalid peer certificate"):
+    with pytest.raises(
+        RigError, match="does not verify against .*/ca.pem for the name .central.: BadSignature"
+    ):
         start(server, other_ca)
 
 
 def test_a_certificate_for_another_name_is_refused(certs: dict[str, Path], server: Server) -> None:
     with pytest.raises(
         RigError,
-        match="TLS handshake with elsewhere failed: invalid peer certificate: certificate not valid for name .elsewhere.",
+        match="does not verify against .* for the name .elsewhere.: NotValidForName",
     ):
         start(server, certs["ca.pem"], "elsewhere")
 

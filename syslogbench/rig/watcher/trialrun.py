@@ -14,7 +14,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.result import Daemon
-from syslogbench.rig import control, trials
+from syslogbench.rig import control, snmp, trials
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import harness, run
 from syslogbench.rig.watcher.progress import say
@@ -47,6 +47,11 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
         served.transport = scenario.transport
         run.decide(scenario)
         run.wait_until_ready(cfg)
+        # Sent with the first trial (the warm-up): a UDP result records them (host/search.py).
+        served.machine = {
+            **served.machine,
+            contract.UDP_BUFFERS_KEY: snmp.read_buffers(control.CONTROL.daemon.buffers),
+        }
         served.start_following()
         served.ready_to_run.set()
         say(f"capacity: {len(names)} senders ready; waiting for trials")

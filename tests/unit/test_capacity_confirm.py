@@ -1,0 +1,138 @@
+"""Confirmation before publishing (host/search.py, issue 27): after the search the NDR and the PDR are each
+held for CONFIRM_S; a rate that breaks its goal there, or in a latency trial at or below it, steps down and
+is confirmed again, or the bound says it is unconfirmed and why. Against a simulated daemon whose queue
+lets a short trial pass more than a long one holds, as syslog-ng's throttle() does."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from syslogbench.host import search
+from syslogbench.model import capacity
+from tests.unit.test_capacity_search import simulated
+
+HELD = 2000.0  # msg/s the simulated daemon writes
+QUEUE_S = 1.0  # its queue holds this many seconds of HELD before a message is late
+
+
+def queued(rate: float, duration: float, sender_limit: float = 1e9) -> dict:
+    """A trial of `duration` s passes up to HELD * (1 + QUEUE_S / duration): a short one more than a long
+    one. Above that the excess is late, in proportion."""
+    holds = HELD * (1 + QUEUE_S / duration)
+    record = simulated(rate, duration, sender_limit)
+    intended = record["intended"]
+    late = 0 if rate <= holds else round(intended * (1 - holds / rate))
+    record.update(late=late, loss_ratio=late / intended)
+    record["senders"][0]["late"] = late
+    return record
+
+
+CAP = capacity.CapacitySettings(
+    rate_min=100, rate_max=20_000, initial_trial_s=1, final_trial_s=2, pause_s=0, relative_width=0.05,
+    trial_sum_s=2, exceed_ratio=0, confirm_s=10,
+)  # fmt: skip
+
+
+def confirmed(cap: capacity.CapacitySettings, answer=queued, budget_s: float = 3600.0):  # noqa: ANN001, ANN201
+    measurer = search.Measurer(answer, cap, sleep=lambda s: None)
+    found = search.search(measurer, cap, print)
+    assert not found.errors, found.errors
+    latency = search.confirm(measurer, found, cap, time.monotonic() + budget_s, print)
+    return measurer, found, latency
+
+
+def test_a_rate_a_short_trial_passed_but_a_long_one_cannot_steps_down_until_it_holds() -> None:
+    measurer, found, latency = confirmed(CAP)
+    holds_long = HELD * (1 + QUEUE_S / CAP.confirm_s)  # 2,200 msg/s for 10 s
+    ndr = found.ndr
+    assert (
+        ndr.lower_msgs_per_s is not None and ndr.lower_msgs_per_s > holds_long
+    )  # the 2 s trials passed more
+    assert ndr.confirmed is True and ndr.unconfirmed is None
+    assert ndr.confirmed_msgs_per_s is not None and ndr.confirmed_msgs_per_s <= holds_long, ndr
+    assert ndr.published() == ndr.confirmed_msgs_per_s
+    confirms = [t for t in measurer.trials if t.purpose == "confirm"]
+    assert confirms[0].offered_msgs_per_s == ndr.lower_msgs_per_s and confirms[0].loss_ratio > 0
+    assert all(t.duration_s == CAP.confirm_s for t in confirms)
+    # Each step is at least BACKOFF down (about 2,900 msg/s to 2,100 in four confirmations), and the PDR took
+    # the NDR's passed confirmation as its own: no trial more.
+    rates = [t.offered_msgs_per_s for t in confirms]
+    assert all(b <= search.BACKOFF * a + 0.1 for a, b in zip(rates, rates[1:], strict=False)), rates
+    assert found.pdr.confirmed_msgs_per_s == ndr.confirmed_msgs_per_s and rates.count(rates[-1]) == 1
+    assert set(latency) == {"10%", "50%", "90%"}
+    # No published rate is contradicted by a later trial at or below it.
+    for goal in (found.ndr, found.pdr):
+        rate = goal.published()
+        assert rate is not None
+        later = [
+            t for t in measurer.trials if t.purpose in ("confirm", "latency") and t.offered_msgs_per_s <= rate
+        ]
+        assert all(t.loss_ratio <= goal.loss_ratio for t in later), (goal, later)
+
+
+def test_without_time_left_the_bound_says_unconfirmed_and_why() -> None:
+    _, found, _ = confirmed(CAP, budget_s=5.0)  # less than one 10 s confirmation
+    assert found.ndr.confirmed is False and found.ndr.published() is None
+    assert found.ndr.unconfirmed is not None and "no time left within SEARCH_MAX" in found.ndr.unconfirmed
+    assert found.ndr.lower_msgs_per_s is not None  # the search's own bounds stay in the result
+
+
+def test_confirm_s_0_publishes_the_search_s_bounds_without_confirmation_trials() -> None:
+    cap = replace(CAP, confirm_s=0)
+    measurer, found, _ = confirmed(cap, answer=simulated)
+    assert found.ndr.confirmed is None and found.ndr.published() == found.ndr.lower_msgs_per_s
+    assert not [t for t in measurer.trials if t.purpose == "confirm"]
+
+
+def test_a_latency_trial_that_breaks_the_pdr_steps_it_down() -> None:
+    """Rates in a band below the PDR lose: the latency trial at 90% of it finds that, and the PDR, which a
+    trial at or below it contradicted, steps down below the band."""
+    band = (1500.0, 1900.0)
+
+    def lossy_band(rate: float, duration: float) -> dict:
+        record = simulated(rate, duration)
+        if band[0] <= rate <= band[1] and duration >= CAP.final_trial_s:
+            lost = record["intended"] // 10
+            record.update(late=lost, loss_ratio=lost / record["intended"])
+            record["senders"][0]["late"] = lost
+        return record
+
+    cap = replace(CAP, trial_sum_s=0, initial_trial_s=2)  # only full-length trials: the band is not searched
+    measurer, found, _ = confirmed(cap, answer=lossy_band)
+    pdr = found.pdr
+    assert pdr.lower_msgs_per_s is not None and pdr.lower_msgs_per_s * 0.9 >= band[0]
+    assert pdr.published() is None or pdr.published() < band[0], pdr
+    assert any(t.purpose == "latency" and t.loss_ratio > 0 for t in measurer.trials)
+
+
+def test_a_sender_bound_latency_trial_is_noted_not_used() -> None:
+    cap = replace(CAP, confirm_s=0)
+    measurer = search.Measurer(lambda r, d: simulated(r, d, sender_limit=1000), cap, sleep=lambda s: None)
+    found = search.Found(capacity.Bound(0.0, 1500.0, 1600.0), capacity.Bound(cap.pdr_target, 1500.0, 1600.0))
+    latency = search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
+    assert set(latency) == {"10%", "50%"}  # 90% of 1,500 is beyond the senders' 1,000
+    assert any("no latency at 90% of the PDR: the senders reached only" in note for note in found.notes)
+
+
+def test_without_confirmation_a_latency_trial_that_breaks_the_ndr_unpublishes_it() -> None:
+    """CONFIRM_S=0: nothing steps down, but a rate contradicted by a later trial at or below it is not
+    published: the bound says unconfirmed, and why."""
+
+    def loses_at_half(rate: float, duration: float) -> dict:
+        record = simulated(rate, duration)
+        if 900 <= rate <= 1100 and duration >= CAP.final_trial_s:  # 50% of a PDR near 2,000
+            record.update(late=1, loss_ratio=1 / record["intended"])
+            record["senders"][0]["late"] = 1
+        return record
+
+    cap = replace(CAP, confirm_s=0, trial_sum_s=0, initial_trial_s=2)
+    measurer = search.Measurer(loses_at_half, cap, sleep=lambda s: None)
+    found = search.Found(capacity.Bound(0.0, 2000.0, 2100.0), capacity.Bound(cap.pdr_target, 2000.0, 2100.0))
+    search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
+    assert found.ndr.confirmed is False and found.ndr.published() is None
+    assert (
+        found.ndr.unconfirmed
+        == "NDR unconfirmed: the latency trial at 1,000 msg/s, at or below it, lost 0.0500%"
+    )
+    assert found.pdr.confirmed is None and found.pdr.published() == 2000.0  # 0.05% is within the PDR's 0.5%
