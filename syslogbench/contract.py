@@ -65,6 +65,13 @@ QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxD
 LOGS_FULL_BELOW_BYTES = 64 * 1024
 TLS_SUBDIR = "tls"  # under CONTROL_DIR: a TLS scenario's CA, server certificate and key
 
+# -- the daemon's image (daemons/Dockerfile, daemons/_common/supervise.sh) ---------------------------------------
+DAEMON_CONFIG_DIR = "/etc/syslogbench"  # the version's folder: manifest, scenarios/<id>.conf
+# The rendered config of a scenario, and the link the supervisor points at it: each family's stage in
+# daemons/Dockerfile starts the daemon on this link.
+SCENARIO_CONFIG = DAEMON_CONFIG_DIR + "/scenarios/{scenario}.conf"
+ACTIVE_CONFIG = DAEMON_CONFIG_DIR + "/active.conf"
+
 # -- the control directory: every name the containers exchange, relative to its root (docs/DESIGN.md) ---------
 
 

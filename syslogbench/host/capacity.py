@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import profiles, render
-from syslogbench.model import messages, preprocess, scenarios, settings, userconfig
+from syslogbench.host import families, profiles, render
+from syslogbench.model import messages, preprocess, scenarios, settings
 
 MIB = 1024**2
 # The largest UDP payload over IPv4: 65,535 bytes less the 20-byte IP and 8-byte UDP headers. The bench
@@ -33,10 +33,6 @@ INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
 # sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
 WATCHER_MEM = 384 * MIB
 WATCHER_BYTES = 96 * MIB
-# How each family's config says its TCP session limit (model.userconfig.session_limits reads it). Where the
-# config sets none, the manifest's default_connections holds the daemon's own (rsyslog's imtcp: 200,
-# syslog-ng's network() and tcp(): 10).
-LIMIT_WORD = {"syslog-ng": "max-connections({})", "rsyslog": 'MaxSessions="{}"'}
 
 
 class CapacityError(settings.SettingsError):
@@ -206,16 +202,18 @@ def connection_limit(
 ) -> tuple[int, str] | None:
     """The most connections the daemon's config takes, and where that is said: the config rendered for this
     scenario, or the files of a user's own (--config). A listener that sets no limit has the daemon's own
-    default (the manifest's default_connections); with several listeners, the most generous one counts."""
+    default (the manifest's default_connections); with several listeners, the most generous one counts.
+    How the config states it is the family's record (daemons/_families/)."""
+    family = families.get(profile.daemon)
     found: list[tuple[int, str]] = []
     for path in files or [render.config_path(profile, scenario.id)]:
         text = path.read_text(errors="replace") if path.is_file() else ""
         where = path.relative_to(profiles.ROOT) if path.is_relative_to(profiles.ROOT) else path
-        for limit in userconfig.session_limits(text, profile.daemon):
+        for limit in families.session_limits(text, family):
             if limit is not None:
-                found.append((limit, f"{LIMIT_WORD[profile.daemon].format(limit)} in {where}"))
+                found.append((limit, f"{limit_word(family, limit)} in {where}"))
             elif (default := profile.default_connections) is not None:
-                unset = LIMIT_WORD[profile.daemon].format("")
+                unset = limit_word(family, "")
                 found.append(
                     (
                         default,
@@ -227,6 +225,11 @@ def connection_limit(
     if (default := profile.default_connections) is not None:
         return default, f"{profile.daemon}'s default of {default} TCP sessions"
     return None
+
+
+def limit_word(family: families.Family, limit: int | str) -> str:
+    """How a config of the family states this limit (empty: the family states none)."""
+    return family.session_limit.write.format(limit) if family.session_limit else ""
 
 
 def connections_problem(
@@ -241,7 +244,8 @@ def connections_problem(
     if limit is None or cfg.senders <= limit[0]:
         return None
     most, where = limit
-    raise_it = f"set {LIMIT_WORD[profile.daemon].format(cfg.senders)} in your config, or " if files else ""
+    word = limit_word(families.get(profile.daemon), cfg.senders)
+    raise_it = f"set {word} in your config, or " if files and word else ""
     return (
         f"HOSTS={cfg.hosts} x SENDERS_PER_HOST={cfg.senders_per_host} = {cfg.senders} connections, but "
         f"{profile.profile} takes at most {most} ({where}): {raise_it}use at most {most} senders in all"

@@ -76,7 +76,7 @@ def test_daemon_cores_keep_the_rig_off_the_daemons_cores(
         (["--profile", "rsyslog8", "--scenario", "relay-restart-disk-assisted"], "pick a relay scenario"),
         (
             ["--profile", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
-            "a syslog-ng config",
+            "--profile syslog-ng",
         ),
         (
             [
