@@ -63,6 +63,10 @@ QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxD
 # The logs volume is full below this much free space: one message is about 100 bytes, but a file system hands
 # out whole blocks, and a volume full to the last block shows a few KiB free at most.
 LOGS_FULL_BELOW_BYTES = 64 * 1024
+# The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
+# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
+WATCHER_MEM = 384 * 1024**2
+WATCHER_OWN_BYTES = 96 * 1024**2
 TLS_SUBDIR = "tls"  # under CONTROL_DIR: a TLS scenario's CA, server certificate and key
 
 # -- the daemon's image (daemons/Dockerfile, daemons/_common/supervise.sh) ---------------------------------------

@@ -38,15 +38,26 @@ def log(text: str) -> None:
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
-    overrides, bad = {}, []
+    """KEY=VALUE pairs; every malformed pair and every key given twice listed at once."""
+    overrides, bad = read_pairs(pairs)
+    if bad:
+        raise settings.SettingsError(settings.listed("invalid arguments", bad))
+    return overrides
+
+
+def read_pairs(pairs: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The well-formed pairs, and a problem for each other one (`check` goes on with the former)."""
+    overrides: dict[str, str] = {}
+    bad = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.isupper():
             bad.append(f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)")
-        overrides[key] = value
-    if bad:
-        raise settings.SettingsError(settings.listed("invalid arguments", bad))
-    return overrides
+        elif key in overrides and overrides[key] != value:
+            bad.append(f"{key} is given twice ({key}={overrides[key]}, then {pair}): give it once")
+        else:
+            overrides[key] = value
+    return overrides, bad
 
 
 def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str]]:
@@ -54,20 +65,28 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
 
     Besides .env's keys, the shape of the load (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER) may be set:
     the run is then a variant of the scenario. GENERATORS starts as many generator containers as it has hosts.
+    Every problem is listed at once: keys the scenario fixes, unknown keys, and each bad value.
     """
     env_values = settings.read_env_file(ENV_FILE, os.environ)
     known = {*env_values, *settings.SHAPE}
+    problems = []
     if fixed := sorted(set(overrides) & set(settings.RULES)):
-        raise settings.SettingsError(
+        problems.append(
             f"{', '.join(fixed)}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is "
             "another experiment: copy the scenario to a new id and change it there"
         )
-    if unknown := sorted(set(overrides) - known):
-        raise settings.SettingsError(
+    if unknown := sorted(set(overrides) - known - set(settings.RULES)):
+        problems.append(
             f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name} and {', '.join(settings.SHAPE)}"
         )
-    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in known}, **overrides}
-    cfg = settings.from_env(merged)
+    usable = {key: value for key, value in overrides.items() if key in known}
+    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in known}, **usable}
+    try:
+        cfg = settings.from_env(merged)
+    except settings.SettingsError as error:
+        problems.extend(settings.items(error))
+    if problems:
+        raise settings.SettingsError(settings.listed("invalid settings", problems))
     shape = {
         "HOSTS": cfg.hosts,
         "SENDERS_PER_HOST": cfg.senders_per_host,

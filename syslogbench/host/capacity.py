@@ -29,10 +29,8 @@ SENDER_BYTES = 7 * MIB
 # UDP and fixed rates keep each message's end offset (array "Q": 8 bytes) for the whole run, and an array
 # grows by a sixteenth: 1,000,000 UDP messages peaked at 15.0 MiB against 6.9 MiB for an all-out sender.
 INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
-# The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
-# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
-WATCHER_MEM = 384 * MIB
-WATCHER_BYTES = 96 * MIB
+WATCHER_MEM = contract.WATCHER_MEM
+WATCHER_BYTES = contract.WATCHER_OWN_BYTES
 
 
 class CapacityError(settings.SettingsError):
@@ -77,7 +75,7 @@ def human(size: float) -> str:
         if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
-    return f"{size:.1f} TiB"
+    return f"{size:,.1f} TiB"
 
 
 def docker_disk() -> Disk:

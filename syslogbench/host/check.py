@@ -6,7 +6,6 @@ the one `run` would give before any container: 2 for bad input, 4 for n/a, 0 whe
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -18,19 +17,12 @@ T = TypeVar("T")
 INPUT_ERRORS = (settings.SettingsError, profiles.ProfileError, scenarios.ScenarioError)
 
 
-def items(error: Exception) -> list[str]:
-    """The problems one error names: settings.listed() puts several on lines of their own."""
-    lines = str(error).splitlines()
-    listed = [line.removeprefix("  - ") for line in lines[1:] if line.startswith("  - ")]
-    return listed or [str(error)]
-
-
 def collect(problems: list[str], step: Callable[[], T]) -> T | None:
     """step's value, or None with its problems added to the list."""
     try:
         return step()
     except INPUT_ERRORS as error:
-        problems.extend(items(error))
+        problems.extend(settings.items(error))
         return None
 
 
@@ -54,8 +46,7 @@ def resolve(name: str, pairs: list[str]) -> profiles.Profile:
     if name in table and not stray:
         return table[name]
     spaced = " ".join([name, *stray])
-    guess = difflib.get_close_matches(spaced.replace(" ", ""), sorted(table), n=1)
-    hint = f" (did you mean {guess[0]}?)" if guess else ""
+    hint = profiles.did_you_mean(spaced, table)
     known = f". Known profiles: {', '.join(sorted(table))}"
     if " " in spaced:
         raise profiles.ProfileError(f"profile {spaced!r}: a profile name has no space{hint}{known}")
@@ -68,8 +59,9 @@ def check(profile_name: str, pairs: list[str]) -> int:
     profile = collect(problems, lambda: resolve(profile_name, pairs))
     stray = stray_words(pairs)  # said once, as the profile's problem
     pairs = [pair for pair in pairs if pair not in stray]
-    overrides = collect(problems, lambda: benchmark.parse_overrides(pairs))
-    found = collect(problems, lambda: benchmark.run_env(overrides)) if overrides is not None else None
+    overrides, bad = benchmark.read_pairs(pairs)
+    problems.extend(bad)
+    found = collect(problems, lambda: benchmark.run_env(overrides))
     cfg = found[0] if found else None
     scenario = collect(problems, lambda: scenarios.load(cfg.scenario)) if cfg else None
     if problems:

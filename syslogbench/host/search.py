@@ -40,7 +40,7 @@ EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common s
 FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
-PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
+PDR_FRACTIONS = capacity.PDR_FRACTIONS  # latency at these fractions of the PDR, as CSIT reports it
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow; MAX_RESTARTS times at most.
 BACKOFF = 0.9
@@ -430,7 +430,7 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
             matrix: result.Matrix | None = None) -> int:  # fmt: skip
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
-    lifetime = cap.search_max_s + 3 * (cap.final_trial_s + cap.pause_s) + 60  # the latency trials too
+    lifetime = capacity.lifetime_s(cap)  # the latency trials too
     env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
     cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))

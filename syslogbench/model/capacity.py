@@ -9,10 +9,12 @@ Stdlib only: the watcher, the generators and the host all import it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.model import settings
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
 # numbers of its own, so a message from an earlier trial that arrives late is never counted for a later one.
@@ -21,6 +23,13 @@ TRIAL_SEQ_SPAN = 10_000_000
 # the watcher sends {rounded value: count}, the host records it into an HdrHistogram.
 LATENCY_DIGITS = 3
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
+
+
+# The daemon's supervisor stops it this long after it starts (daemons/_common/supervise.sh).
+MAX_LIFETIME_S = int(contract.SUPERVISOR_ENV["MAX_LIFETIME"] or 0)
+# After the search, a trial at each of these fractions of the PDR measures its latency, as CSIT reports it.
+PDR_FRACTIONS = (0.1, 0.5, 0.9)
+LATENCY_TRIALS = len(PDR_FRACTIONS)
 
 
 class CapacityError(ValueError):
@@ -76,11 +85,9 @@ def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str
     values: dict[str, float] = {}
     for key in sorted(set(overrides) & set(KEYS)):
         try:
-            values[KEYS[key]] = float(overrides[key])
-        except ValueError:
-            raise CapacityError(f"{key}={overrides[key]!r} is not a number") from None
-        if not math.isfinite(values[KEYS[key]]):
-            raise CapacityError(f"{key}={overrides[key]!r} is not a finite number")
+            values[KEYS[key]] = settings.decimal(key, overrides[key])
+        except settings.SettingsError as error:
+            raise CapacityError(str(error)) from None
     cap = CapacitySettings(**values)
     check(cap)
     return cap, {k: v for k, v in overrides.items() if k not in KEYS}
@@ -125,6 +132,33 @@ def check(cap: CapacitySettings) -> None:
         raise CapacityError(
             f"SEARCH_MAX={cap.search_max_s:g} s must hold one final trial ({cap.final_trial_s:g} s), "
             f"and TRIAL_PAUSE={cap.pause_s:g} s cannot be negative"
+        )
+    check_lifetime(cap)
+
+
+def lifetime_s(cap: CapacitySettings) -> float:
+    """How long the rig serves a search: SEARCH_MAX, the latency trials at fractions of the PDR after it
+    (each a final trial and its pause), and a minute for the end (host/search.py)."""
+    return cap.search_max_s + LATENCY_TRIALS * (cap.final_trial_s + cap.pause_s) + 60
+
+
+def check_lifetime(cap: CapacitySettings) -> None:
+    """The daemon's supervisor stops it MAX_LIFETIME after it starts, whatever runs: a search must end
+    before, with the rig's start (settings.START_ALLOWANCE_S) on top. A pause or a latency bound longer than
+    the whole search could never be waited for."""
+    if cap.pause_s > cap.search_max_s or cap.latency_bound_s > cap.search_max_s:
+        raise CapacityError(
+            f"TRIAL_PAUSE={cap.pause_s:g} s and LATENCY_BOUND={cap.latency_bound_s:g} s must each be at most "
+            f"SEARCH_MAX={cap.search_max_s:g} s: a wait longer than the whole search never ends in it"
+        )
+    room = MAX_LIFETIME_S - settings.START_ALLOWANCE_S
+    if lifetime_s(cap) > room:
+        most = room - LATENCY_TRIALS * (cap.final_trial_s + cap.pause_s) - 60
+        raise CapacityError(
+            f"SEARCH_MAX={cap.search_max_s:g} s with its {LATENCY_TRIALS} latency trials (TRIAL_FINAL="
+            f"{cap.final_trial_s:g} s, TRIAL_PAUSE={cap.pause_s:g} s each) runs {lifetime_s(cap):,.0f} s, but the "
+            f"daemon's supervisor stops it MAX_LIFETIME={MAX_LIFETIME_S} s after it starts, {settings.START_ALLOWANCE_S} s "
+            f"of which may go to starting: use SEARCH_MAX={max(most, 0):.0f} or less"
         )
 
 
