@@ -182,7 +182,7 @@ def calibrate_options(cmd: argparse.ArgumentParser) -> None:
 
 def fingerprint_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
-    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM, ... (the limits it runs under)")
+    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM (the daemon's limits it runs under)")
 
 
 def setup_options(cmd: argparse.ArgumentParser) -> None:
@@ -293,12 +293,25 @@ def config_of(args: argparse.Namespace) -> tuple[Path, bool] | None:
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
+    overrides = overrides_of(args)  # the search's keys are not run settings: search.plan splits them
     if args.scenario:
+        one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
     swarm_only(args)
-    return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
-                      on_swarm=args.swarm, registry=args.registry)  # fmt: skip
+    try:
+        return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
+                          on_swarm=args.swarm, registry=args.registry)  # fmt: skip
+    except search.Unsupported as reason:  # as run and check say it: n/a, not bad input
+        log(f"n/a: {reason}")
+        return EXIT_CODES["n/a"]
+
+
+def one_scenario(option: str, overrides: dict[str, str]) -> None:
+    given = overrides.get("SCENARIO", option)
+    if given != option:
+        raise settings.SettingsError(
+            f"--scenario {option} and SCENARIO={given} name two scenarios: give one of them"
+        )
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -361,9 +374,19 @@ def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return calibrate.main(args.messages, args.connections, args.results)
 
 
+# The fingerprint runs under the daemon's limits, and uses no other setting.
+FINGERPRINT_KEYS = ("CENTRAL_CPUS", "CENTRAL_MEM")
+
+
 def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
     at_least("--times", args.times, 1)
-    cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+    overrides = benchmark.parse_overrides(args.overrides)
+    if unused := sorted(set(overrides) - set(FINGERPRINT_KEYS)):
+        raise settings.SettingsError(
+            f"{', '.join(unused)}: fingerprint does not use them (it runs under {' and '.join(FINGERPRINT_KEYS)} "
+            "alone); they are for run, check and matrix"
+        )
+    cfg, _ = benchmark.run_env(overrides)
     return fingerprint.main(cfg, args.times, log)
 
 

@@ -30,6 +30,7 @@ from syslogbench.host import benchmark, lock, profiles, swarm, userconfig
 from syslogbench.host import capacity as host_capacity
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
 
 # A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
@@ -127,6 +128,7 @@ def plan(
     before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
     profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
+    refuse_unused(rest)
     profile = profiles.resolve(profile_name)
     rest, options = userconfig.split_settings(rest)
     user = userconfig.given(config, profile.daemon, options)
@@ -147,8 +149,8 @@ def plan(
         raise Unsupported(
             f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
         )
-    if problem := host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s):
-        raise settings.SettingsError(problem)
+    if found := load_problems(cfg, scenario, profile, cap, user):
+        raise host_capacity.CapacityError(settings.listed("the search cannot run", found))
     if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
         raise settings.SettingsError(
             f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
@@ -162,6 +164,44 @@ def plan(
     nodes = {"daemon": f"node {central.hostname}",
              "senders": "nodes " + ", ".join(n.hostname for n in where.placement.generators)}  # fmt: skip
     return Plan(profile, cfg, env, scenario, cap, nodes, user, where)
+
+
+# Run settings a search has no use for: its trials set their own length and message count, and it ends
+# when the search does. Each is named with the commands that take it.
+NOT_FOR_CAPACITY = {
+    "MESSAGES_PER_SENDER": "its trials send as many as each rate and length needs; for run, check, matrix",
+    "RUN_TIMEOUT": "it ends when the search does (SEARCH_MAX); for run, check, matrix",
+    userconfig_model.QUIET_ENV: "its trials end on their own; for run --config and matrix --config",
+}
+
+
+def refuse_unused(overrides: dict[str, str]) -> None:
+    """A setting the search would ignore is refused, so that no one reads a result as if it had held."""
+    unused = [
+        f"{key}: capacity does not use it ({NOT_FOR_CAPACITY[key]})"
+        for key in NOT_FOR_CAPACITY
+        if key in overrides
+    ]
+    if unused:
+        raise settings.SettingsError(settings.listed("settings capacity does not use", unused))
+
+
+def load_problems(
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    profile: profiles.Profile,
+    cap: CapacitySettings,
+    user: userconfig.UserConfig | None,
+) -> list[str]:
+    """What `run` refuses of a load that cannot fit, as far as a search has it: more TCP sessions than the
+    config takes, a datagram too large; and the search's own largest trial within REMOTE_MEM."""
+    files = user.files if user else None
+    found = [
+        host_capacity.connections_problem(cfg, scenario, profile, files),
+        host_capacity.datagram_problem(cfg, scenario),
+        host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s),
+    ]
+    return [problem for problem in found if problem]
 
 
 # -- latency ------------------------------------------------------------------------------------------------
