@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import settings
+from syslogbench.model import codec, settings
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
 # numbers of its own, so a message from an earlier trial that arrives late is never counted for a later one.
@@ -392,26 +392,13 @@ class CapacityResultError(ValueError):
     """A file that is not a capacity result this model can read: the message says what is wrong."""
 
 
-NEEDED = tuple(
-    f.name for f in fields(CapacityResult) if f.default is MISSING and f.default_factory is MISSING
-)
-
-
 def result_from_dict(data: Mapping) -> CapacityResult:
-    """The writer's own model, read back; a missing key or a trial that cannot be read is one line."""
-    if not isinstance(data, Mapping):
-        raise CapacityResultError("not a JSON object")
-    if missing := [key for key in NEEDED if key not in data]:
-        raise CapacityResultError(f"no {', '.join(missing)}")
-    known = {f.name for f in fields(CapacityResult)}
-    values = {k: v for k, v in data.items() if k in known}
+    """The writer's own model, read back strictly (model/codec.py, as a run's result is): an unknown or
+    missing key, or a value not of its field's type, is one line."""
     try:
-        values["ndr"], values["pdr"] = Bound(**data["ndr"]), Bound(**data["pdr"])
-        values["trials"] = [trial_from_dict(t) for t in data["trials"]]
-        values["latency_at_pdr"] = {k: Latency(**v) for k, v in (data["latency_at_pdr"] or {}).items()}
-    except (TypeError, AttributeError) as error:
-        raise CapacityResultError(f"a part of it is not as the model writes it ({error})") from None
-    return CapacityResult(**values)
+        return codec.load(CapacityResult, data, "capacity result")
+    except codec.CodecError as error:
+        raise CapacityResultError(str(error)) from None
 
 
 def read(path: Path) -> CapacityResult:
