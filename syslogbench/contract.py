@@ -30,11 +30,25 @@ TRIAL_OPS = ("trial", "trial_ready", "trial_ledger", "trial_run", "trial_end")
 RESULT_LINE_PREFIX = "syslogbench-result"
 RESULT_LINE_CHARS = 4000
 
+# -- where each container mounts the volumes (compose.yaml; the host writes them into overrides and stack files)
+CONTROL_MOUNT = "/bench/control"
+LOG_MOUNT = "/var/log/bench"
+QUEUE_MOUNT = "/var/spool/bench-queue"
+VOLUME_MOUNTS = {"control": CONTROL_MOUNT, "logs": LOG_MOUNT, "queue": QUEUE_MOUNT}
+# In the logs volume: the DONE lines alone, which SEC follows (a daemon's config writes them there).
+DONE_LOG = "done.log"
+
+
+def volume(name: str) -> str:
+    """A named volume at its mount point, as compose and stack files write it: `control:/bench/control`."""
+    return f"{name}:{VOLUME_MOUNTS[name]}"
+
+
 # -- the environment supervise.sh reads (POSIX sh: it cannot import this module) ------------------------------
 # Name -> the default supervise.sh falls back to (None: no default). A unit test reads supervise.sh and checks
 # that it uses exactly these names, with these defaults.
 SUPERVISOR_ENV: dict[str, str | None] = {
-    "CONTROL_DIR": "/bench/control",  # where the control volume is mounted
+    "CONTROL_DIR": CONTROL_MOUNT,  # where the control volume is mounted
     "CENTRAL_PORT": str(CENTRAL_PORT),  # where readiness is looked for
     "STOP_GRACE": "60",  # seconds from SIGTERM to SIGKILL
     "MAX_LIFETIME": "7200",  # seconds: if the watcher vanishes, do not run forever
@@ -56,8 +70,8 @@ FINGERPRINT_ENV = "FINGERPRINT"
 
 # -- the volumes, as each container mounts them -------------------------------------------------------------
 CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] or ""))
-LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
-QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
+LOG_DIR = Path(os.environ.get("LOG_DIR", LOG_MOUNT))
+QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", QUEUE_MOUNT))
 RESULTS_DIR_IN_WATCHER = Path("/results")
 QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxDiskSpace
 # The logs volume is full below this much free space: one message is about 100 bytes, but a file system hands

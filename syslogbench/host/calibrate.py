@@ -85,7 +85,7 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         # No watcher here: the control channel alone answers the generator from ctl, as this user (the
         # directory is this user's temporary one), and this side writes start and finish into ctl.
         docker("run", "-d", "--name", gateway, "--network", network, "--network-alias", contract.WATCHER_HOST,
-               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE,
+               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:{contract.CONTROL_MOUNT}", GENERATOR_IMAGE,
                "python3", "-m", "syslogbench.rig.channel")  # fmt: skip
         docker("run", "-d", "--name", name, "--network", network, *limits(cfg), GENERATOR_IMAGE)
         try:

@@ -255,7 +255,14 @@ def supports(profile_name: str, kind: Kind) -> bool:
 
 def started(target: Target) -> bool:
     """The watcher gave the start signal (read inside its container; it has no network)."""
-    command = ["docker", "exec", target.container("watcher"), "test", "-f", "/bench/control/start"]
+    command = [
+        "docker",
+        "exec",
+        target.container("watcher"),
+        "test",
+        "-f",
+        str(contract.Control(Path(contract.CONTROL_MOUNT)).start),
+    ]
     try:
         return subprocess.run(command, capture_output=True, timeout=DOCKER_TIMEOUT_S).returncode == 0
     except subprocess.TimeoutExpired:

@@ -390,9 +390,9 @@ def override_text(cfg: UserConfig, service: str, scenario: str) -> str:
         f"  {service}:",
         f"    cap_add: [{', '.join(DAEMON_CAPS)}]",
         "    volumes: !override",
-        "      - control:/bench/control",
+        f"      - {contract.volume('control')}",
         f"      - {{type: volume, source: logs, target: {userconfig.DAEMON_LOG_DIR}, volume: {{nocopy: true}}}}",
-        "      - queue:/var/spool/bench-queue",
+        f"      - {contract.volume('queue')}",
         *(bind(source, target) for source, target in where.daemon),
         "  watcher:",
         "    environment:",
@@ -418,7 +418,7 @@ def quote(text: str) -> str:
 # The daemon's own state directories are its family record's state_dirs.
 HARNESS_PATHS = (
     r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|etc/syslogbench/|bench(?:/|$)"
-    r"|var/spool/bench-queue(?:/|$)|var/log(?:/|$))"
+    rf"|{re.escape(contract.QUEUE_MOUNT.lstrip('/'))}(?:/|$)|var/log(?:/|$))"
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from syslogbench import contract
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
@@ -49,7 +50,7 @@ def start_sec(cfg: Settings) -> subprocess.Popen:
     command = [
         "sec",
         f"--conf={rules}",
-        f"--input={control.LOGS / 'done.log'}",
+        f"--input={control.LOGS / contract.DONE_LOG}",
         "--reopen-timeout=1",
         f"--poll-timeout={SEC_POLL_S}",
         "--log=/tmp/sec.log",
