@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +64,39 @@ SUPERVISOR_ENV: dict[str, str | None] = {
 # every container, and the run would end as "senders not ready" with nothing saying why.
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 START_WAIT = 3 * READY_TIMEOUT + 60  # and the start snapshot (30 s) and SEC's start, with room to spare
+
+# -- a capacity search (docs/capacity.md): the host sets this on the watcher and the generators -----------------
+DEFAULT_LATENCY_BOUND_S = 1.0  # LATENCY_BOUND: a message later than this after its intended time is lost
+
+
+@dataclass(frozen=True)
+class CapacityEnv:
+    """The environment of a capacity search: CAPACITY=1 serves trials until the host ends them,
+    LATENCY_BOUND is the search's bound, CAPACITY_MAX_S how long the watcher serves at most. compose.yaml
+    passes these names on (a unit test holds it to NAMES); the host writes them, the rig reads them."""
+
+    latency_bound_s: float = DEFAULT_LATENCY_BOUND_S
+    max_s: float = 0.0
+
+    NAMES = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
+
+    def to_env(self) -> dict[str, str]:
+        return {"CAPACITY": "1", "LATENCY_BOUND": str(self.latency_bound_s), "CAPACITY_MAX_S": str(self.max_s)}
+
+    @staticmethod
+    def on(env: Mapping[str, str]) -> bool:
+        """Is this a capacity search's container?"""
+        return bool(env.get("CAPACITY"))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> CapacityEnv:
+        """The search's environment; ValueError saying which name is missing or not a number."""
+        try:
+            bound = float(env.get("LATENCY_BOUND") or DEFAULT_LATENCY_BOUND_S)
+            return cls(bound, float(env["CAPACITY_MAX_S"]))
+        except KeyError:
+            raise ValueError("CAPACITY_MAX_S is not set: the host sets it for a capacity search") from None
+
 
 # The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
 # `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.

@@ -471,7 +471,7 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
     lifetime = capacity.lifetime_s(cap)  # the latency trials too
-    env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
+    env.update(contract.CapacityEnv(cap.latency_bound_s, lifetime).to_env())
     cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))

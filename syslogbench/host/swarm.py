@@ -466,7 +466,7 @@ class Stack:
     pull: bool
 
     def up(self, env: Mapping[str, str], timeout_s: float) -> Up:
-        keys = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
+        keys = contract.CapacityEnv.NAMES
         deploy(self.project, self.render({key: env[key] for key in keys if key in env}), self.pull)
         reasons = watch(self.project, timeout_s)
         said = watcher_task(self.project, tasks(self.project))

@@ -41,7 +41,7 @@ class CapacitySettings:
     """The search's own settings, given as KEY=VALUE beside the run's (docs/capacity.md). Rates are msg/s
     summed over every sender."""
 
-    latency_bound_s: float = 1.0  # LATENCY_BOUND: arrived later than this after its intended time is lost
+    latency_bound_s: float = contract.DEFAULT_LATENCY_BOUND_S  # LATENCY_BOUND (contract.CapacityEnv)
     pdr_target: float = 0.005  # PDR_TARGET: the loss ratio the PDR may have (CSIT's 0.5%)
     rate_min: float = 100.0  # RATE_MIN
     rate_max: float = 100_000.0  # RATE_MAX

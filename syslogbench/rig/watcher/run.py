@@ -427,7 +427,7 @@ def prepare(cfg: settings.Settings, obs: Observed, handlers: dict | None = None)
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
-    capacity = bool(os.environ.get("CAPACITY"))  # trials until the host ends them (rig/trials.py)
+    capacity = contract.CapacityEnv.on(os.environ)  # trials until the host ends them (rig/trials.py)
     control.write_json(
         control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid(), "capacity": capacity}
     )
