@@ -81,7 +81,11 @@ class CapacityEnv:
     NAMES = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
 
     def to_env(self) -> dict[str, str]:
-        return {"CAPACITY": "1", "LATENCY_BOUND": str(self.latency_bound_s), "CAPACITY_MAX_S": str(self.max_s)}
+        return {
+            "CAPACITY": "1",
+            "LATENCY_BOUND": str(self.latency_bound_s),
+            "CAPACITY_MAX_S": str(self.max_s),
+        }
 
     @staticmethod
     def on(env: Mapping[str, str]) -> bool:
