@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 # -- the network ---------------------------------------------------------------------------------------
@@ -64,6 +65,22 @@ SUPERVISOR_ENV: dict[str, str | None] = {
 # every container, and the run would end as "senders not ready" with nothing saying why.
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 START_WAIT = 3 * READY_TIMEOUT + 60  # and the start snapshot (30 s) and SEC's start, with room to spare
+
+# -- what ended a run: the result's end.trigger (results/schema.json's enum; a unit test holds the two equal) -----
+
+
+class Trigger(StrEnum):
+    SEC = "sec"  # SEC's SingleWithThreshold fired
+    ALL_DONE_WITHOUT_SEC = "all-done-without-sec"  # every DONE arrived, but not within DONE_WINDOW
+    UDP_QUIET = "udp-quiet"  # over UDP a DONE was lost; every ledger was in and the output went quiet
+    TIMEOUT = "timeout"  # RUN_TIMEOUT passed
+    DAEMON_EXITED = "daemon-exited"
+    SENDER_FAILED = "sender-failed"
+    NOT_STARTED = "not-started"  # the run never reached its start
+    DONE_IN_OUTPUT = "done-in-output"  # --config: every DONE seen in some output file
+    OUTPUT_QUIET = "output-quiet"  # --config: the output stopped growing for OUTPUT_QUIET s
+    NO_OUTPUT = "no-output"  # --config: nothing written under /var/log
+
 
 # -- a capacity search (docs/capacity.md): the host sets this on the watcher and the generators -----------------
 DEFAULT_LATENCY_BOUND_S = 1.0  # LATENCY_BOUND: a message later than this after its intended time is lost
