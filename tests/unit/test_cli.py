@@ -365,11 +365,11 @@ def test_a_bad_scenario_file_is_one_line(
     (directory / "latin1.yaml").write_bytes(b"id: latin1\ndescription: caf\xe9\n")
     monkeypatch.setattr(scenarios, "DIRECTORY", directory)
     assert cli.main(["check", "SCENARIO=broken"]) == EXIT_CODES["bad-input"]
-    assert capsys.readouterr().out == (
-        f"syslogbench: error: {directory}/broken.yaml:3: not valid YAML (while parsing a flow sequence from "
-        "line 2: expected ',' or ']', but got '<stream end>'): fix that line (quotes, brackets, indentation "
-        "with spaces)\n"
-    )
+    said = capsys.readouterr().out  # PyYAML's own words between the brackets are not ours to pin
+    assert said.startswith(
+        f"syslogbench: error: {directory}/broken.yaml:3: not valid YAML ("
+    ) and said.endswith("): fix that line (quotes, brackets, indentation with spaces)\n"), said
+    assert said.count("\n") == 1, said
     assert cli.main(["check", "SCENARIO=latin1"]) == EXIT_CODES["bad-input"]
     assert capsys.readouterr().out == (
         f"syslogbench: error: {directory}/latin1.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8\n"
