@@ -19,7 +19,7 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
-from syslogbench.host import capacity, events, fingerprint, images, lock, profiles, userconfig
+from syslogbench.host import events, fingerprint, images, lock, profiles, resources, userconfig
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.model import machine, result, scenarios, settings
@@ -121,7 +121,7 @@ def check_capacity(
     scenario = scenarios.load(cfg.scenario)
     for profile in map(profiles.resolve, profile_names):
         if not scenarios.unsupported(scenario, profile.features):
-            capacity.check(cfg, scenario, profile, log, files=files)
+            resources.check(cfg, scenario, profile, log, files=files)
 
 
 def docker_version() -> str:
@@ -237,7 +237,7 @@ def run(
     if profile.registry_image and (build or not images.image_exists(profile.image)):
         registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
     files = user.files if user else None
-    capacity.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
+    resources.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
     env.update(extra_env or {})
     with (
         userconfig.compose_files(user, profile.profile, cfg.scenario, extra_files) as files_over,

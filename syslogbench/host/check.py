@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, capacity, profiles
+from syslogbench.host import benchmark, profiles, resources
 from syslogbench.model import scenarios, settings
 
 T = TypeVar("T")
@@ -70,7 +70,7 @@ def check(profile_name: str, pairs: list[str]) -> int:
     if reasons := scenarios.unsupported(scenario, profile.features):
         benchmark.log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
         return EXIT_CODES["n/a"]
-    if collect(problems, lambda: capacity.check(cfg, scenario, profile, benchmark.log)) is None and problems:
+    if collect(problems, lambda: resources.check(cfg, scenario, profile, benchmark.log)) is None and problems:
         return refuse(problems)
     benchmark.log(
         f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected"

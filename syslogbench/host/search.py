@@ -26,8 +26,7 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, swarm, userconfig
-from syslogbench.host import capacity as host_capacity
+from syslogbench.host import benchmark, lock, profiles, resources, swarm, userconfig
 from syslogbench.host.compose import Compose, Up, project_name
 from syslogbench.model import capacity, machine, result, scenarios, settings
 from syslogbench.model import userconfig as userconfig_model
@@ -150,7 +149,7 @@ def plan(
             f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
         )
     if found := load_problems(cfg, scenario, profile, cap, user):
-        raise host_capacity.CapacityError(settings.listed("the search cannot run", found))
+        raise resources.DoesNotFit(settings.listed("the search cannot run", found))
     if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
         raise settings.SettingsError(
             f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
@@ -197,9 +196,9 @@ def load_problems(
     config takes, a datagram too large; and the search's own largest trial within REMOTE_MEM."""
     files = user.files if user else None
     found = [
-        host_capacity.connections_problem(cfg, scenario, profile, files),
-        host_capacity.datagram_problem(cfg, scenario),
-        host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s),
+        resources.connections_problem(cfg, scenario, profile, files),
+        resources.datagram_problem(cfg, scenario),
+        resources.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s),
     ]
     return [problem for problem in found if problem]
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, capacity, images, lock, profiles, stack, userconfig
+from syslogbench.host import benchmark, images, lock, profiles, resources, stack, userconfig
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
 from syslogbench.host.compose import Up, project_name
 from syslogbench.model import result, scenarios, settings
@@ -316,10 +316,10 @@ def checked(
             f"{central.hostname} (a manager: docker node promote {central.hostname}), or label the node the "
             "CLI points at central"
         )
-    unseen = capacity.Disk(
+    unseen = resources.Disk(
         "the nodes' Docker data roots", None, "each node has its own; not checked from here"
     )
-    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
+    resources.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
     for notice in placement.notices:
         log(f"notice: {notice}")
     return nodes, placement

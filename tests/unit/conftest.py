@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import benchmark, capacity
+from syslogbench.host import benchmark, resources
 from syslogbench.rig import channel, control
 
 
@@ -190,7 +190,7 @@ def host_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env_file.write_text(SEED_ENV_FILE)
     monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
     monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
-    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * GIB))
+    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * GIB))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
     for key in [*env(small=True), "GENERATORS"]:
         monkeypatch.delenv(key, raising=False)

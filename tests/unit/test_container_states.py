@@ -15,11 +15,11 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, cli, compose
 from syslogbench.host.compose import ContainerState, ended_before_the_watcher, engine_time
 from syslogbench.model import machine, result, scenarios
-from tests.unit.test_cli import fake_compose, isolated  # noqa: F401 - fixtures, used below
+from tests.unit.test_cli import fake_compose  # noqa: F401 - a fixture, used below
 
 # .env read from a temporary seed file and the docker version faked (test_cli); the runs below also fake
 # set-up and compose down there.
-pytestmark = pytest.mark.usefixtures("isolated")
+pytestmark = pytest.mark.usefixtures("host_env")
 
 T = "2026-11-24T05:50:0{}.{}Z"
 

@@ -33,7 +33,7 @@ WATCHER_MEM = contract.WATCHER_MEM
 WATCHER_BYTES = contract.WATCHER_OWN_BYTES
 
 
-class CapacityError(settings.SettingsError):
+class DoesNotFit(settings.SettingsError):
     """A load that cannot fit; a SettingsError, so the command line refuses it as bad input (exit 2)."""
 
 
@@ -316,10 +316,10 @@ def check(
     disk: Callable[[], Disk] | None = None,
     files: list[Path] | None = None,
 ) -> None:
-    """Refuse (CapacityError) a load that cannot fit; a check that could not be made is a notice. files: a
+    """Refuse (DoesNotFit) a load that cannot fit; a check that could not be made is a notice. files: a
     user's own config (--config), read in place of the profile's rendered one."""
     space = (disk or docker_disk)()
     if space.free is None:
         log(f"notice: the free disk space on {space.root} could not be checked ({space.reason})")
     if found := problems(cfg, scenario, profile, space, files):
-        raise CapacityError(settings.listed("the load cannot fit", found))
+        raise DoesNotFit(settings.listed("the load cannot fit", found))
