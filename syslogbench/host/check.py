@@ -10,7 +10,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, profiles, resources
+from syslogbench.host import environment, profiles, resources
+from syslogbench.host.log import log
+from syslogbench.host.pairs import read_pairs
 from syslogbench.model import scenarios, settings
 
 T = TypeVar("T")
@@ -59,34 +61,32 @@ def check(profile_name: str, pairs: list[str]) -> int:
     profile = collect(problems, lambda: resolve(profile_name, pairs))
     stray = stray_words(pairs)  # said once, as the profile's problem
     pairs = [pair for pair in pairs if pair not in stray]
-    overrides, bad = benchmark.read_pairs(pairs)
+    overrides, bad = read_pairs(pairs)
     problems.extend(bad)
-    found = collect(problems, lambda: benchmark.run_env(overrides))
+    found = collect(problems, lambda: environment.run_env(overrides))
     cfg = found[0] if found else None
     scenario = collect(problems, lambda: scenarios.load(cfg.scenario)) if cfg else None
     if problems:
         return refuse(problems)
     assert profile is not None and cfg is not None and scenario is not None
     if reasons := scenarios.unsupported(scenario, profile.features):
-        benchmark.log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
+        log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
         return EXIT_CODES["n/a"]
-    if collect(problems, lambda: resources.check(cfg, scenario, profile, benchmark.log)) is None and problems:
+    if collect(problems, lambda: resources.check(cfg, scenario, profile, log)) is None and problems:
         return refuse(problems)
-    benchmark.log(
-        f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected"
-    )
+    log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
     if profile.registry_image:
-        benchmark.log(
+        log(
             f"notice: {profile.profile} builds FROM the registry image {profile.registry_image}: needs Docker Hub"
         )
-    for notice in benchmark.host_notices(cfg):
-        benchmark.log(f"notice: {notice}")
+    for notice in environment.host_notices(cfg):
+        log(f"notice: {notice}")
     return EXIT_CODES["pass"]
 
 
 def refuse(problems: list[str]) -> int:
     if len(problems) == 1:
-        benchmark.log(f"error: {problems[0]}")
+        log(f"error: {problems[0]}")
     else:
-        benchmark.log(f"error: {len(problems)} problems:\n  - " + "\n  - ".join(problems))
+        log(f"error: {len(problems)} problems:\n  - " + "\n  - ".join(problems))
     return EXIT_CODES["bad-input"]

@@ -22,18 +22,23 @@ from syslogbench.host import (
     benchmark,
     calibrate,
     check,
+    environment,
     faults,
     fingerprint,
     images,
     matrix,
+    pairs,
     profiles,
     render,
     search,
+    setup,
     stack,
     swarm,
     userconfig,
 )
-from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
+from syslogbench.host.benchmark import DEFAULT_PROFILE
+from syslogbench.host.compose import ROOT
+from syslogbench.host.log import log
 from syslogbench.model import capacity, result, scenarios, settings
 
 Show = Callable[[Path], None]
@@ -262,7 +267,7 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
     """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
     if getattr(args, "profile", None) is not None:
         check.resolve(args.profile, args.overrides)
-    return benchmark.parse_overrides(args.overrides)
+    return pairs.parse_overrides(args.overrides)
 
 
 # -- the commands ---------------------------------------------------------------------------------------------
@@ -323,8 +328,8 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
     out = writable_file(args.out) if args.out is not None else None
     profile = profiles.resolve(args.profile)
     user = userconfig.given(config_of(args), profile.daemon, options)
-    cfg, _ = benchmark.run_env(overrides)
-    version = benchmark.docker_version()
+    cfg, _ = environment.run_env(overrides)
+    version = environment.docker_version()
     text = stack.render(profile, cfg, registry=args.registry, docker_version=version, user=user)
     if out is None:
         print(text, end="")
@@ -336,7 +341,7 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     names = profile_names(args.profiles)
-    overrides = benchmark.parse_overrides(args.overrides)
+    overrides = pairs.parse_overrides(args.overrides)
     writable_dir(args.results)
     if args.capacity:
         if args.warmup:
@@ -380,21 +385,21 @@ FINGERPRINT_KEYS = ("CENTRAL_CPUS", "CENTRAL_MEM")
 
 def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
     at_least("--times", args.times, 1)
-    overrides = benchmark.parse_overrides(args.overrides)
+    overrides = pairs.parse_overrides(args.overrides)
     if unused := sorted(set(overrides) - set(FINGERPRINT_KEYS)):
         raise settings.SettingsError(
             f"{', '.join(unused)}: fingerprint does not use them (it runs under {' and '.join(FINGERPRINT_KEYS)} "
             "alone); they are for run, check and matrix"
         )
-    cfg, _ = benchmark.run_env(overrides)
+    cfg, _ = environment.run_env(overrides)
     return fingerprint.main(cfg, args.times, log)
 
 
 def setup_command(args: argparse.Namespace, wiring: Wiring) -> int:
     if args.profile:
-        benchmark.setup(args.profile)
+        setup.setup(args.profile)
     else:  # every profile: those that need an unreachable registry are left out, with a notice
-        benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+        setup.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
     return EXIT_CODES["pass"]
 
 

@@ -26,8 +26,9 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, resources, swarm, userconfig
+from syslogbench.host import benchmark, environment, lock, profiles, resources, setup, swarm, userconfig
 from syslogbench.host.compose import Compose, Up, project_name
+from syslogbench.host.log import log
 from syslogbench.model import capacity, machine, result, scenarios, settings
 from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import Bound, CapacityResult, CapacitySettings, Latency, Trial
@@ -142,7 +143,7 @@ def plan(
             "the senders their own nodes; leave it out"
         )
     cores = capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)  # one that leaves none: one line
-    cfg, env = benchmark.run_env(rest)
+    cfg, env = environment.run_env(rest)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         raise Unsupported(
@@ -420,7 +421,7 @@ def run(
     results_dir: Path,
     build: bool = True,
     extra_files: tuple[Path, ...] = (),
-    log: Callable[[str], None] = benchmark.log,
+    log: Callable[[str], None] = log,
     project: str | None = None,
     config: tuple[Path, bool] | None = None,
     matrix: result.Matrix | None = None,
@@ -439,7 +440,7 @@ def run(
         if chosen.swarm is not None:
             return measure(chosen, on_the_swarm(chosen, project, log), results_dir, log, matrix)
         if build:
-            benchmark.setup([chosen.profile.profile])
+            setup.setup([chosen.profile.profile])
         if user is not None:
             port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
             log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
@@ -582,7 +583,7 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
     outcome = "interrupted" if found.interrupted else outcome
     facts = asdict(
-        replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
+        replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
     )
     nodes = None
     if chosen.swarm is not None:  # the central node's, not this machine's

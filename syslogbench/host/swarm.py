@@ -22,9 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, images, lock, profiles, resources, stack, userconfig
-from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
+from syslogbench.host import benchmark, environment, images, lock, profiles, resources, stack, userconfig
+from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
+from syslogbench.host.log import log
 from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
@@ -276,7 +277,7 @@ def run(
     profile = profiles.resolve(profile_name)
     overrides, options = userconfig.split_settings(overrides)
     user = userconfig.given(config, profile.daemon, options)
-    cfg, _ = benchmark.run_env(overrides)
+    cfg, _ = environment.run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)

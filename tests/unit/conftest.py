@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import benchmark, resources
+from syslogbench.host import environment, resources
 from syslogbench.rig import channel, control
 
 
@@ -188,8 +188,8 @@ def host_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """run_env asks Docker for its version and reads .env and the shell: none of them may touch a test."""
     env_file = tmp_path / ".env"
     env_file.write_text(SEED_ENV_FILE)
-    monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "ENV_FILE", env_file)
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * GIB))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
     for key in [*env(small=True), "GENERATORS"]:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import cli, search
+from syslogbench.host import cli, environment, search, setup
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -129,8 +129,8 @@ def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
         raise AssertionError("a container was started")
 
     monkeypatch.setattr(Compose, "up", no_docker)
-    monkeypatch.setattr(search.benchmark, "setup", no_docker)
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(setup, "setup", no_docker)
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     assert cli.main(["capacity", *args]) == 2
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and says in said[0], said
@@ -139,7 +139,7 @@ def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
 def test_a_scenario_the_daemon_cannot_run_is_n_a_as_for_run_and_check(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     assert cli.main(["capacity", "--profile", "baseline", "--scenario", "udp"]) == 4
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and "n/a: baseline cannot run scenario udp" in said[0], said
@@ -593,7 +593,7 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
 ) -> None:
     chosen = search.plan("rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
     monkeypatch.setattr(search.benchmark, "measure_fingerprint", lambda cfg, env: None)
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
 
     def stopped_after_one_trial(measurer: search.Measurer, *args: object) -> search.Found:
         measurer.trials.append(capacity.trial_from_dict(simulated(100.0, 1.0)))
@@ -677,7 +677,7 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
 
 def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "client")
+    monkeypatch.setattr(environment, "docker_version", lambda: "client")
     chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, lock
+from syslogbench.host import benchmark, cli, compose, environment, lock, setup
 from syslogbench.model import scenarios
 from tests.unit.conftest import SEED_ENV_FILE
 from tests.unit.test_result import document_of, observed
@@ -169,7 +169,7 @@ def test_a_bad_path_or_count_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(benchmark, "setup", lambda *a, **k: pytest.fail("set-up started before the check"))
+    monkeypatch.setattr(setup, "setup", lambda *a, **k: pytest.fail("set-up started before the check"))
     (tmp_path / "file").write_text("")
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
     assert cli.main(argv) == EXIT_CODES["bad-input"]
@@ -244,7 +244,7 @@ def test_report_gets_every_argument_after_its_name() -> None:
 def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """A run without Docker: compose 'up' ends as the test says, and may leave a result behind."""
     calls: list[str] = []
-    monkeypatch.setattr(benchmark, "setup", lambda names: None)
+    monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
     # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
@@ -319,7 +319,7 @@ def test_a_failed_docker_command_is_an_error_not_bad_input(
     def failing(names: list[str]) -> None:
         raise subprocess.CalledProcessError(17, ["docker", "compose", "build"])
 
-    monkeypatch.setattr(benchmark, "setup", failing)
+    monkeypatch.setattr(setup, "setup", failing)
     assert cli.main(["setup", "--profile", "baseline"]) == EXIT_CODES["error"]
     assert capsys.readouterr().out == "syslogbench: error: docker compose build failed with exit code 17\n"
 
@@ -328,8 +328,8 @@ def test_a_failed_docker_command_is_an_error_not_bad_input(
 
 
 def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
-    benchmark.ENV_FILE.write_text(SEED_ENV_FILE + "export HOSTS=3\nSENDERS_PER_HOST=2 # two\n")
-    cfg, env = benchmark.run_env({})
+    environment.ENV_FILE.write_text(SEED_ENV_FILE + "export HOSTS=3\nSENDERS_PER_HOST=2 # two\n")
+    cfg, env = environment.run_env({})
     assert (cfg.hosts, cfg.senders_per_host, env["GENERATORS"]) == (3, 2, "3")
 
 
@@ -348,12 +348,12 @@ def test_a_bad_env_file_is_one_line(
     capsys: pytest.CaptureFixture[str], content: bytes | None, line: str
 ) -> None:
     if content is None:
-        benchmark.ENV_FILE.unlink()
+        environment.ENV_FILE.unlink()
     else:
-        benchmark.ENV_FILE.write_bytes(content)
+        environment.ENV_FILE.write_bytes(content)
     for command in ("check", "run"):
         assert cli.main([command, "--profile", "baseline"]) == EXIT_CODES["bad-input"]
-        assert capsys.readouterr().out == f"syslogbench: error: {line.format(env=benchmark.ENV_FILE)}\n"
+        assert capsys.readouterr().out == f"syslogbench: error: {line.format(env=environment.ENV_FILE)}\n"
 
 
 def test_a_bad_scenario_file_is_one_line(
@@ -410,7 +410,7 @@ def test_a_second_run_or_matrix_on_a_busy_project_is_refused_with_one_line(
     command: list[str],
 ) -> None:
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
-    monkeypatch.setattr(benchmark, "setup", lambda names: pytest.fail("built while the project is busy"))
+    monkeypatch.setattr(setup, "setup", lambda names: pytest.fail("built while the project is busy"))
     monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
     holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
     try:

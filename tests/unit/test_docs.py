@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.host import environment
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
@@ -214,7 +216,7 @@ def stop_before_containers(monkeypatch: pytest.MonkeyPatch) -> None:
     def would_start(*a: object, **k: object) -> None:
         raise WouldStart
 
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")  # stack asks the engine's version
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")  # stack asks the engine's version
     monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * 2**30))
     for module, name in ((subprocess, "run"), (subprocess, "Popen"), (benchmark, "setup"), (lock, "project"),
                          (render, "render_all")):  # fmt: skip

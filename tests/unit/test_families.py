@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, families, profiles, resources
+from syslogbench.host import environment, families, profiles, resources
 from syslogbench.host import userconfig as host
 from syslogbench.model import scenarios
 
@@ -92,7 +92,7 @@ def test_a_third_family_s_session_limit_is_read_and_written_from_its_record(
 ) -> None:
     config = tmp_path / "tinylog.conf"
     config.write_text(TINY_CONFIG + "; tiny max_clients 900 is a comment\n")
-    cfg, _ = benchmark.run_env({"HOSTS": "2", "SENDERS_PER_HOST": "2"})
+    cfg, _ = environment.run_env({"HOSTS": "2", "SENDERS_PER_HOST": "2"})
     seed = scenarios.load("seed2014")
     said = resources.connections_problem(cfg, seed, tiny_profile(), [config])
     assert said is not None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, cli, images, profiles
+from syslogbench.host import cli, images, profiles, setup
 from syslogbench.host import tools as hostsetup
 
 pytestmark = pytest.mark.usefixtures("host_env")
@@ -24,9 +24,9 @@ def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: False)
     monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
     monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
-    monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: commands.append(command))
-    monkeypatch.setattr(benchmark, "check_image", lambda profile: None)
-    monkeypatch.setattr(benchmark, "fresh_mtime", lambda path: None)
+    monkeypatch.setattr(setup.subprocess, "run", lambda command, **kwargs: commands.append(command))
+    monkeypatch.setattr(setup, "check_image", lambda profile: None)
+    monkeypatch.setattr(setup, "fresh_mtime", lambda path: None)
     return commands
 
 
@@ -66,7 +66,7 @@ def test_setup_of_every_profile_leaves_registry_profiles_out_with_a_notice(
         assert f"notice: skipping {profile.profile}: needs Docker Hub" in out
     built = [command[-1] for command in no_registry if command[0] == "docker"]
     assert built == [p.profile for p in local]
-    assert no_registry[0] == ["bases", *sorted({benchmark.HARNESS_SUITE, *(p.base for p in local)})]
+    assert no_registry[0] == ["bases", *sorted({setup.HARNESS_SUITE, *(p.base for p in local)})]
 
 
 def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:

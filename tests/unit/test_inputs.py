@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from syslogbench.host import benchmark, cli
+from syslogbench.host import cli, environment, setup
 from syslogbench.host.compose import Compose
 
 
@@ -15,8 +15,8 @@ def no_docker(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a container or a build was started")
 
     monkeypatch.setattr(Compose, "up", refused)
-    monkeypatch.setattr(benchmark, "setup", refused)
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(setup, "setup", refused)
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
 
 
 def said(capsys: pytest.CaptureFixture[str]) -> list[str]:

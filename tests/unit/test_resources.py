@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, matrix, profiles, resources
+from syslogbench.host import benchmark, cli, environment, matrix, profiles, resources, setup
 from syslogbench.model import messages, scenarios, settings
 
 GIB = 2**30
@@ -27,10 +27,10 @@ DOCKER_DISK = resources.docker_disk  # the real one, before the fixture fakes it
 def no_docker(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The committed .env, no shell settings, 76 GiB free, and a record of anything that would start."""
     started: list[str] = []
-    monkeypatch.setattr(benchmark, "ENV_FILE", ROOT / ".env")
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "ENV_FILE", ROOT / ".env")
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", FREE))
-    monkeypatch.setattr(benchmark, "setup", lambda names: started.append("setup"))
+    monkeypatch.setattr(setup, "setup", lambda names: started.append("setup"))
     monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: started.append("up"))
     monkeypatch.setattr(benchmark.Compose, "down", lambda *args, **kwargs: started.append("down"))
     for key in ("SCENARIO", "RUN_TIMEOUT", "REMOTE_MEM", "GENERATORS", *settings.SHAPE):
@@ -123,7 +123,7 @@ def test_forty_connections_on_syslog_ng_which_takes_25(
 
 
 def test_twenty_five_connections_on_syslog_ng_are_fine() -> None:
-    cfg, _ = benchmark.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "5"})
+    cfg, _ = environment.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "5"})
     seed = scenarios.load("seed2014")
     assert resources.problems(cfg, seed, profiles.resolve("syslog-ng"), resources.Disk("/d", FREE)) == []
 
@@ -161,7 +161,7 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
     # All-out UDP (no rate) with 1 TiB free: the index each sender keeps and the watcher's tally are the
     # problems left...
     ample = resources.Disk("/var/lib/docker", 1024 * GIB)
-    cfg, _ = benchmark.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "30000000"})
+    cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "30000000"})
     found = resources.problems(cfg, scenarios.load("udp-allout"), profiles.resolve("rsyslog8"), ample)
     assert found == [
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=30000000: each generator needs about 1012.7 MiB "
@@ -190,17 +190,17 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
 
 def test_the_largest_messages_in_memory_fit_exactly(tmp_path: Path) -> None:
     """The memory bound's own arithmetic: the most messages it allows fit, one more does not."""
-    cfg, _ = benchmark.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556701"})
+    cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556701"})
     assert resources.memory_problem(cfg, scenarios.load("udp-allout")) is None
-    cfg, _ = benchmark.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556702"})
+    cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556702"})
     assert resources.memory_problem(cfg, scenarios.load("udp-allout")) is not None
 
 
 def test_the_largest_tally_fits_the_watcher_exactly() -> None:
     """The watcher bound's own arithmetic: the most messages it allows fit, one more does not."""
-    cfg, _ = benchmark.run_env({"MESSAGES_PER_SENDER": "15099492"})
+    cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "15099492"})
     assert resources.watcher_problem(cfg) is None
-    cfg, _ = benchmark.run_env({"MESSAGES_PER_SENDER": "15099493"})
+    cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "15099493"})
     assert resources.watcher_problem(cfg) is not None
 
 
@@ -212,7 +212,7 @@ def test_the_watchers_limit_is_the_one_compose_gives_it() -> None:
 
 def test_thirty_million_messages_on_the_baseline_fit() -> None:
     """The largest run of docs/measurement.md: 5 x 4 x 1,500,000, with this machine's free disk."""
-    cfg, _ = benchmark.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "4", "MESSAGES_PER_SENDER": "1500000"})
+    cfg, _ = environment.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "4", "MESSAGES_PER_SENDER": "1500000"})
     scenario, profile = scenarios.load("seed2014"), profiles.resolve("baseline")
     assert resources.problems(cfg, scenario, profile, resources.Disk("/var/lib/docker", FREE)) == []
 
@@ -229,7 +229,7 @@ def udp_scenario(tmp_path: Path, message_bytes: int) -> scenarios.Scenario:
 
 
 def test_a_udp_message_bigger_than_a_datagram(tmp_path: Path) -> None:
-    cfg, _ = benchmark.run_env({"MESSAGES_PER_SENDER": "10"})
+    cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "10"})
     big = udp_scenario(tmp_path, 70_000)
     assert resources.problems(cfg, big, profiles.resolve("rsyslog8"), resources.Disk("/d", FREE)) == [
         "scenario udp-big: message_bytes 70000 makes UDP datagrams of 69,999 bytes, more than the 65,507 one "
@@ -242,7 +242,7 @@ def test_a_udp_message_bigger_than_a_datagram(tmp_path: Path) -> None:
 
 
 def test_message_size_is_the_rendered_size() -> None:
-    cfg, _ = benchmark.run_env({})
+    cfg, _ = environment.run_env({})
     seed = scenarios.load("seed2014")
     line = next(messages.render_lines(2014, messages.SenderId(5, 4), 300_000, 0.0, 100))
     assert resources.message_size(cfg, seed) == len(line) == 100
@@ -252,7 +252,7 @@ def test_every_committed_scenario_fits_every_profile_that_runs_it() -> None:
     """The defaults must never be refused: each scenario's own load, on each daemon that supports it."""
     refused = []
     for scenario in scenarios.all_scenarios():
-        cfg, _ = benchmark.run_env({"SCENARIO": scenario.id})
+        cfg, _ = environment.run_env({"SCENARIO": scenario.id})
         for profile in profiles.all_profiles():
             if not scenarios.unsupported(scenario, profile.features):
                 found = resources.problems(cfg, scenario, profile, resources.Disk("/d", FREE))
@@ -302,7 +302,7 @@ def test_matrix_refuses_before_building_anything(
 
 
 def test_a_full_disk_says_to_free_space() -> None:
-    cfg, _ = benchmark.run_env({})
+    cfg, _ = environment.run_env({})
     full = resources.Disk("/var/lib/docker", 100 * 2**20)
     assert resources.disk_problem(cfg, scenarios.load("seed2014"), full) == (
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /var/lib/docker "
@@ -340,7 +340,7 @@ def test_a_user_syslog_ng_config_with_no_limit_takes_syslog_ngs_default_of_10(
         f"of 10: a listener in {bare} sets no max-connections()): set max-connections(20) in your config, or use "
         "at most 10 senders in all"
     )
-    ours = benchmark.run_env({})[0], scenarios.load("seed2014"), profiles.resolve("syslog-ng")
+    ours = environment.run_env({})[0], scenarios.load("seed2014"), profiles.resolve("syslog-ng")
     assert resources.connections_problem(*ours, [ROOT / "examples" / "syslog-ng-debian-trixie.conf"]) is None
 
 
@@ -361,13 +361,13 @@ def test_a_user_configs_own_limit_is_read_from_its_listening_source(tmp_path: Pa
         'destination d_fwd { network("10.0.0.1" port(514) max-connections(3)); };\n',
     )
     assert resources.connection_limit(ng, seed, files) == (30, f"max-connections(30) in {files[0]}")
-    cfg, _ = benchmark.run_env({})
+    cfg, _ = environment.run_env({})
     assert resources.connections_problem(cfg, seed, ng, files) is None
 
 
 def test_a_user_rsyslog_config_says_its_limit_as_max_sessions(tmp_path: Path) -> None:
     seed, rsyslog = scenarios.load("seed2014"), profiles.resolve("rsyslog8")
-    cfg, _ = benchmark.run_env({})
+    cfg, _ = environment.run_env({})
     modern = write(
         tmp_path / "a.conf", 'module(load="imtcp" MaxSessions="8")\ninput(type="imtcp" port="514")\n'
     )
