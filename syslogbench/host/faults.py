@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, events, profiles, setup
+from syslogbench.host import benchmark, environment, events, families, profiles, setup
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
 from syslogbench.host.log import log
 from syslogbench.model import result, scenarios
@@ -52,7 +52,8 @@ KILL_DAEMON = (
     'for s in /proc/[0-9]*/stat; do read -r p c _ pp _ < "$s" 2>/dev/null || continue; '
     '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done; true'
 )
-DEFAULT_PROFILES = ("rsyslog8", "syslog-ng")
+# One profile of each family of syslog daemons (their records' example_profile, daemons/_families/).
+DEFAULT_PROFILES = tuple(family.example_profile for family in families.with_user_config())
 
 
 @dataclass(frozen=True)
