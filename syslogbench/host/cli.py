@@ -174,7 +174,10 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
 def faults_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
     cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
-    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
+    cmd.add_argument(
+        "--profiles",
+        help="comma-separated profiles (default: one of each daemon family, e.g. rsyslog8,syslog-ng)",
+    )
     results_option(cmd, "writes <results>/faults/<id>.json")
     cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
 
@@ -369,7 +372,8 @@ def faults_command(args: argparse.Namespace, wiring: Wiring) -> int:
         return EXIT_CODES["pass"]
     at_least("--runs", args.runs, 1)
     writable_dir(args.results)
-    return faults.campaign(args.runs, args.seed, profile_names(args.profiles), args.results)
+    names = profile_names(args.profiles) if args.profiles is not None else faults.default_profiles()
+    return faults.campaign(args.runs, args.seed, names, args.results)
 
 
 def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:

@@ -52,8 +52,12 @@ KILL_DAEMON = (
     'for s in /proc/[0-9]*/stat; do read -r p c _ pp _ < "$s" 2>/dev/null || continue; '
     '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done; true'
 )
-# One profile of each family of syslog daemons (their records' example_profile, daemons/_families/).
-DEFAULT_PROFILES = tuple(family.example_profile for family in families.with_user_config())
+
+
+def default_profiles() -> list[str]:
+    """One profile of each family of syslog daemons (their records' example_profile, daemons/_families/);
+    read when asked, so a bad record is the command's one line, not an import's traceback."""
+    return [family.example_profile for family in families.with_user_config()]
 
 
 @dataclass(frozen=True)
