@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 # -- the network ---------------------------------------------------------------------------------------
@@ -30,11 +32,25 @@ TRIAL_OPS = ("trial", "trial_ready", "trial_ledger", "trial_run", "trial_end")
 RESULT_LINE_PREFIX = "syslogbench-result"
 RESULT_LINE_CHARS = 4000
 
+# -- where each container mounts the volumes (compose.yaml; the host writes them into overrides and stack files)
+CONTROL_MOUNT = "/bench/control"
+LOG_MOUNT = "/var/log/bench"
+QUEUE_MOUNT = "/var/spool/bench-queue"
+VOLUME_MOUNTS = {"control": CONTROL_MOUNT, "logs": LOG_MOUNT, "queue": QUEUE_MOUNT}
+# In the logs volume: the DONE lines alone, which SEC follows (a daemon's config writes them there).
+DONE_LOG = "done.log"
+
+
+def volume(name: str) -> str:
+    """A named volume at its mount point, as compose and stack files write it: `control:/bench/control`."""
+    return f"{name}:{VOLUME_MOUNTS[name]}"
+
+
 # -- the environment supervise.sh reads (POSIX sh: it cannot import this module) ------------------------------
 # Name -> the default supervise.sh falls back to (None: no default). A unit test reads supervise.sh and checks
 # that it uses exactly these names, with these defaults.
 SUPERVISOR_ENV: dict[str, str | None] = {
-    "CONTROL_DIR": "/bench/control",  # where the control volume is mounted
+    "CONTROL_DIR": CONTROL_MOUNT,  # where the control volume is mounted
     "CENTRAL_PORT": str(CENTRAL_PORT),  # where readiness is looked for
     "STOP_GRACE": "60",  # seconds from SIGTERM to SIGKILL
     "MAX_LIFETIME": "7200",  # seconds: if the watcher vanishes, do not run forever
@@ -50,14 +66,67 @@ SUPERVISOR_ENV: dict[str, str | None] = {
 READY_TIMEOUT = float(os.environ.get("READY_TIMEOUT", "300"))
 START_WAIT = 3 * READY_TIMEOUT + 60  # and the start snapshot (30 s) and SEC's start, with room to spare
 
+# -- what ended a run: the result's end.trigger (results/schema.json's enum; a unit test holds the two equal) -----
+
+
+class Trigger(StrEnum):
+    SEC = "sec"  # SEC's SingleWithThreshold fired
+    ALL_DONE_WITHOUT_SEC = "all-done-without-sec"  # every DONE arrived, but not within DONE_WINDOW
+    UDP_QUIET = "udp-quiet"  # over UDP a DONE was lost; every ledger was in and the output went quiet
+    TIMEOUT = "timeout"  # RUN_TIMEOUT passed
+    DAEMON_EXITED = "daemon-exited"
+    SENDER_FAILED = "sender-failed"
+    NOT_STARTED = "not-started"  # the run never reached its start
+    DONE_IN_OUTPUT = "done-in-output"  # --config: every DONE seen in some output file
+    OUTPUT_QUIET = "output-quiet"  # --config: the output stopped growing for OUTPUT_QUIET s
+    NO_OUTPUT = "no-output"  # --config: nothing written under /var/log
+
+
+# -- a capacity search (docs/capacity.md): the host sets this on the watcher and the generators -----------------
+DEFAULT_LATENCY_BOUND_S = 1.0  # LATENCY_BOUND: a message later than this after its intended time is lost
+
+
+@dataclass(frozen=True)
+class CapacityEnv:
+    """The environment of a capacity search: CAPACITY=1 serves trials until the host ends them,
+    LATENCY_BOUND is the search's bound, CAPACITY_MAX_S how long the watcher serves at most. compose.yaml
+    passes these names on (a unit test holds it to NAMES); the host writes them, the rig reads them."""
+
+    latency_bound_s: float = DEFAULT_LATENCY_BOUND_S
+    max_s: float = 0.0
+
+    NAMES = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
+
+    def to_env(self) -> dict[str, str]:
+        return {
+            "CAPACITY": "1",
+            "LATENCY_BOUND": str(self.latency_bound_s),
+            "CAPACITY_MAX_S": str(self.max_s),
+        }
+
+    @staticmethod
+    def on(env: Mapping[str, str]) -> bool:
+        """Is this a capacity search's container?"""
+        return bool(env.get("CAPACITY"))
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> CapacityEnv:
+        """The search's environment; ValueError saying which name is missing or not a number."""
+        try:
+            bound = float(env.get("LATENCY_BOUND") or DEFAULT_LATENCY_BOUND_S)
+            return cls(bound, float(env["CAPACITY_MAX_S"]))
+        except KeyError:
+            raise ValueError("CAPACITY_MAX_S is not set: the host sets it for a capacity search") from None
+
+
 # The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
 # `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
 FINGERPRINT_ENV = "FINGERPRINT"
 
 # -- the volumes, as each container mounts them -------------------------------------------------------------
 CONTROL_DIR = Path(os.environ.get("CONTROL_DIR", SUPERVISOR_ENV["CONTROL_DIR"] or ""))
-LOG_DIR = Path(os.environ.get("LOG_DIR", "/var/log/bench"))
-QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", "/var/spool/bench-queue"))
+LOG_DIR = Path(os.environ.get("LOG_DIR", LOG_MOUNT))
+QUEUE_DIR = Path(os.environ.get("QUEUE_DIR", QUEUE_MOUNT))
 RESULTS_DIR_IN_WATCHER = Path("/results")
 # The key under which the watcher sends the daemon's UDP buffer sysctls with the first trial's machine.
 UDP_BUFFERS_KEY = "udp_buffers"
@@ -65,7 +134,18 @@ QUEUE_CAPACITY_BYTES = 1024**3  # syslog-ng disk-buffer size; rsyslog queue.maxD
 # The logs volume is full below this much free space: one message is about 100 bytes, but a file system hands
 # out whole blocks, and a volume full to the last block shows a few KiB free at most.
 LOGS_FULL_BELOW_BYTES = 64 * 1024
+# The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
+# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
+WATCHER_MEM = 384 * 1024**2
+WATCHER_OWN_BYTES = 96 * 1024**2
 TLS_SUBDIR = "tls"  # under CONTROL_DIR: a TLS scenario's CA, server certificate and key
+
+# -- the daemon's image (daemons/Dockerfile, daemons/_common/supervise.sh) ---------------------------------------
+DAEMON_CONFIG_DIR = "/etc/syslogbench"  # the version's folder: manifest, scenarios/<id>.conf
+# The rendered config of a scenario, and the link the supervisor points at it: each family's stage in
+# daemons/Dockerfile starts the daemon on this link.
+SCENARIO_CONFIG = DAEMON_CONFIG_DIR + "/scenarios/{scenario}.conf"
+ACTIVE_CONFIG = DAEMON_CONFIG_DIR + "/active.conf"
 
 # -- the control directory: every name the containers exchange, relative to its root (docs/DESIGN.md) ---------
 

@@ -6,12 +6,8 @@ Everything a run needs is checked here, before any container starts.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -19,71 +15,25 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
-from syslogbench.host import capacity, events, fingerprint, images, lock, profiles, userconfig
-from syslogbench.host import tools as hostsetup
-from syslogbench.host.compose import ROOT, Compose, ContainerState, ended_before_the_watcher, project_name
+from syslogbench.host import (
+    environment,
+    events,
+    fingerprint,
+    images,
+    lock,
+    profiles,
+    resources,
+    setup,
+    userconfig,
+)
+from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher, project_name
+from syslogbench.host.log import log
 from syslogbench.model import machine, result, scenarios, settings
 
-ENV_FILE = ROOT / ".env"
 DEFAULT_PROFILE = "rsyslog8"
-HARNESS_SUITE = "bookworm"  # the watcher and generator images
-HARNESS_SERVICES = ["watcher", "generator"]
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
 END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker inspect, down (see worst_case_s)
 INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome
-
-
-def log(text: str) -> None:
-    print(f"syslogbench: {text}", flush=True)
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, str]:
-    overrides, bad = {}, []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.isupper():
-            bad.append(f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)")
-        overrides[key] = value
-    if bad:
-        raise settings.SettingsError(settings.listed("invalid arguments", bad))
-    return overrides
-
-
-def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str]]:
-    """The validated settings and the environment for compose (shell, then overrides, over .env).
-
-    Besides .env's keys, the shape of the load (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER) may be set:
-    the run is then a variant of the scenario. GENERATORS starts as many generator containers as it has hosts.
-    """
-    env_values = settings.read_env_file(ENV_FILE, os.environ)
-    known = {*env_values, *settings.SHAPE}
-    if fixed := sorted(set(overrides) & set(settings.RULES)):
-        raise settings.SettingsError(
-            f"{', '.join(fixed)}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is "
-            "another experiment: copy the scenario to a new id and change it there"
-        )
-    if unknown := sorted(set(overrides) - known):
-        raise settings.SettingsError(
-            f"unknown setting(s) {unknown}: the keys are those in {ENV_FILE.name} and {', '.join(settings.SHAPE)}"
-        )
-    merged = {**env_values, **{k: v for k, v in os.environ.items() if k in known}, **overrides}
-    cfg = settings.from_env(merged)
-    shape = {
-        "HOSTS": cfg.hosts,
-        "SENDERS_PER_HOST": cfg.senders_per_host,
-        "MESSAGES_PER_SENDER": cfg.messages_per_sender,
-    }
-    env = {
-        **os.environ,
-        **merged,
-        **{key: str(value) for key, value in shape.items()},
-        "GENERATORS": str(cfg.hosts),
-        # In bytes: the daemons' configs take a number (syslog-ng's so-rcvbuf() has no "4m").
-        "UDP_RCVBUF": "" if cfg.udp_rcvbuf is None else str(cfg.udp_rcvbuf),
-        "DOCKER_VERSION": docker_version(),
-        "NODE_HOSTNAME": socket.gethostname(),
-    }
-    return cfg, env
 
 
 def worst_case_s(cfg: settings.Settings) -> int:
@@ -100,95 +50,11 @@ def check_capacity(
 ) -> None:
     """Every profile's load checked before a matrix starts any container (n/a ones become results); files:
     a user's own config (--config), read in place of each profile's."""
-    cfg, _ = run_env(overrides)
+    cfg, _ = environment.run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     for profile in map(profiles.resolve, profile_names):
         if not scenarios.unsupported(scenario, profile.features):
-            capacity.check(cfg, scenario, profile, log, files=files)
-
-
-def docker_version() -> str:
-    done = subprocess.run(
-        ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True
-    )
-    return done.stdout.strip() or "unknown"
-
-
-def host_notices(cfg: settings.Settings) -> list[str]:
-    """Limits the host cannot give: the run goes on with the effective value, and says so."""
-    cores = os.cpu_count() or 1
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    notices = []
-    for name, cpus in (("CENTRAL_CPUS", cfg.central_cpus), ("REMOTE_CPUS", cfg.remote_cpus)):
-        if cpus > cores:
-            notices.append(f"{name}={cpus} but this host has {cores} cores: the effective limit is {cores}")
-    for name, size in (("CENTRAL_MEM", cfg.central_mem), ("REMOTE_MEM", cfg.remote_mem)):
-        if size > memory:
-            notices.append(
-                f"{name} exceeds this host's {memory / 2**30:.1f} GiB: the effective limit is that"
-            )
-    return notices
-
-
-def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
-    """Bases and images for these profiles. A registry-based profile whose image cannot be had is refused
-    ("needs Docker Hub: ..."), or with skip_unreachable (set-up of every profile) left out with a notice."""
-    hostsetup.ensure_compose(log)
-    chosen = [profiles.resolve(name) for name in profile_names]
-    chosen = [p for p in chosen if registry_ready(p, skip_unreachable)]
-    suites = sorted({HARNESS_SUITE, images.RIG_SUITE, *(p.suite for p in chosen if p.suite)})
-    images.ensure_bases(suites, log)
-    images.build_rig(contract.image_tag(), log)
-    for profile in chosen:
-        log(f"building images for {profile.profile}")
-        fresh_mtime(profile.dockerfile)
-        command = Compose(profile.profile, project_name()).command(
-            "build", "-q", *HARNESS_SERVICES, profile.profile
-        )
-        subprocess.run(command, check=True, cwd=ROOT)
-        check_image(profile)
-
-
-def fresh_mtime(dockerfile: Path) -> None:
-    """Give the Dockerfile a modification time no other one has.
-
-    BuildKit sends a Dockerfile incrementally and takes it as unchanged when size and mtime match the one it
-    saw last. When each version had its own Dockerfile, two differed only in version digits (same size) and
-    git wrote them in the same clock tick, so rsyslog-8.2302 was built from rsyslog-8.2102's Dockerfile.
-    The registry-based versions still have their own; the others share daemons/Dockerfile, where it is harmless.
-    """
-    now = time.time_ns()
-    os.utime(dockerfile, ns=(now, now))
-
-
-def check_image(profile: profiles.Profile) -> None:
-    """The built image must carry this profile's manifest, or a run would measure another daemon (see
-    fresh_mtime for how that happened)."""
-    done = subprocess.run(
-        hostsetup.offline_run(profile.image, ["cat", "/etc/syslogbench/manifest.yaml"]),
-        capture_output=True,
-        text=True,
-    )
-    carried = next(
-        (line.split(":", 1)[1].strip() for line in done.stdout.splitlines() if line.startswith("profile:")),
-        None,
-    )
-    if carried != profile.profile:
-        raise images.SetupError(
-            f"image {profile.image} carries the manifest of {carried or 'nothing'}, not {profile.profile}: "
-            f"remove it (docker rmi {profile.image}) and run `python -m syslogbench setup` again, one build at a time"
-        )
-
-
-def registry_ready(profile: profiles.Profile, skip_unreachable: bool = False) -> bool:
-    """False (with a notice) or a SetupError when the profile's registry image cannot be had."""
-    if profile.registry_image is None or images.registry_image_available(profile.registry_image):
-        return True
-    message = images.needs_registry_message(profile.profile, profile.registry_image)
-    if not skip_unreachable:
-        raise images.SetupError(message)
-    log(f"notice: skipping {profile.profile}: {message.split('. ')[0]}")
-    return False
+            resources.check(cfg, scenario, profile, log, files=files)
 
 
 def show_path(path: Path) -> None:
@@ -214,15 +80,16 @@ def run(
     profile = profiles.resolve(profile_name)
     overrides, options = userconfig.split_settings(overrides)
     user = userconfig.given(config, profile.daemon, options)
-    cfg, env = run_env(overrides)
-    userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
+    cfg, env = environment.run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return not_applicable(profile, cfg, scenario, reasons, results_dir)
     if profile.registry_image and (build or not images.image_exists(profile.image)):
-        registry_ready(profile)  # before any container: "needs Docker Hub: ..." rather than a failed build
+        setup.registry_ready(
+            profile
+        )  # before any container: "needs Docker Hub: ..." rather than a failed build
     files = user.files if user else None
-    capacity.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
+    resources.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
     env.update(extra_env or {})
     with (
         userconfig.compose_files(user, profile.profile, cfg.scenario, extra_files) as files_over,
@@ -254,10 +121,10 @@ def measure(
 ) -> int:
     """Build, compose up, and show the result this run wrote (the project's lock is held)."""
     results_dir.mkdir(parents=True, exist_ok=True)
-    for notice in host_notices(cfg):
+    for notice in environment.host_notices(cfg):
         log(f"notice: {notice}")
     if build:  # cached builds take seconds, and a stale image would measure old code
-        setup([profile.profile])
+        setup.setup([profile.profile])
     if user is not None:  # the daemon's own check, before any container of the run
         log(userconfig.check(user, profile.image, profile.profile, scenario.transport, contract.CENTRAL_PORT))
     log(
@@ -364,7 +231,7 @@ def written_from_outside(
     said = watcher.describe() if watcher else "no watcher container was found"
     errors = [f"the watcher wrote no result ({said}); this result was written by `syslogbench run`", *reasons]
     states = "; ".join(c.describe() for c in containers) or "none (the engine did not answer)"
-    host = replace(machine.host_facts(docker_version=docker_version()), fingerprint=found)
+    host = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=found)
     empty = result.not_applicable(cfg, scenario, daemon_of(profile), host, "", began)
     return replace(
         empty,
@@ -404,7 +271,7 @@ def not_applicable(
     daemon = daemon_of(profile)
     # The watcher reads the same facts from /proc in its container, which shares this machine's kernel. No
     # fingerprint: nothing runs, so there is nothing for it to explain.
-    host = machine.host_facts(docker_version=docker_version())
+    host = machine.host_facts(docker_version=environment.docker_version())
     path = result.not_applicable(cfg, scenario, daemon, host, reason, datetime.now(UTC)).write(results_dir)
     log(f"n/a: {reason}; recorded in {path}")
     return EXIT_CODES["n/a"]

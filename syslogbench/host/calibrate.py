@@ -21,7 +21,8 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark
+from syslogbench.host import environment, setup
+from syslogbench.host.log import log
 from syslogbench.model import settings
 from syslogbench.model.ledger import Ledger, failures
 from syslogbench.model.result import GeneratorReport, load
@@ -85,7 +86,7 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         # No watcher here: the control channel alone answers the generator from ctl, as this user (the
         # directory is this user's temporary one), and this side writes start and finish into ctl.
         docker("run", "-d", "--name", gateway, "--network", network, "--network-alias", contract.WATCHER_HOST,
-               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:/bench/control", GENERATOR_IMAGE,
+               "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:{contract.CONTROL_MOUNT}", GENERATOR_IMAGE,
                "python3", "-m", "syslogbench.rig.channel")  # fmt: skip
         docker("run", "-d", "--name", name, "--network", network, *limits(cfg), GENERATOR_IMAGE)
         try:
@@ -159,8 +160,8 @@ def figures(name: str, messages: int, seconds: float, cpu_s: float) -> dict[str,
 
 
 def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
-    cfg, _ = benchmark.run_env({})
-    benchmark.setup(["baseline", "syslog-ng-4.8"])
+    cfg, _ = environment.run_env({})
+    setup.setup(["baseline", "syslog-ng-4.8"])
     network, sink = f"sbcal-{uuid.uuid4().hex[:6]}", f"sbcal-sink-{uuid.uuid4().hex[:6]}"
     docker("network", "create", "--internal", network)
     try:
@@ -176,12 +177,12 @@ def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
     contract.write_json(out, {"connections": connections, "messages_per_connection": messages,
                              "remote_cpus": cfg.remote_cpus, "rows": rows})  # fmt: skip
     for row in rows:
-        benchmark.log(
+        log(
             f"{row['sender']}: {row['messages']:,} messages in {row['seconds']} s = {row['msgs_per_s']:,.0f} msg/s, "
             f"{row['cpu_s']} CPU s ({row['cpu_s_per_million']} CPU s per million"
             + (f"; {row['cpu_s_per_million_with_render']} with rendering)" if "render_cpu_s" in row else ")")
         )
-    benchmark.log(f"written {out}")
+    log(f"written {out}")
     return out
 
 
@@ -190,6 +191,6 @@ def main(messages: int, connections: int, results_dir: Path) -> int:
         calibrate(messages, connections, results_dir)
     except (RuntimeError, TimeoutError, subprocess.CalledProcessError) as error:
         # A sender or loggen failed, or a wait ran out: nothing was measured.
-        benchmark.log(f"error: {error}")
+        log(f"error: {error}")
         return EXIT_CODES["error"]
     return EXIT_CODES["pass"]

@@ -6,23 +6,17 @@ the one `run` would give before any container: 2 for bad input, 4 for n/a, 0 whe
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import TypeVar
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, capacity, profiles
+from syslogbench.host import environment, profiles, resources
+from syslogbench.host.log import log
+from syslogbench.host.pairs import read_pairs
 from syslogbench.model import scenarios, settings
 
 T = TypeVar("T")
 INPUT_ERRORS = (settings.SettingsError, profiles.ProfileError, scenarios.ScenarioError)
-
-
-def items(error: Exception) -> list[str]:
-    """The problems one error names: settings.listed() puts several on lines of their own."""
-    lines = str(error).splitlines()
-    listed = [line.removeprefix("  - ") for line in lines[1:] if line.startswith("  - ")]
-    return listed or [str(error)]
 
 
 def collect(problems: list[str], step: Callable[[], T]) -> T | None:
@@ -30,7 +24,7 @@ def collect(problems: list[str], step: Callable[[], T]) -> T | None:
     try:
         return step()
     except INPUT_ERRORS as error:
-        problems.extend(items(error))
+        problems.extend(settings.items(error))
         return None
 
 
@@ -54,8 +48,7 @@ def resolve(name: str, pairs: list[str]) -> profiles.Profile:
     if name in table and not stray:
         return table[name]
     spaced = " ".join([name, *stray])
-    guess = difflib.get_close_matches(spaced.replace(" ", ""), sorted(table), n=1)
-    hint = f" (did you mean {guess[0]}?)" if guess else ""
+    hint = profiles.did_you_mean(spaced, table)
     known = f". Known profiles: {', '.join(sorted(table))}"
     if " " in spaced:
         raise profiles.ProfileError(f"profile {spaced!r}: a profile name has no space{hint}{known}")
@@ -68,33 +61,32 @@ def check(profile_name: str, pairs: list[str]) -> int:
     profile = collect(problems, lambda: resolve(profile_name, pairs))
     stray = stray_words(pairs)  # said once, as the profile's problem
     pairs = [pair for pair in pairs if pair not in stray]
-    overrides = collect(problems, lambda: benchmark.parse_overrides(pairs))
-    found = collect(problems, lambda: benchmark.run_env(overrides)) if overrides is not None else None
+    overrides, bad = read_pairs(pairs)
+    problems.extend(bad)
+    found = collect(problems, lambda: environment.run_env(overrides))
     cfg = found[0] if found else None
     scenario = collect(problems, lambda: scenarios.load(cfg.scenario)) if cfg else None
     if problems:
         return refuse(problems)
     assert profile is not None and cfg is not None and scenario is not None
     if reasons := scenarios.unsupported(scenario, profile.features):
-        benchmark.log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
+        log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
         return EXIT_CODES["n/a"]
-    if collect(problems, lambda: capacity.check(cfg, scenario, profile, benchmark.log)) is None and problems:
+    if collect(problems, lambda: resources.check(cfg, scenario, profile, log)) is None and problems:
         return refuse(problems)
-    benchmark.log(
-        f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected"
-    )
+    log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
     if profile.registry_image:
-        benchmark.log(
+        log(
             f"notice: {profile.profile} builds FROM the registry image {profile.registry_image}: needs Docker Hub"
         )
-    for notice in benchmark.host_notices(cfg):
-        benchmark.log(f"notice: {notice}")
+    for notice in environment.host_notices(cfg):
+        log(f"notice: {notice}")
     return EXIT_CODES["pass"]
 
 
 def refuse(problems: list[str]) -> int:
     if len(problems) == 1:
-        benchmark.log(f"error: {problems[0]}")
+        log(f"error: {problems[0]}")
     else:
-        benchmark.log(f"error: {len(problems)} problems:\n  - " + "\n  - ".join(problems))
+        log(f"error: {len(problems)} problems:\n  - " + "\n  - ".join(problems))
     return EXIT_CODES["bad-input"]

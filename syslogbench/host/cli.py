@@ -22,18 +22,23 @@ from syslogbench.host import (
     benchmark,
     calibrate,
     check,
+    environment,
     faults,
     fingerprint,
     images,
     matrix,
+    pairs,
     profiles,
     render,
     search,
+    setup,
     stack,
     swarm,
     userconfig,
 )
-from syslogbench.host.benchmark import DEFAULT_PROFILE, ROOT, log
+from syslogbench.host.benchmark import DEFAULT_PROFILE
+from syslogbench.host.compose import ROOT
+from syslogbench.host.log import log
 from syslogbench.model import capacity, result, scenarios, settings
 
 Show = Callable[[Path], None]
@@ -169,7 +174,10 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
 def faults_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
     cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
-    cmd.add_argument("--profiles", default=",".join(faults.DEFAULT_PROFILES), help="comma-separated profiles")
+    cmd.add_argument(
+        "--profiles",
+        help="comma-separated profiles (default: one of each daemon family, e.g. rsyslog8,syslog-ng)",
+    )
     results_option(cmd, "writes <results>/faults/<id>.json")
     cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
 
@@ -182,7 +190,7 @@ def calibrate_options(cmd: argparse.ArgumentParser) -> None:
 
 def fingerprint_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
-    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM, ... (the limits it runs under)")
+    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM (the daemon's limits it runs under)")
 
 
 def setup_options(cmd: argparse.ArgumentParser) -> None:
@@ -262,7 +270,7 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
     """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
     if getattr(args, "profile", None) is not None:
         check.resolve(args.profile, args.overrides)
-    return benchmark.parse_overrides(args.overrides)
+    return pairs.parse_overrides(args.overrides)
 
 
 # -- the commands ---------------------------------------------------------------------------------------------
@@ -293,12 +301,25 @@ def config_of(args: argparse.Namespace) -> tuple[Path, bool] | None:
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = benchmark.parse_overrides(args.overrides)  # the search's keys are not run settings
+    overrides = overrides_of(args)  # the search's keys are not run settings: search.plan splits them
     if args.scenario:
+        one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
     swarm_only(args)
-    return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
-                      on_swarm=args.swarm, registry=args.registry)  # fmt: skip
+    try:
+        return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
+                          on_swarm=args.swarm, registry=args.registry)  # fmt: skip
+    except search.Unsupported as reason:  # as run and check say it: n/a, not bad input
+        log(f"n/a: {reason}")
+        return EXIT_CODES["n/a"]
+
+
+def one_scenario(option: str, overrides: dict[str, str]) -> None:
+    given = overrides.get("SCENARIO", option)
+    if given != option:
+        raise settings.SettingsError(
+            f"--scenario {option} and SCENARIO={given} name two scenarios: give one of them"
+        )
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -310,8 +331,8 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
     out = writable_file(args.out) if args.out is not None else None
     profile = profiles.resolve(args.profile)
     user = userconfig.given(config_of(args), profile.daemon, options)
-    cfg, _ = benchmark.run_env(overrides)
-    version = benchmark.docker_version()
+    cfg, _ = environment.run_env(overrides)
+    version = environment.docker_version()
     text = stack.render(profile, cfg, registry=args.registry, docker_version=version, user=user)
     if out is None:
         print(text, end="")
@@ -323,7 +344,7 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     names = profile_names(args.profiles)
-    overrides = benchmark.parse_overrides(args.overrides)
+    overrides = pairs.parse_overrides(args.overrides)
     writable_dir(args.results)
     if args.capacity:
         if args.warmup:
@@ -351,7 +372,8 @@ def faults_command(args: argparse.Namespace, wiring: Wiring) -> int:
         return EXIT_CODES["pass"]
     at_least("--runs", args.runs, 1)
     writable_dir(args.results)
-    return faults.campaign(args.runs, args.seed, profile_names(args.profiles), args.results)
+    names = profile_names(args.profiles) if args.profiles is not None else faults.default_profiles()
+    return faults.campaign(args.runs, args.seed, names, args.results)
 
 
 def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -361,17 +383,27 @@ def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return calibrate.main(args.messages, args.connections, args.results)
 
 
+# The fingerprint runs under the daemon's limits, and uses no other setting.
+FINGERPRINT_KEYS = ("CENTRAL_CPUS", "CENTRAL_MEM")
+
+
 def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
     at_least("--times", args.times, 1)
-    cfg, _ = benchmark.run_env(benchmark.parse_overrides(args.overrides))
+    overrides = pairs.parse_overrides(args.overrides)
+    if unused := sorted(set(overrides) - set(FINGERPRINT_KEYS)):
+        raise settings.SettingsError(
+            f"{', '.join(unused)}: fingerprint does not use them (it runs under {' and '.join(FINGERPRINT_KEYS)} "
+            "alone); they are for run, check and matrix"
+        )
+    cfg, _ = environment.run_env(overrides)
     return fingerprint.main(cfg, args.times, log)
 
 
 def setup_command(args: argparse.Namespace, wiring: Wiring) -> int:
     if args.profile:
-        benchmark.setup(args.profile)
+        setup.setup(args.profile)
     else:  # every profile: those that need an unreachable registry are left out, with a notice
-        benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+        setup.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
     return EXIT_CODES["pass"]
 
 

@@ -23,8 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, events, profiles
+from syslogbench.host import benchmark, environment, events, families, profiles, setup
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
+from syslogbench.host.log import log
 from syslogbench.model import result, scenarios
 from syslogbench.model.settings import SettingsError
 
@@ -51,7 +52,12 @@ KILL_DAEMON = (
     'for s in /proc/[0-9]*/stat; do read -r p c _ pp _ < "$s" 2>/dev/null || continue; '
     '[ "$pp" = 1 ] && [ "$c" != "(sleep)" ] && kill -KILL "$p" && echo "$p $c"; done; true'
 )
-DEFAULT_PROFILES = ("rsyslog8", "syslog-ng")
+
+
+def default_profiles() -> list[str]:
+    """One profile of each family of syslog daemons (their records' example_profile, daemons/_families/);
+    read when asked, so a bad record is the command's one line, not an import's traceback."""
+    return [family.example_profile for family in families.with_user_config()]
 
 
 @dataclass(frozen=True)
@@ -255,7 +261,14 @@ def supports(profile_name: str, kind: Kind) -> bool:
 
 def started(target: Target) -> bool:
     """The watcher gave the start signal (read inside its container; it has no network)."""
-    command = ["docker", "exec", target.container("watcher"), "test", "-f", "/bench/control/start"]
+    command = [
+        "docker",
+        "exec",
+        target.container("watcher"),
+        "test",
+        "-f",
+        str(contract.Control(Path(contract.CONTROL_MOUNT)).start),
+    ]
     try:
         return subprocess.run(command, capture_output=True, timeout=DOCKER_TIMEOUT_S).returncode == 0
     except subprocess.TimeoutExpired:
@@ -304,7 +317,7 @@ def one_run(
     overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
-    cfg, _ = benchmark.run_env(overrides)
+    cfg, _ = environment.run_env(overrides)
     target = Target(project, profile.profile, cfg.hosts)
     run_dir = out / f"run{number:03d}"
     extra = ()
@@ -421,24 +434,24 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
     campaign_id = f"{began.strftime('%Y%m%dT%H%M%SZ')}-seed{seed}"
     out = results_dir / "faults" / campaign_id
     out.mkdir(parents=True, exist_ok=True)
-    benchmark.setup(sorted(set(names)))
+    setup.setup(sorted(set(names)))
     rng = random.Random(seed)
     code = commit()  # the code the campaign runs, as it starts
     outcomes = []
     for number, (profile, kind) in enumerate(chosen, 1):
-        benchmark.log(f"fault run {number}/{runs}: {kind.name} on {profile}")
+        log(f"fault run {number}/{runs}: {kind.name} on {profile}")
         try:
             outcome = one_run(number, profile, kind, rng, out, project)
         except KeyboardInterrupt:  # the run's thread dies with the process: stop its containers here
             Compose(profile, project).down({}, stop_s=5, volumes=True, quiet=True)
             raise
-        benchmark.log(
+        log(
             f"  {outcome.verdict} in {outcome.elapsed_s} s; {'; '.join(outcome.problems) or 'all invariants held'}"
         )
         outcomes.append(outcome)
         write(out.with_suffix(".json"), campaign_id, code, seed, names, began, outcomes)
     counts = tally(outcomes)
-    benchmark.log(f"faults: {counts}; written to {out.with_suffix('.json')}")
+    log(f"faults: {counts}; written to {out.with_suffix('.json')}")
     return 0 if all(counts[key] == 0 for key in COUNTED) else 1
 
 

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, search, userconfig
+from syslogbench.host import benchmark, lock, profiles, search, setup, userconfig
 from syslogbench.host.compose import project_name
+from syslogbench.host.log import log
 from syslogbench.model import capacity, result
 
 BAR_WIDTH = 30
@@ -97,7 +98,7 @@ def run_capacity_matrix(
             chosen = search.plan(name, overrides, config)
         except search.Unsupported as reason:
             skipped.append(name)
-            benchmark.log(f"n/a: {reason}")
+            log(f"n/a: {reason}")
             continue
         runnable.append(name)
     sha = str(chosen.user.identity()["sha256"]) if runnable and chosen.user else None
@@ -105,23 +106,23 @@ def run_capacity_matrix(
     with lock.project(project_name()):
         skip = set() if fresh else set(done_searches(results_dir, mid))
         todo = [cell for cell in cells(runnable, replicates) if cell not in skip]
-        benchmark.log(f"capacity matrix {mid}: {len(todo)} searches to do, {len(skip)} already in "
+        log(f"capacity matrix {mid}: {len(todo)} searches to do, {len(skip)} already in "
                       f"{results_dir / 'capacity'} (--fresh searches them again)")  # fmt: skip
-        benchmark.setup(runnable)
+        setup.setup(runnable)
         started, codes = time.monotonic(), [EXIT_CODES["n/a"]] * len(skipped)
         try:
             for index, (replicate, name) in enumerate(todo):
-                benchmark.log(progress_line(index, len(todo), time.monotonic() - started, "searches"))
-                benchmark.log(f"replicate {replicate} of {name}")
+                log(progress_line(index, len(todo), time.monotonic() - started, "searches"))
+                log(f"replicate {replicate} of {name}")
                 cell = result.Matrix(mid, replicate)
                 codes.append(
                     search.run(name, overrides, results_dir, build=False, config=config, matrix=cell)
                 )
         except KeyboardInterrupt:
-            benchmark.log(f"capacity matrix {mid} stopped after {len(codes)} searches: run the same command to resume")  # fmt: skip
+            log(f"capacity matrix {mid} stopped after {len(codes)} searches: run the same command to resume")  # fmt: skip
             raise
     print(searches_table(done_searches(results_dir, mid)))
-    benchmark.log(f"capacity matrix {mid} done: {summary(codes)}")
+    log(f"capacity matrix {mid} done: {summary(codes)}")
     return matrix_code(codes)
 
 
@@ -199,25 +200,23 @@ def run_cells(
 ) -> int:
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
-    benchmark.log(
-        f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)"
-    )
-    benchmark.setup(canonical)
+    log(f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)")
+    setup.setup(canonical)
     started, codes = time.monotonic(), []
     try:
         for index, (replicate, name) in enumerate(todo):
-            benchmark.log(progress_line(index, len(todo), time.monotonic() - started))
-            benchmark.log(f"replicate {replicate} of {name}")
+            log(progress_line(index, len(todo), time.monotonic() - started))
+            log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
             code = benchmark.run(
                 name, overrides, results_dir, extra_env=env, build=False, show=show, config=config
             )
             codes.append(code)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command line says which, and exits with its code
-        benchmark.log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")
+        log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")
         raise
-    benchmark.log(progress_line(len(todo), len(todo), time.monotonic() - started))
-    benchmark.log(f"matrix {mid} done: {summary(codes)}")
+    log(progress_line(len(todo), len(todo), time.monotonic() - started))
+    log(f"matrix {mid} done: {summary(codes)}")
     return matrix_code(codes)
 
 

@@ -6,6 +6,7 @@ stage its `daemon:` names (how that family starts); a registry-based one builds 
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -177,5 +178,13 @@ def names() -> dict[str, Profile]:
 def resolve(name: str) -> Profile:
     table = names()
     if name not in table:
-        raise ProfileError(f"unknown profile {name!r}. Known profiles: {', '.join(sorted(table))}")
+        raise ProfileError(
+            f"unknown profile {name!r}{did_you_mean(name, table)}. Known profiles: {', '.join(sorted(table))}"
+        )
     return table[name]
+
+
+def did_you_mean(name: str, table: dict[str, Profile]) -> str:
+    """The closest profile name to a mistyped one, as a hint (empty when none is close)."""
+    guess = difflib.get_close_matches(name.replace(" ", ""), sorted(table), n=1)
+    return f" (did you mean {guess[0]}?)" if guess else ""

@@ -23,10 +23,10 @@ RESULT_SCHEMA = ROOT / "results" / "schema.json"
 # compose.yaml includes the first and extends the harness services from the second (see their headers).
 COMPOSE_DAEMONS = ROOT / "compose.daemons.yaml"
 COMPOSE_PROFILES = ROOT / "compose.profiles.yaml"
-LOG_DIR = "/var/log/bench"  # as the daemon container mounts the logs volume
+LOG_DIR = contract.LOG_MOUNT  # as the daemon container mounts the logs volume
 PORT = contract.CENTRAL_PORT
 # Where the watcher writes a TLS scenario's CA, server certificate and key (the control volume).
-TLS_DIR = f"/bench/control/{contract.TLS_SUBDIR}"
+TLS_DIR = f"{contract.CONTROL_MOUNT}/{contract.TLS_SUBDIR}"
 
 
 def environment() -> jinja2.Environment:
@@ -78,7 +78,7 @@ def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overr
         "tls_dir": TLS_DIR,
         "relay_host": contract.LASTHOP_HOST,
         "relay_port": contract.LASTHOP_PORT,
-        "queue_dir": "/var/spool/bench-queue",  # as the daemon container mounts the queue volume
+        "queue_dir": contract.QUEUE_MOUNT,  # as the daemon container mounts the queue volume
         "queue_bytes": contract.QUEUE_CAPACITY_BYTES,
         **profile.config.get("params", {}),
         **overrides,

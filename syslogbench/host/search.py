@@ -26,10 +26,11 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, swarm, userconfig
-from syslogbench.host import capacity as host_capacity
+from syslogbench.host import benchmark, environment, lock, profiles, resources, setup, swarm, userconfig
 from syslogbench.host.compose import Compose, Up, project_name
+from syslogbench.host.log import log
 from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import (
     Bound,
     CapacityResult,
@@ -48,7 +49,7 @@ EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common s
 FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 HIGHEST_US = 3_600_000_000  # an hour: no latency is longer, or the trial would have given up on it
-PDR_FRACTIONS = capacity.PDR_FRACTIONS
+PDR_FRACTIONS = capacity.PDR_FRACTIONS  # latency at these fractions of the PDR, as CSIT reports it
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow; MAX_RESTARTS times at most.
 BACKOFF = 0.9
@@ -136,6 +137,7 @@ def plan(
     before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
     profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
+    refuse_unused(rest)
     profile = profiles.resolve(profile_name)
     rest, options = userconfig.split_settings(rest)
     user = userconfig.given(config, profile.daemon, options)
@@ -150,15 +152,15 @@ def plan(
             "the senders their own nodes; leave it out"
         )
     cores = capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)  # one that leaves none: one line
-    cfg, env = benchmark.run_env(rest)
+    cfg, env = environment.run_env(rest)
     userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         raise Unsupported(
             f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
         )
-    if problem := host_capacity.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s):
-        raise settings.SettingsError(problem)
+    if found := load_problems(cfg, scenario, profile, cap, user):
+        raise resources.DoesNotFit(settings.listed("the search cannot run", found))
     if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
         raise settings.SettingsError(
             f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
@@ -172,6 +174,44 @@ def plan(
     nodes = {"daemon": f"node {central.hostname}",
              "senders": "nodes " + ", ".join(n.hostname for n in where.placement.generators)}  # fmt: skip
     return Plan(profile, cfg, env, scenario, cap, nodes, user, where)
+
+
+# Run settings a search has no use for: its trials set their own length and message count, and it ends
+# when the search does. Each is named with the commands that take it.
+NOT_FOR_CAPACITY = {
+    "MESSAGES_PER_SENDER": "its trials send as many as each rate and length needs; for run, check, matrix",
+    "RUN_TIMEOUT": "it ends when the search does (SEARCH_MAX); for run, check, matrix",
+    userconfig_model.QUIET_ENV: "its trials end on their own; for run --config and matrix --config",
+}
+
+
+def refuse_unused(overrides: dict[str, str]) -> None:
+    """A setting the search would ignore is refused, so that no one reads a result as if it had held."""
+    unused = [
+        f"{key}: capacity does not use it ({NOT_FOR_CAPACITY[key]})"
+        for key in NOT_FOR_CAPACITY
+        if key in overrides
+    ]
+    if unused:
+        raise settings.SettingsError(settings.listed("settings capacity does not use", unused))
+
+
+def load_problems(
+    cfg: settings.Settings,
+    scenario: scenarios.Scenario,
+    profile: profiles.Profile,
+    cap: CapacitySettings,
+    user: userconfig.UserConfig | None,
+) -> list[str]:
+    """What `run` refuses of a load that cannot fit, as far as a search has it: more TCP sessions than the
+    config takes, a datagram too large; and the search's own largest trial within REMOTE_MEM."""
+    files = user.files if user else None
+    found = [
+        resources.connections_problem(cfg, scenario, profile, files),
+        resources.datagram_problem(cfg, scenario),
+        resources.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s),
+    ]
+    return [problem for problem in found if problem]
 
 
 # -- latency ------------------------------------------------------------------------------------------------
@@ -523,7 +563,7 @@ def run(
     results_dir: Path,
     build: bool = True,
     extra_files: tuple[Path, ...] = (),
-    log: Callable[[str], None] = benchmark.log,
+    log: Callable[[str], None] = log,
     project: str | None = None,
     config: tuple[Path, bool] | None = None,
     matrix: result.Matrix | None = None,
@@ -542,7 +582,7 @@ def run(
         if chosen.swarm is not None:
             return measure(chosen, on_the_swarm(chosen, project, log), results_dir, log, matrix)
         if build:
-            benchmark.setup([chosen.profile.profile])
+            setup.setup([chosen.profile.profile])
         if user is not None:
             port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
             log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
@@ -572,9 +612,8 @@ def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log:
             matrix: result.Matrix | None = None) -> int:  # fmt: skip
     cap, cfg = chosen.cap, chosen.cfg
     env = dict(chosen.env)
-    # SEARCH_MAX holds the confirmation and the latency trials; beyond it, their drains and a last trial.
-    lifetime = cap.search_max_s + 2 * (cap.confirm_s + cap.final_trial_s) + 120
-    env.update(CAPACITY="1", LATENCY_BOUND=str(cap.latency_bound_s), CAPACITY_MAX_S=str(lifetime))
+    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
+    env.update(contract.CapacityEnv(cap.latency_bound_s, lifetime).to_env())
     cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
@@ -691,7 +730,7 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
     outcome = "interrupted" if found.interrupted else outcome
     facts = asdict(
-        replace(machine.host_facts(docker_version=benchmark.docker_version()), fingerprint=fingerprint)
+        replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
     )
     nodes = None
     if chosen.swarm is not None:  # the central node's, not this machine's

@@ -80,7 +80,7 @@ def watcher(cfg: settings.Settings, registry: str | None, tag: str, docker_versi
     return {
         "image": image("watcher", registry, tag),
         "environment": watcher_env(cfg, docker_version, tag),
-        "volumes": ["control:/bench/control", "logs:/var/log/bench", "queue:/var/spool/bench-queue"],
+        "volumes": [contract.volume("control"), contract.volume("logs"), contract.volume("queue")],
         "networks": [NETWORK],
         "stop_grace_period": "120s",
         # Root with two capabilities. DAC_OVERRIDE as in compose.yaml. CHOWN: the stack format has no
@@ -96,7 +96,7 @@ def daemon(profile: Profile, cfg: settings.Settings, registry: str | None, tag: 
     return {
         "image": image(profile.profile, registry, tag),
         "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario},
-        "volumes": ["control:/bench/control", "logs:/var/log/bench", "queue:/var/spool/bench-queue"],
+        "volumes": [contract.volume("control"), contract.volume("logs"), contract.volume("queue")],
         "networks": {NETWORK: {"aliases": [contract.CENTRAL_HOST]}},
         "stop_grace_period": "90s",
         # As in compose.daemons.yaml: port 514 is below 1024.
@@ -111,7 +111,7 @@ def lasthop(cfg: settings.Settings, registry: str | None, tag: str) -> dict:
         "image": image("generator", registry, tag),
         "command": ["python3", "-m", "syslogbench.rig.lasthop"],
         "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario},
-        "volumes": ["control:/bench/control", "logs:/var/log/bench"],
+        "volumes": [contract.volume("control"), contract.volume("logs")],
         "networks": [NETWORK],
         "cap_drop": ["ALL"],
         "deploy": deploy(CENTRAL_ROLE, cfg.remote_cpus, cfg.remote_mem, 128),
@@ -189,9 +189,9 @@ def with_user_config(spec: dict, user: userconfig.UserConfig, scenario: str) -> 
     daemon, watcher_spec = spec["services"][DAEMON_SERVICE], spec["services"]["watcher"]
     daemon["cap_add"] = [*daemon["cap_add"], *userconfig.DAEMON_CAPS]
     daemon["volumes"] = [
-        "control:/bench/control",
+        contract.volume("control"),
         {"type": "volume", "source": "logs", "target": user_model.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
-        "queue:/var/spool/bench-queue",
+        contract.volume("queue"),
     ]
     daemon["configs"] = [{"source": names[source], "target": target} for source, target in where.daemon]
     watcher_spec["environment"].update(where.environment)

@@ -22,9 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, capacity, images, lock, profiles, stack, userconfig
-from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S, log
+from syslogbench.host import benchmark, environment, images, lock, profiles, resources, stack, userconfig
+from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
+from syslogbench.host.log import log
 from syslogbench.model import result, scenarios, settings
 
 Show = Callable[[Path], None]
@@ -276,7 +277,7 @@ def run(
     profile = profiles.resolve(profile_name)
     overrides, options = userconfig.split_settings(overrides)
     user = userconfig.given(config, profile.daemon, options)
-    cfg, _ = benchmark.run_env(overrides)
+    cfg, _ = environment.run_env(overrides)
     scenario = scenarios.load(cfg.scenario)
     if reasons := scenarios.unsupported(scenario, profile.features):
         return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)
@@ -316,10 +317,10 @@ def checked(
             f"{central.hostname} (a manager: docker node promote {central.hostname}), or label the node the "
             "CLI points at central"
         )
-    unseen = capacity.Disk(
+    unseen = resources.Disk(
         "the nodes' Docker data roots", None, "each node has its own; not checked from here"
     )
-    capacity.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
+    resources.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
     for notice in placement.notices:
         log(f"notice: {notice}")
     return nodes, placement
@@ -466,7 +467,7 @@ class Stack:
     pull: bool
 
     def up(self, env: Mapping[str, str], timeout_s: float) -> Up:
-        keys = ("CAPACITY", "LATENCY_BOUND", "CAPACITY_MAX_S")
+        keys = contract.CapacityEnv.NAMES
         deploy(self.project, self.render({key: env[key] for key in keys if key in env}), self.pull)
         reasons = watch(self.project, timeout_s)
         said = watcher_task(self.project, tasks(self.project))

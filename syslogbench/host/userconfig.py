@@ -1,8 +1,8 @@
-"""`run --config PATH`: a user's own rsyslog.conf or syslog-ng.conf in place of the profile's rendered one.
+"""`run --config PATH`: a user's own daemon config in place of the profile's rendered one.
 
 Before any container of the run starts, PATH is read and checked here: it must exist, be text (UTF-8), be a
-config of the profile's daemon family, and pass the daemon's own check in the profile's image (`rsyslogd -N1`,
-`syslog-ng --syntax-only`); then the daemon is started once in a throwaway container, without network, to see
+config of the profile's daemon family, and pass the daemon's own check in the profile's image (the check
+command of the family's record, daemons/_families/); then the daemon is started once in a throwaway container, without network, to see
 that it listens where the scenario sends. Every refusal is one line (UserConfigError, exit 2).
 
 The run itself differs from ours only in a compose override (`override_text`): the daemon gets the user's
@@ -23,29 +23,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from syslogbench.host import tools
+from syslogbench import contract
+from syslogbench.host import families, profiles, tools
 from syslogbench.model import result, settings, userconfig
-from syslogbench.model.userconfig import MAIN, NATIVE_DIR
 
 CHECK_TIMEOUT_S = 60
 # How long the throwaway daemon is given to listen: Debian's defaults listen within a second.
 LISTEN_WAIT_S = 5
-# Words that only one family's configs use, to refuse the other family's config before its syntax check
-# fails with a message that does not say why.
-FAMILY_MARKS = {
-    "syslog-ng": re.compile(
-        r"^\s*@version:|^\s*(?:source|destination|filter|parser|rewrite|template)\s+[\w-]+\s*\{|^\s*log\s*\{",
-        re.MULTILINE,
-    ),
-    "rsyslog": re.compile(
-        r"^\s*\$[A-Z][A-Za-z]+|^\s*(?:module|input|action|ruleset)\s*\(|^\s*[\w*,;.=!]+\.[\w*=!]+\s+[-/:~|]",
-        re.MULTILINE,
-    ),
-}
-# What each family's check prints for a module its image does not have.
-MISSING_MODULE = re.compile(
-    r"could not load module|cannot open shared object|plugin \S+ not found|Error opening plugin module", re.I
-)
 
 
 class UserConfigError(settings.SettingsError):
@@ -65,6 +49,11 @@ class UserConfig:
     private: bool = False
 
     @property
+    def record(self) -> families.Family:
+        """What the family's configs are like (daemons/_families/<family>.yaml)."""
+        return families.get(self.family)
+
+    @property
     def files(self) -> list[Path]:
         return userconfig.config_files(self.root)
 
@@ -75,10 +64,10 @@ class UserConfig:
 
     def target(self, path: Path) -> str:
         """Where a file goes in the daemon's image: a file given alone is the family's main config; a
-        directory mirrors the family's config directory (rsyslog: /etc, syslog-ng: /etc/syslog-ng)."""
+        directory mirrors the family's config directory (its record's config_dir)."""
         if self.root.is_file():
-            return f"{NATIVE_DIR[self.family]}/{MAIN[self.family]}"
-        return f"{NATIVE_DIR[self.family]}/{path.relative_to(self.root)}"
+            return f"{self.record.config_dir}/{self.record.main_config}"
+        return f"{self.record.config_dir}/{path.relative_to(self.root)}"
 
     @property
     def main_target(self) -> str:
@@ -101,22 +90,36 @@ def split_settings(overrides: dict[str, str]) -> tuple[dict[str, str], dict[str,
 
 def load(path: Path, family: str, options: dict[str, str], private: bool = False) -> UserConfig:
     """PATH read and checked as text of the profile's family; UserConfigError says what is wrong."""
-    if family not in MAIN:
-        raise UserConfigError(
-            f"--config needs an rsyslog or syslog-ng profile; this one runs {family}: pick e.g. --profile rsyslog8"
-        )
+    record = supported(family)
     root = path.expanduser().absolute()
     if not root.exists():
         raise UserConfigError(f"--config {path}: not found: give a config file or a directory holding one")
-    main = root if root.is_file() else root / MAIN[family]
+    if not (root.is_file() or root.is_dir()):
+        raise UserConfigError(
+            f"--config {path}: neither a regular file nor a directory: give a config file or a directory "
+            "holding one"
+        )
+    main = root if root.is_file() else root / record.main_config
     if root.is_dir() and not main.is_file():
         raise UserConfigError(
-            f"--config {path}: a directory with no {MAIN[family]}: put the main config there under that name "
-            f"(its includes beside it, as in {NATIVE_DIR[family]})"
+            f"--config {path}: a directory with no {record.main_config}: put the main config there under that "
+            f"name (its includes beside it, as in {record.config_dir})"
         )
     texts = {file: read_text(file) for file in userconfig.config_files(root)}
-    check_family(main, texts[main], family)
+    check_family(main, texts[main], record)
     return UserConfig(root, main, family, *run_settings(options), private=private)
+
+
+def supported(family: str) -> families.Family:
+    """The family's record, if `run --config` takes its configs."""
+    record = families.get(family)
+    if record.user_config:
+        return record
+    takes = families.with_user_config()
+    example = f": pick e.g. --profile {takes[0].example_profile}" if takes else ""
+    raise UserConfigError(
+        f"--config needs a profile of {' or '.join(f.family for f in takes)}; this one runs {family}{example}"
+    )
 
 
 def given(config: tuple[Path, bool] | None, family: str, options: dict[str, str]) -> UserConfig | None:
@@ -158,21 +161,20 @@ def read_text(path: Path) -> str:
         ) from None
 
 
-def check_family(path: Path, text: str, family: str) -> None:
-    other = next(name for name in MAIN if name != family)
-    found = FAMILY_MARKS[other].search(text)
-    if found is None or FAMILY_MARKS[family].search(text):
+def check_family(path: Path, text: str, record: families.Family) -> None:
+    """A config with another family's marks and none of its own is refused before the daemon's check, whose
+    own message would not say why."""
+    if record.marks and record.marks.search(text):
         return
-    line = text.count("\n", 0, found.start()) + 1
-    raise UserConfigError(
-        f"--config {path}:{line}: {article(other)} {other} config, but the profile runs {family}: pick {article(other)} "
-        f"{other} profile (e.g. --profile {'syslog-ng' if other == 'syslog-ng' else 'rsyslog8'}) or give "
-        f"{article(family)} {MAIN[family]}"
-    )
-
-
-def article(family: str) -> str:
-    return "an" if family == "rsyslog" else "a"
+    for other in families.with_user_config():
+        found = other.marks.search(text) if other.marks and other is not record else None
+        if found is None:
+            continue
+        line = text.count("\n", 0, found.start()) + 1
+        raise UserConfigError(
+            f"--config {path}:{line}: a config of {other.family}, but the profile runs {record.family}: pick a "
+            f"profile of {other.family} (e.g. --profile {other.example_profile}) or give a config of {record.family}"
+        )
 
 
 def run_settings(options: dict[str, str]) -> tuple[str, int]:
@@ -202,16 +204,16 @@ def refuse_without_config(options: dict[str, str]) -> None:
 
 
 def check_command(cfg: UserConfig) -> list[str]:
-    if cfg.family == "rsyslog":
-        return ["rsyslogd", "-N1", "-f", cfg.main_target]
-    return ["syslog-ng", "--no-caps", "--syntax-only", "-f", cfg.main_target]
+    """The family's own config check (its record), on the main config's place in the image."""
+    return cfg.record.check_command(cfg.main_target)
 
 
 def daemon_command(cfg: UserConfig) -> list[str]:
-    if cfg.family == "rsyslog":
-        return ["rsyslogd", "-n", "-f", cfg.main_target, "-i", "/tmp/check.pid"]
-    return ["syslog-ng", "-F", "--no-caps", "-f", cfg.main_target, "-p", "/tmp/check.pid",
-            "-R", "/tmp/check.persist", "-c", "/tmp/check.ctl"]  # fmt: skip
+    """How the family's stage in daemons/Dockerfile starts the daemon, on the user's main config."""
+    command = profiles.stage_commands(profiles.FAMILY_DOCKERFILE).get(cfg.family)
+    if command is None:
+        raise families.FamilyError(f"daemon family {cfg.family} has no stage in daemons/Dockerfile: add one")
+    return [cfg.main_target if word == contract.ACTIVE_CONFIG else word for word in command]
 
 
 def docker_run(image: str, command: list[str]) -> list[str]:
@@ -241,24 +243,22 @@ def syntax_check(cfg: UserConfig, image: str, profile: str) -> None:
         return
     said = done.stdout + done.stderr
     line = user_paths(cfg, first_error(said))
-    if MISSING_MODULE.search(said):
+    if cfg.record.lacks_module(said):
         raise UserConfigError(f"the image of {profile} lacks a module the config loads: {line}")
-    if (word := unknown_word(cfg, said)) and word.replace("_", "-") not in plugins(image, cfg):
+    modules = cfg.record.modules
+    if modules and (word := unknown_word(cfg, said)) and word.replace("_", "-") not in plugins(image, cfg):
         raise UserConfigError(
-            f"the image of {profile} lacks the module of {word}() (`syslog-ng --module-registry` lists what it "
+            f"the image of {profile} lacks the module of {word}() (`{' '.join(modules.command)}` lists what it "
             f"has): {line}"
         )
-    raise UserConfigError(f"{check_command(cfg)[0]} {check_command(cfg)[-3]} refused the config: {line}")
-
-
-# syslog-ng reads a driver whose module is absent as a plain word where it expected a known one.
-UNKNOWN_WORD = re.compile(r"unexpected LL_IDENTIFIER.* in (\S+):(\d+):(\d+)-\2:(\d+):")
-PLUGIN_LINE = re.compile(r"^  [\w-]+ +([\w-]+)$", re.MULTILINE)
+    raise UserConfigError(f"{cfg.record.check_name} refused the config: {line}")
 
 
 def unknown_word(cfg: UserConfig, said: str) -> str | None:
-    """The word syslog-ng did not know (file, line and columns as it gives them), or None."""
-    match = UNKNOWN_WORD.search(said)
+    """The word the daemon did not know (file, line and columns as it gives them: the record's
+    unknown_word), or None."""
+    pattern = cfg.record.unknown_word
+    match = pattern.search(said) if pattern else None
     sources = {target: source for source, target in cfg.mounts()}
     if match is None or match.group(1) not in sources:
         return None
@@ -268,9 +268,12 @@ def unknown_word(cfg: UserConfig, said: str) -> str | None:
 
 
 def plugins(image: str, cfg: UserConfig) -> set[str]:
-    """Every plugin name (driver, parser, ...) of the image's syslog-ng, '_' read as '-'."""
-    done = run_checked(docker_run(image, ["syslog-ng", "--no-caps", "--module-registry"]), cfg)
-    return {name.replace("_", "-") for name in PLUGIN_LINE.findall(done.stdout + done.stderr)}
+    """Every plugin name (driver, parser, ...) of the image's daemon, '_' read as '-'."""
+    modules = cfg.record.modules
+    if modules is None:
+        return set()
+    done = run_checked(docker_run(image, modules.command), cfg)
+    return {name.replace("_", "-") for name in modules.line.findall(done.stdout + done.stderr)}
 
 
 def run_checked(command: list[str], cfg: UserConfig) -> subprocess.CompletedProcess[str]:
@@ -341,7 +344,7 @@ def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> No
     )
     raise UserConfigError(
         f"the config does not listen on {port}/{proto}, where the scenario's senders send ({transport}); it listens "
-        f"on {where}{why}{userconfig.listener_hint(cfg.family, transport)}"
+        f"on {where}{why}{cfg.record.listener_hint(transport)}"
     )
 
 
@@ -377,7 +380,7 @@ def placement(cfg: UserConfig, scenario: str) -> Placement:
     active.conf; the watcher sees each file under CONFIG_DIR, by its name relative to PATH."""
     base = cfg.root.parent if cfg.root.is_file() else cfg.root
     return Placement(
-        daemon=[*cfg.mounts(), (str(cfg.main), f"/etc/syslogbench/scenarios/{scenario}.conf")],
+        daemon=[*cfg.mounts(), (str(cfg.main), contract.SCENARIO_CONFIG.format(scenario=scenario))],
         watcher=[(str(path), str(userconfig.CONFIG_DIR / path.relative_to(base))) for path in cfg.files],
         environment={
             userconfig.CONFIG_ENV: cfg.main_name,
@@ -397,9 +400,9 @@ def override_text(cfg: UserConfig, service: str, scenario: str) -> str:
         f"  {service}:",
         f"    cap_add: [{', '.join(DAEMON_CAPS)}]",
         "    volumes: !override",
-        "      - control:/bench/control",
+        f"      - {contract.volume('control')}",
         f"      - {{type: volume, source: logs, target: {userconfig.DAEMON_LOG_DIR}, volume: {{nocopy: true}}}}",
-        "      - queue:/var/spool/bench-queue",
+        f"      - {contract.volume('queue')}",
         *(bind(source, target) for source, target in where.daemon),
         "  watcher:",
         "    environment:",
@@ -422,19 +425,26 @@ def quote(text: str) -> str:
 # -- after the run: writes the watcher could not see ------------------------------------------------------
 
 # What the harness and the daemons' own state add in the daemon's container (docker diff), not the config.
-HARNESS_PATHS = re.compile(
-    r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|var/lib/syslog-ng/|etc/syslogbench/|bench(?:/|$)"
-    r"|var/spool/bench-queue(?:/|$)|var/log(?:/|$))"
+# The daemon's own state directories are its family record's state_dirs.
+HARNESS_PATHS = (
+    r"^/(?:run/[\w.-]+\.(?:pid|ctl)|tmp/final\.status(?:\.tmp)?|etc/syslogbench/|bench(?:/|$)"
+    rf"|{re.escape(contract.QUEUE_MOUNT.lstrip('/'))}(?:/|$)|var/log(?:/|$))"
 )
 
 
-def writes_outside(container: str) -> list[str]:
+def harness_paths(family: families.Family) -> re.Pattern[str]:
+    states = "".join(f"|^{re.escape(folder.rstrip('/'))}/" for folder in family.state_dirs)
+    return re.compile(HARNESS_PATHS + states)
+
+
+def writes_outside(container: str, family: families.Family) -> list[str]:
     """Files the daemon's container added outside /var/log (`docker diff`'s A lines that are leaves: a
     changed directory is only where a file was added or a volume mounted)."""
     done = subprocess.run(["docker", "diff", container], capture_output=True, text=True, timeout=60)
     added = sorted({line[2:].strip() for line in done.stdout.splitlines() if line.startswith("A ")})
     leaves = [p for i, p in enumerate(added) if not (i + 1 < len(added) and added[i + 1].startswith(p + "/"))]
-    return [path for path in leaves if not HARNESS_PATHS.match(path)]
+    harness = harness_paths(family)
+    return [path for path in leaves if not harness.match(path)]
 
 
 def daemon_writes(cfg: UserConfig, containers: list, service: str) -> list[str]:
@@ -442,7 +452,7 @@ def daemon_writes(cfg: UserConfig, containers: list, service: str) -> list[str]:
     files mounted there; [] if it is gone."""
     name = next((c.name for c in containers if c.service == service), None)
     try:
-        found = writes_outside(name) if name else []
+        found = writes_outside(name, cfg.record) if name else []
     except (subprocess.SubprocessError, OSError):
         return []
     mounted = {target for _, target in cfg.mounts()}

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from syslogbench import contract
+from syslogbench.model import codec, settings
 from syslogbench.model.result import UdpBuffers
 from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 
@@ -26,6 +28,13 @@ LATENCY_DIGITS = 3
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
 
+# The daemon's supervisor stops it this long after it starts (daemons/_common/supervise.sh).
+MAX_LIFETIME_S = int(contract.SUPERVISOR_ENV["MAX_LIFETIME"] or 0)
+# After the search, a trial at each of these fractions of the PDR measures its latency, as CSIT reports it.
+PDR_FRACTIONS = (0.1, 0.5, 0.9)
+LATENCY_TRIALS = len(PDR_FRACTIONS)
+
+
 class CapacityError(ValueError):
     """A capacity setting that cannot be used: the message says what to change."""
 
@@ -35,7 +44,7 @@ class CapacitySettings:
     """The search's own settings, given as KEY=VALUE beside the run's (docs/capacity.md). Rates are msg/s
     summed over every sender."""
 
-    latency_bound_s: float = 1.0  # LATENCY_BOUND: arrived later than this after its intended time is lost
+    latency_bound_s: float = contract.DEFAULT_LATENCY_BOUND_S  # LATENCY_BOUND (contract.CapacityEnv)
     pdr_target: float = 0.005  # PDR_TARGET: the loss ratio the PDR may have (CSIT's 0.5%)
     rate_min: float = 100.0  # RATE_MIN
     rate_max: float = 100_000.0  # RATE_MAX
@@ -93,11 +102,9 @@ def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str
     values: dict[str, float] = {}
     for key in sorted(set(overrides) & set(KEYS)):
         try:
-            values[KEYS[key]] = float(overrides[key])
-        except ValueError:
-            raise CapacityError(f"{key}={overrides[key]!r} is not a number") from None
-        if not math.isfinite(values[KEYS[key]]):
-            raise CapacityError(f"{key}={overrides[key]!r} is not a finite number")
+            values[KEYS[key]] = settings.decimal(key, overrides[key])
+        except settings.SettingsError as error:
+            raise CapacityError(str(error)) from None
     cap = CapacitySettings(**values)
     check(cap)
     return cap, {k: v for k, v in overrides.items() if k not in KEYS}
@@ -143,6 +150,7 @@ def check(cap: CapacitySettings) -> None:
             f"SEARCH_MAX={cap.search_max_s:g} s must hold one final trial ({cap.final_trial_s:g} s), "
             f"and TRIAL_PAUSE={cap.pause_s:g} s cannot be negative"
         )
+    check_lifetime(cap)
     if cap.confirm_s < 0 or (cap.confirm_s and cap.confirm_s < cap.final_trial_s):
         raise CapacityError(
             f"CONFIRM_S={cap.confirm_s:g} s: give 0 for no confirmation, or at least TRIAL_FINAL="
@@ -161,6 +169,36 @@ def reserve_s(cap: CapacitySettings) -> float:
     latency trials, each with its pause and overhead. MLRsearch gets the rest."""
     confirm = 2 * (cap.confirm_s + cap.pause_s + TRIAL_OVERHEAD_S) if cap.confirm_s else 0.0
     return confirm + len(PDR_FRACTIONS) * (cap.final_trial_s + cap.pause_s + TRIAL_OVERHEAD_S)
+
+
+# Beyond SEARCH_MAX (which holds the confirmation and the latency trials): their drains and a last trial.
+def beyond_s(cap: CapacitySettings) -> float:
+    return 2 * (cap.confirm_s + cap.final_trial_s) + 120
+
+
+def lifetime_s(cap: CapacitySettings) -> float:
+    """How long the rig serves a search: SEARCH_MAX, and beyond it the last trials' drains (host/search.py)."""
+    return cap.search_max_s + beyond_s(cap)
+
+
+def check_lifetime(cap: CapacitySettings) -> None:
+    """The daemon's supervisor stops it MAX_LIFETIME after it starts, whatever runs: a search must end
+    before, with the rig's start (settings.START_ALLOWANCE_S) on top. A pause or a latency bound longer than
+    the whole search could never be waited for."""
+    if cap.pause_s > cap.search_max_s or cap.latency_bound_s > cap.search_max_s:
+        raise CapacityError(
+            f"TRIAL_PAUSE={cap.pause_s:g} s and LATENCY_BOUND={cap.latency_bound_s:g} s must each be at most "
+            f"SEARCH_MAX={cap.search_max_s:g} s: a wait longer than the whole search never ends in it"
+        )
+    room = MAX_LIFETIME_S - settings.START_ALLOWANCE_S
+    if lifetime_s(cap) > room:
+        most = room - beyond_s(cap)
+        raise CapacityError(
+            f"SEARCH_MAX={cap.search_max_s:g} s with what follows its trials (CONFIRM_S={cap.confirm_s:g} s, "
+            f"TRIAL_FINAL={cap.final_trial_s:g} s) runs {lifetime_s(cap):,.0f} s, but the "
+            f"daemon's supervisor stops it MAX_LIFETIME={MAX_LIFETIME_S} s after it starts, {settings.START_ALLOWANCE_S} s "
+            f"of which may go to starting: use SEARCH_MAX={max(most, 0):.0f} or less"
+        )
 
 
 def placement(daemon_cores: int, host_cores: int) -> dict[str, str]:
@@ -536,30 +574,13 @@ class CapacityResultError(ValueError):
     """A file that is not a capacity result this model can read: the message says what is wrong."""
 
 
-NEEDED = tuple(
-    f.name for f in fields(CapacityResult) if f.default is MISSING and f.default_factory is MISSING
-)
-
-
 def result_from_dict(data: Mapping) -> CapacityResult:
-    """The writer's own model, read back; a missing key or a trial that cannot be read is one line."""
-    if not isinstance(data, Mapping):
-        raise CapacityResultError("not a JSON object")
-    if missing := [key for key in NEEDED if key not in data]:
-        raise CapacityResultError(f"no {', '.join(missing)}")
-    known = {f.name for f in fields(CapacityResult)}
-    if unknown := sorted(set(data) - known):
-        raise CapacityResultError(f"unknown key(s) {', '.join(unknown)}: not a result this model writes")
-    values = dict(data)
+    """The writer's own model, read back strictly (model/codec.py, as a run's result is): an unknown or
+    missing key, or a value not of its field's type, is one line."""
     try:
-        values["ndr"], values["pdr"] = Bound(**data["ndr"]), Bound(**data["pdr"])
-        values["load"] = None if data.get("load") is None else Load(**data["load"])
-        values["udp_buffers"] = None if data.get("udp_buffers") is None else UdpBuffers(**data["udp_buffers"])
-        values["trials"] = [trial_from_dict(t) for t in data["trials"]]
-        values["latency_at_pdr"] = {k: Latency(**v) for k, v in (data["latency_at_pdr"] or {}).items()}
-    except (TypeError, AttributeError) as error:
-        raise CapacityResultError(f"a part of it is not as the model writes it ({error})") from None
-    return CapacityResult(**values)
+        return codec.load(CapacityResult, data, "capacity result")
+    except codec.CodecError as error:
+        raise CapacityResultError(str(error)) from None
 
 
 def read(path: Path) -> CapacityResult:

@@ -21,7 +21,7 @@ from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from syslogbench.contract import CENTRAL_PORT, read_json, write_atomic
+from syslogbench.contract import CENTRAL_PORT, Trigger, read_json, write_atomic
 from syslogbench.model import scenarios
 from syslogbench.model.settings import DEFAULT_VARIANT, variant_name
 
@@ -387,7 +387,7 @@ class Limits:
 
 @dataclass
 class End:
-    trigger: str = "not-started"
+    trigger: str = Trigger.NOT_STARTED
     sec_fired_s: float | None = None
     done_spread_s: float | None = None
 

@@ -48,18 +48,31 @@ _REFERENCE = (
 ENV_EXPANSION = re.compile(_REFERENCE)
 ENV_EXPANSION_ESCAPED = re.compile(r"(?P<escape>\\.)|" + _REFERENCE, re.DOTALL)
 ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+# The watcher reconciles in one byte per message of the run (the DONEs and an unused index 0 included) within
+# its memory limit: no count of the load can be larger, whatever the others are (host/resources.py checks the
+# product). Checked here first, so no later arithmetic meets a number of hundreds of digits.
+MAX_COUNT = contract.WATCHER_MEM - contract.WATCHER_OWN_BYTES - 2
+TALLY = f"the watcher reconciles in one byte per message within its {contract.WATCHER_MEM // 1024**2} MiB: "
 # Why a maximum holds, said before "use at most ...".
 MAXIMA = {
+    **dict.fromkeys(SHAPE, TALLY),
     "RUN_TIMEOUT": (
         f"the daemon's supervisor stops it MAX_LIFETIME={contract.SUPERVISOR_ENV['MAX_LIFETIME']} s after it "
         f"starts, and rendering and connecting may take {START_ALLOWANCE_S} s of that, and the end of the run "
         f"{END_ALLOWANCE_S} s: "
-    )
+    ),
 }
 
 
 class SettingsError(ValueError):
     """One or more settings are invalid; the message lists each and how to fix it."""
+
+
+def items(error: Exception) -> list[str]:
+    """The problems one error names: listed() puts several on lines of their own."""
+    lines = str(error).splitlines()
+    found = [line.removeprefix("  - ") for line in lines[1:] if line.startswith("  - ")]
+    return found or [str(error)]
 
 
 def listed(kind: str, problems: list[str]) -> str:
@@ -235,6 +248,25 @@ def parse_size(text: str) -> int:
     return int(match.group(1)) * SIZE_UNITS[match.group(2)]
 
 
+# One number rule for every KEY=VALUE: ASCII digits, an optional sign and decimal fraction. Not float(): it
+# takes 1e5, 1_000, "inf" and full-width digits, which compose and the daemons do not.
+DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def decimal(key: str, text: str) -> float:
+    """A KEY=VALUE number by the rule above; SettingsError saying how to write it."""
+    if not DECIMAL.fullmatch(text):
+        raise SettingsError(
+            f"{key}={shown(text)!r} is not a number in ASCII digits: write e.g. {key}=0.5 or {key}=1000"
+        )
+    return float(text)
+
+
+def shown(value: str) -> str:
+    """A value as an error line repeats it: a number of hundreds of digits by its length."""
+    return value if len(value) <= 24 else f"{value[:8]}... ({len(value)} characters)"
+
+
 class _Reader:
     """Collects every problem instead of stopping at the first, so one run of the check lists them all."""
 
@@ -267,10 +299,10 @@ class _Reader:
             return minimum
         number = int(value)
         if number < minimum:
-            self.problem(key, f"{key}={number} is below {minimum}: use a value of at least {minimum}")
+            self.problem(key, f"{key}={shown(value)} is below {minimum}: use a value of at least {minimum}")
         if maximum is not None and number > maximum:
             self.problem(
-                key, f"{key}={number} is above {maximum:,}: {MAXIMA.get(key, '')}use at most {maximum}"
+                key, f"{key}={shown(value)} is above {maximum:,}: {MAXIMA.get(key, '')}use at most {maximum}"
             )
         return number
 
@@ -312,11 +344,11 @@ class _Reader:
             return None
         return size
 
-    def load_value(self, key: str, own: int, minimum: int) -> int:
+    def load_value(self, key: str, own: int, minimum: int, maximum: int | None = None) -> int:
         """The scenario's value (own), unless the environment sets the key."""
         if self.env.get(key) in (None, ""):
             return own
-        return self.integer(key, minimum)
+        return self.integer(key, minimum, maximum)
 
     def name(self, key: str) -> str:
         value = self.raw(key) or ""
@@ -356,9 +388,11 @@ def from_env(env: Mapping[str, str]) -> Settings:
         central_mem=reader.size("CENTRAL_MEM"),
         remote_cpus=reader.integer("REMOTE_CPUS", 1),
         remote_mem=reader.size("REMOTE_MEM"),
-        hosts=reader.load_value("HOSTS", own["HOSTS"], 1),
-        senders_per_host=reader.load_value("SENDERS_PER_HOST", own["SENDERS_PER_HOST"], 1),
-        messages_per_sender=reader.load_value("MESSAGES_PER_SENDER", own["MESSAGES_PER_SENDER"], 1),
+        hosts=reader.load_value("HOSTS", own["HOSTS"], 1, MAX_COUNT),
+        senders_per_host=reader.load_value("SENDERS_PER_HOST", own["SENDERS_PER_HOST"], 1, MAX_COUNT),
+        messages_per_sender=reader.load_value(
+            "MESSAGES_PER_SENDER", own["MESSAGES_PER_SENDER"], 1, MAX_COUNT
+        ),
         done_threshold=reader.load_value("DONE_THRESHOLD", own["DONE_THRESHOLD"], 0),
         done_window=reader.load_value("DONE_WINDOW", own["DONE_WINDOW"], 1),
         run_timeout=reader.integer("RUN_TIMEOUT", 1, MAX_RUN_TIMEOUT),

@@ -28,11 +28,6 @@ CONFIG_DIR = Path("/etc/syslogbench/user")
 DAEMON_LOG_DIR = "/var/log"
 # A config that has written no file under /var/log this long after the start writes nothing at all.
 NO_OUTPUT_S = 30
-# Each family's main config name, and where the daemon's own configs live in its image (a directory given
-# as PATH mirrors it: rsyslog.conf with rsyslog.d/, syslog-ng.conf with conf.d/).
-MAIN = {"rsyslog": "rsyslog.conf", "syslog-ng": "syslog-ng.conf"}
-NATIVE_DIR = {"rsyslog": "/etc", "syslog-ng": "/etc/syslog-ng"}
-
 FACILITY_NAMES = (
     "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
     "ntp", "security", "console", "solaris-cron",
@@ -123,75 +118,6 @@ def identity(root: Path, private: bool) -> dict[str, object]:
         files.append({"name": name, "bytes": len(data)})
         text[name] = data.decode("utf-8", errors="replace")
     return {"sha256": digest.hexdigest(), "files": files, "text": None if private else text}
-
-
-# Where a config limits its TCP sessions: syslog-ng's max-connections() on a listening source driver,
-# rsyslog's imtcp MaxSessions (module or input) or its legacy $InputTCPMaxSessions.
-SYSLOG_NG_SOURCE = re.compile(r"\bsource\s+[\w-]+\s*\{")
-SYSLOG_NG_LISTENER = re.compile(r"\b(network|tcp6?|syslog|default-network-drivers)\s*\(")
-SYSLOG_NG_LIMIT = re.compile(r"max[-_]connections\s*\(\s*(\d+)\s*\)")
-SYSLOG_NG_UDP = re.compile(r"transport\s*\(\s*\"?udp\"?\s*\)")
-RSYSLOG_LIMIT = re.compile(r"\bmaxsessions\s*=\s*\"?(\d+)|^\s*\$InputTCPMaxSessions\s+(\d+)", re.I | re.M)
-
-
-def uncommented(text: str) -> str:
-    """The text without its # comments (both families comment with #; a # inside a string is rare here)."""
-    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
-
-
-def enclosed(text: str, start: int, opening: str, closing: str) -> str:
-    """The text between the bracket at start and the one that closes it (to the end when none does)."""
-    depth = 0
-    for index in range(start, len(text)):
-        depth += (text[index] == opening) - (text[index] == closing)
-        if depth == 0:
-            return text[start + 1 : index]
-    return text[start + 1 :]
-
-
-def session_limits(text: str, family: str) -> list[int | None]:
-    """Each TCP listener's session limit in one config file; None: the listener sets none, so the daemon's
-    own default holds. An rsyslog file that sets none gives no entry (imtcp's limit is global)."""
-    live = uncommented(text)
-    if family == "rsyslog":
-        return [int(a or b) for a, b in RSYSLOG_LIMIT.findall(live)]
-    if family != "syslog-ng":
-        return []
-    limits: list[int | None] = []
-    for source in SYSLOG_NG_SOURCE.finditer(live):
-        body, after = enclosed(live, source.end() - 1, "{", "}"), 0
-        for driver in SYSLOG_NG_LISTENER.finditer(body):
-            if driver.start() < after:
-                continue  # a word inside the previous driver's options
-            options = enclosed(body, driver.end() - 1, "(", ")")
-            after = driver.end() + len(options)
-            if SYSLOG_NG_UDP.search(options):
-                continue
-            found = SYSLOG_NG_LIMIT.search(options)
-            limits.append(int(found.group(1)) if found else None)
-    return limits
-
-
-# What each family must contain to receive the scenario's transport, in its own dialect.
-LISTENER_HINT = {
-    ("rsyslog", "tcp"): 'module(load="imtcp") and input(type="imtcp" port="514")',
-    ("rsyslog", "udp"): 'module(load="imudp") and input(type="imudp" port="514")',
-    ("rsyslog", "tls"): (
-        'module(load="imtcp" streamDriver.name="gtls" streamDriver.mode="1" streamDriver.authMode="anon") '
-        'and input(type="imtcp" port="514"), with the certificates of /bench/control/tls (docs/userconfig.md)'
-    ),
-    ("syslog-ng", "tcp"): 'source { network(transport("tcp") port(514)); };',
-    ("syslog-ng", "udp"): 'source { network(transport("udp") port(514)); };',
-    ("syslog-ng", "tls"): (
-        'source { network(transport("tls") port(514) tls(...)); }; with the certificates of '
-        "/bench/control/tls (docs/userconfig.md)"
-    ),
-}
-
-
-def listener_hint(family: str, transport: str) -> str:
-    hint = LISTENER_HINT.get((family, transport))
-    return f"; add {hint}" if hint else ""
 
 
 __all__ = ["FACILITIES", "SEVERITIES"]

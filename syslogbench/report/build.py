@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,10 +116,10 @@ def file_target(flag: str, path: Path | None) -> None:
         return
     if path.is_dir():
         raise BadInput(f"{flag} {path} is a folder; give a file name (--out takes a folder)")
-    folder_target(flag, path.parent)
+    folder_target(flag, path.parent, path)
 
 
-def folder_target(flag: str, path: Path | None) -> None:
+def folder_target(flag: str, path: Path | None, given: Path | None = None) -> None:
     """BadInput unless path is a folder, or can become one: no file in the way of it or of a parent."""
     if path is None:
         return
@@ -129,7 +130,21 @@ def folder_target(flag: str, path: Path | None) -> None:
                 f"{flag} {path} {what}; give a folder (for one file: --output FILE or --html FILE)"
             )
         if part.exists():
+            writable(flag, given or path, part)
             return
+
+
+def writable(flag: str, path: Path, folder: Path) -> None:
+    """BadInput unless a file can be made in folder (the nearest one of path that exists). Tried, not
+    asked of the permissions: root passes os.access on /proc, where no file can be made, and the whole
+    report would be built before the write failed."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise BadInput(
+            f"{flag} {path}: nothing can be written in {folder} ({error.strerror or error}); give another path"
+        ) from None
 
 
 def check_args(args: argparse.Namespace) -> None:

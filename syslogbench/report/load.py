@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import types
-import typing
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from syslogbench.model.codec import wrong_field
 from syslogbench.model.result import Host, Result, ResultError, read
 from syslogbench.report import stats
 
@@ -25,72 +23,6 @@ COUNTED_VERDICT = "pass"
 
 
 log = logging.getLogger(__name__)
-
-
-# What a result's scalar types are called in the line that skips a file.
-KINDS: dict[object, str] = {float: "a number", int: "a whole number", str: "text", bool: "true or false"}
-
-
-def arms(hint: object) -> tuple[object, ...]:
-    """The types a hint allows: (float, NoneType) for `float | None`."""
-    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
-    return typing.get_args(hint) if union else (hint,)
-
-
-def kind(hint: object) -> str:
-    """A type hint in words: `float | None` is "a number or null"."""
-    if len(arms(hint)) > 1:
-        return " or ".join(map(kind, arms(hint)))
-    if hint is type(None):
-        return "null"
-    origin = typing.get_origin(hint)
-    if origin in (list, dict):
-        return "a list" if origin is list else "an object"
-    return KINDS.get(hint, "an object")
-
-
-def wrong_value(value: object, hint: object, where: str) -> str | None:
-    """Where value (at `where` in a result) does not fit its type hint, and what it holds; None when it
-    fits. The result model checks a document's keys, not what a figure holds: "fast" for elapsed_s would
-    reach the statistics."""
-    allowed = arms(hint)
-    if value is None and type(None) in allowed:
-        return None
-    problem = f"{where} is {json_text(value)}, not {kind(hint)}"
-    hint = next(arm for arm in allowed if arm is not type(None))
-    if is_dataclass(hint) and isinstance(hint, type):
-        return wrong_field(value, f"{where}.") if isinstance(value, hint) else problem
-    origin = typing.get_origin(hint)
-    if origin in (list, dict):
-        if not isinstance(value, origin):
-            return problem
-        item = typing.get_args(hint)[-1]
-        entries = value.items() if isinstance(value, dict) else enumerate(value)
-        return next(filter(None, (wrong_value(v, item, f"{where}.{k}") for k, v in entries)), None)
-    return None if fits(value, hint) else problem
-
-
-def json_text(value: object) -> str:
-    """A value as the file spells it: null, "fast", 1.5."""
-    return json.dumps(value, default=repr)
-
-
-def fits(value: object, hint: object) -> bool:
-    if hint is typing.Any:
-        return True
-    if hint in (int, float) and isinstance(value, bool):  # a bool is not a figure
-        return False
-    if hint is float:  # JSON writes 2.0 as 2
-        return isinstance(value, int | float)
-    return not isinstance(hint, type) or isinstance(value, hint)
-
-
-def wrong_field(part: object, where: str = "") -> str | None:
-    """The first field of a result part, dotted, whose value does not fit: `messages.received is null, not
-    a whole number`; None when every one fits."""
-    hints = typing.get_type_hints(type(part))
-    found = (wrong_value(getattr(part, f.name), hints[f.name], f"{where}{f.name}") for f in fields(part))  # type: ignore[arg-type]
-    return next(filter(None, found), None)
 
 
 def read_result(path: Path) -> Result | None:

@@ -305,7 +305,7 @@ def main() -> int:
         READY_FILE.touch()  # nothing to do here: idle until the run is over
         idle(lifetime)
         return 0
-    hop = LastHop(behaviour(scenario.relay_target), open_append(OUTPUT), open_append("done.log"))
+    hop = LastHop(behaviour(scenario.relay_target), open_append(OUTPUT), open_append(contract.DONE_LOG))
     hop.listen()
     print(f"lasthop: {scenario.relay_target} target on port {PORT}", flush=True)
     hop.serve()

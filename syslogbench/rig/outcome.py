@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from syslogbench.contract import Trigger
 from syslogbench.model import result as model
 from syslogbench.model.result import SAMPLE_COLUMNS, SCHEMA_VERSION, run_id, time_line, utc
 from syslogbench.model.scenarios import Scenario
@@ -30,7 +31,7 @@ class Observed:
     finished: datetime
     elapsed_s: float | None = None
     timed_out: bool = False
-    end_trigger: str = "not-started"
+    end_trigger: str = Trigger.NOT_STARTED
     sec_fired_s: float | None = None
     done_spread_s: float | None = None
     generator_cpu_s: float | None = None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, images, profiles, userconfig
+from syslogbench.host import images, profiles, setup, userconfig
 from syslogbench.host.compose import Compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def daemon_params(wanted: Callable[[profiles.Profile], bool] = lambda p: True) -
 def built() -> None:
     """Bases and images for every profile that can be built here (registry-based ones need a registry);
     cached builds make this quick after the first time."""
-    benchmark.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
+    setup.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, faults, profiles
+from syslogbench.host import faults, profiles, setup
 from syslogbench.model import result as model
 from syslogbench.rig.watcher import fault
 from tests.integration.conftest import PROJECT
@@ -30,7 +30,7 @@ WATCHER_KILL = faults.Kind(
 
 @pytest.fixture(scope="module")
 def rsyslog_built() -> None:
-    benchmark.setup([PROFILE.profile])
+    setup.setup([PROFILE.profile])
 
 
 def fault_run(kind: faults.Kind, tmp_path: Path) -> tuple[faults.Outcome, model.Result]:

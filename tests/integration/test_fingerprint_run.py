@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, profiles
+from syslogbench.host import profiles, setup
 from syslogbench.host.compose import Compose
 
 from .conftest import PROJECT, SMALL
@@ -25,7 +25,7 @@ SECONDS_NOT_MINUTES = 60
 @pytest.fixture(scope="module")
 def rsyslog8() -> str:
     """Only the images this file needs (the session's `built` makes every profile's)."""
-    benchmark.setup(["rsyslog8"])
+    setup.setup(["rsyslog8"])
     return profiles.resolve("rsyslog8").profile
 
 

@@ -24,11 +24,6 @@ def ids(profile: profiles.Profile) -> str:
     return profile.profile
 
 
-def test_the_seed_daemons_are_here() -> None:
-    names = sorted(p.profile for p in REGISTRY_PROFILES)
-    assert names == ["nxlog", "rsyslog5", "rsyslog7", "syslog-ng-3.3", "syslog-ng-3.5"]
-
-
 @pytest.mark.parametrize("profile", REGISTRY_PROFILES, ids=ids)
 def test_unreachable_registry_is_refused_before_any_container(profile: profiles.Profile) -> None:
     if registry_unreachable(profile) is None:

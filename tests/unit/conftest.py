@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from syslogbench import contract
+from syslogbench.host import environment, resources
 from syslogbench.rig import channel, control
 
 
@@ -166,3 +169,39 @@ def result_document(version: int = 2, **changes: Any) -> dict[str, Any]:
             target = target[parent]
         target[key] = value
     return document
+
+
+# -- the host as the command line's tests see it: .env, the shell, Docker and the machine's size are the test's
+
+SEED_ENV_FILE = """# the machine and the seed scenario, as in .env
+CENTRAL_CPUS=8
+CENTRAL_MEM=2g
+REMOTE_CPUS=2
+REMOTE_MEM=512m
+RUN_TIMEOUT=900
+KEEP_LOGS=0
+UDP_RCVBUF=
+SCENARIO=seed2014
+"""
+
+
+@pytest.fixture
+def host_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """run_env asks Docker for its version and reads .env and the shell: none of them may touch a test."""
+    env_file = tmp_path / ".env"
+    env_file.write_text(SEED_ENV_FILE)
+    monkeypatch.setattr(environment, "ENV_FILE", env_file)
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
+    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * GIB))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
+    for key in [*env(small=True), "GENERATORS"]:
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture
+def small_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host with 2 cores and 8 GiB of memory."""
+    real = os.sysconf
+    fake = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 8 * GIB // 4096}
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "sysconf", lambda name: fake[name] if name in fake else real(name))

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import cli, search
+from syslogbench.host import cli, environment, search, setup
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -73,12 +73,25 @@ def test_daemon_cores_keep_the_rig_off_the_daemons_cores(
         (["--profile", "syslog-ng-4.8", "PDR_TARGET=1"], "PDR_TARGET=1 is outside [0, 1)"),
         (["--profile", "syslog-ng-4.8", "RATE_MIN=900", "RATE_MAX=800"], "is empty"),
         (["--profile", "syslog-ng-4.8", "LATENCY_BOUND=0"], "LATENCY_BOUND=0"),
-        (["--profile", "baseline", "--scenario", "udp"], "baseline cannot run scenario udp"),
+        (["--profile", "rsyslog", "8"], "did you mean rsyslog8?"),
+        (["--profile", "rsylog8"], "did you mean rsyslog8?"),
+        (["--scenario", "udp", "SCENARIO=tls"], "--scenario udp and SCENARIO=tls name two scenarios"),
+        (["MESSAGES_PER_SENDER=5"], "MESSAGES_PER_SENDER: capacity does not use it"),
+        (["RUN_TIMEOUT=5"], "RUN_TIMEOUT: capacity does not use it"),
+        (["OUTPUT_QUIET=5"], "OUTPUT_QUIET: capacity does not use it"),
+        (["--profile", "syslog-ng", "--scenario", "seed2014", "SENDERS_PER_HOST=6"], "takes at most 25"),
+        (["RATE_MAX=1e5"], "RATE_MAX='1e5' is not a number in ASCII digits"),
+        (["RATE_MAX=1_000"], "RATE_MAX='1_000' is not a number in ASCII digits"),
+        (["RATE_MAX=\uff11\uff10\uff10\uff10"], "is not a number in ASCII digits"),
+        (["SEARCH_MAX=100000"], "use SEARCH_MAX=6340 or less"),
+        (["TRIAL_PAUSE=700"], "must each be at most SEARCH_MAX=600 s"),
+        (["LATENCY_BOUND=1000"], "must each be at most SEARCH_MAX=600 s"),
+        (["--config", "/dev/null"], "--config /dev/null: neither a regular file nor a directory"),
         (["--profile", "syslog-ng", "--scenario", "relay-pause"], "a search of many trials has not got"),
         (["--profile", "rsyslog8", "--scenario", "relay-restart-disk-assisted"], "pick a relay scenario"),
         (
             ["--profile", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
-            "a syslog-ng config",
+            "--profile syslog-ng",
         ),
         (
             [
@@ -118,11 +131,20 @@ def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
         raise AssertionError("a container was started")
 
     monkeypatch.setattr(Compose, "up", no_docker)
-    monkeypatch.setattr(search.benchmark, "setup", no_docker)
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(setup, "setup", no_docker)
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     assert cli.main(["capacity", *args]) == 2
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and says in said[0], said
+
+
+def test_a_scenario_the_daemon_cannot_run_is_n_a_as_for_run_and_check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
+    assert cli.main(["capacity", "--profile", "baseline", "--scenario", "udp"]) == 4
+    said = capsys.readouterr().out.strip().splitlines()
+    assert len(said) == 1 and "n/a: baseline cannot run scenario udp" in said[0], said
 
 
 @pytest.mark.parametrize("scenario", ["tls", "relay", "relay-slow-disk-assisted", "udp", "seed2014"])
@@ -466,7 +488,7 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
 ) -> None:
     chosen = search.plan("rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
     monkeypatch.setattr(search.benchmark, "measure_fingerprint", lambda cfg, env: None)
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
 
     def stopped_after_one_trial(measurer: search.Measurer, *args: object) -> search.Found:
         measurer.trials.append(capacity.trial_from_dict(simulated(100.0, 1.0)))
@@ -550,7 +572,7 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
 
 def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
-    monkeypatch.setattr(search.benchmark, "docker_version", lambda: "client")
+    monkeypatch.setattr(environment, "docker_version", lambda: "client")
     chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}

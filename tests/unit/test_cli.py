@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -15,164 +14,21 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, capacity, cli, compose, images, lock, profiles
-from syslogbench.host import tools as hostsetup
-from syslogbench.model import scenarios, settings
-from tests.unit.conftest import env
+from syslogbench.host import benchmark, cli, compose, environment, lock, setup
+from syslogbench.model import scenarios
+from tests.unit.conftest import SEED_ENV_FILE
 from tests.unit.test_result import document_of, observed
 
-GIB = 2**30
-SEED_ENV = """# the machine and the seed scenario, as in .env
-CENTRAL_CPUS=8
-CENTRAL_MEM=2g
-REMOTE_CPUS=2
-REMOTE_MEM=512m
-RUN_TIMEOUT=900
-KEEP_LOGS=0
-UDP_RCVBUF=
-SCENARIO=seed2014
-"""
-SMALL = env(small=True)
-
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """run_env asks Docker for its version and reads .env and the shell: none of them may touch a test."""
-    env_file = tmp_path / ".env"
-    env_file.write_text(SEED_ENV)
-    monkeypatch.setattr(benchmark, "ENV_FILE", env_file)
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
-    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * GIB))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
-    for key in [*SMALL, "GENERATORS"]:
-        monkeypatch.delenv(key, raising=False)
-
-
-@pytest.fixture
-def small_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A host with 2 cores and 8 GiB of memory."""
-    real = os.sysconf
-    fake = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 8 * GIB // 4096}
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "sysconf", lambda name: fake[name] if name in fake else real(name))
-
-
-def test_the_real_env_file_sets_every_key_but_the_load() -> None:
-    real = settings.read_env_file(Path(cli.__file__).resolve().parents[2] / ".env")
-    assert (
-        set(real)
-        == set(SMALL) - {*settings.SHAPE, *settings.RULES}
-        == set(settings.read_env_file(benchmark.ENV_FILE))
-    )
+pytestmark = pytest.mark.usefixtures("host_env")
 
 
 # --- parse_overrides -----------------------------------------------------------------------------------------
 
 
-def test_parse_overrides_accepts_key_value() -> None:
-    assert benchmark.parse_overrides(["HOSTS=2", "SENDERS_PER_HOST=3"]) == {
-        "HOSTS": "2",
-        "SENDERS_PER_HOST": "3",
-    }
-
-
-def test_parse_overrides_keeps_everything_after_the_first_equals() -> None:
-    assert benchmark.parse_overrides(["SCENARIO=a=b", "SEED="]) == {"SCENARIO": "a=b", "SEED": ""}
-
-
-def test_parse_overrides_empty() -> None:
-    assert benchmark.parse_overrides([]) == {}
-
-
-@pytest.mark.parametrize("pair", ["hosts=2", "HOSTS", "=2", "Hosts=2"])
-def test_parse_overrides_rejects(pair: str) -> None:
-    with pytest.raises(settings.SettingsError, match="KEY=VALUE") as caught:
-        benchmark.parse_overrides([pair])
-    assert str(caught.value) == f"{pair!r} is not KEY=VALUE: write e.g. HOSTS=2 (keys as in .env)"
-
-
 # --- run_env -------------------------------------------------------------------------------------------------
 
 
-def test_run_env_seed_scenario() -> None:
-    cfg, env = benchmark.run_env({})
-    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 4, 300_000)
-    assert (cfg.done_threshold, cfg.variant) == (20, "default")
-    assert env["DOCKER_VERSION"] == "test"
-    assert (env["HOSTS"], env["GENERATORS"]) == ("5", "5")
-
-
-def test_run_env_override_wins_over_shell_and_env_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOSTS", "3")
-    monkeypatch.setenv("SENDERS_PER_HOST", "2")
-    cfg, env = benchmark.run_env({"HOSTS": "2"})
-    assert (cfg.hosts, cfg.senders_per_host, cfg.done_threshold) == (2, 2, 4)
-    assert cfg.variant == "2x2x300000"
-    assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["GENERATORS"]) == ("2", "2", "2")
-
-
-def test_run_env_takes_the_load_of_a_connection_scenario_from_its_file() -> None:
-    cfg, env = benchmark.run_env({"SCENARIO": "conn50"})
-    assert (cfg.hosts, cfg.senders_per_host, cfg.messages_per_sender) == (5, 10, 120_000)
-    assert (cfg.done_threshold, cfg.variant) == (50, "default")
-    assert (env["HOSTS"], env["SENDERS_PER_HOST"], env["MESSAGES_PER_SENDER"]) == ("5", "10", "120000")
-    assert env["GENERATORS"] == "5"
-    cfg, env = benchmark.run_env({"SCENARIO": "conn1"})
-    assert (cfg.senders, cfg.messages_per_sender, env["GENERATORS"]) == (1, 6_000_000, "1")
-
-
-def test_run_env_rejects_an_unknown_key() -> None:
-    with pytest.raises(settings.SettingsError, match="FOO") as caught:
-        benchmark.run_env({"FOO": "1"})
-    assert str(caught.value) == (
-        "unknown setting(s) ['FOO']: the keys are those in .env and HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER"
-    )
-
-
-@pytest.mark.parametrize("key", ["SEED", "DONE_THRESHOLD", "DONE_WINDOW"])
-def test_run_env_refuses_to_change_the_scenarios_rules(key: str) -> None:
-    with pytest.raises(settings.SettingsError) as caught:
-        benchmark.run_env({key: "7"})
-    assert str(caught.value) == (
-        f"{key}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is another "
-        "experiment: copy the scenario to a new id and change it there"
-    )
-
-
-def test_run_env_rejects_negative_hosts() -> None:
-    with pytest.raises(settings.SettingsError) as caught:
-        benchmark.run_env({"HOSTS": "-1"})
-    assert str(caught.value) == "HOSTS=-1 is below 1: use a value of at least 1"
-
-
 # --- host_notices --------------------------------------------------------------------------------------------
-
-
-def test_host_notices_central_cpus_above_cores(small_host: None) -> None:
-    cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "8"})
-    assert benchmark.host_notices(cfg) == [
-        "CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"
-    ]
-
-
-def test_host_notices_remote_cpus_and_memory(small_host: None) -> None:
-    cfg = settings.from_env({**SMALL, "REMOTE_CPUS": "3", "CENTRAL_MEM": "16g"})
-    assert benchmark.host_notices(cfg) == [
-        "REMOTE_CPUS=3 but this host has 2 cores: the effective limit is 2",
-        "CENTRAL_MEM exceeds this host's 8.0 GiB: the effective limit is that",
-    ]
-
-
-def test_host_notices_none_within_limits(small_host: None) -> None:
-    cfg = settings.from_env({**SMALL, "CENTRAL_CPUS": "2", "REMOTE_CPUS": "2", "CENTRAL_MEM": "8g"})
-    assert benchmark.host_notices(cfg) == []
-
-
-def test_host_notices_seed_scenario_on_two_cores(small_host: None) -> None:
-    cfg, _ = benchmark.run_env({})
-    assert benchmark.host_notices(cfg) == [
-        "CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2"
-    ]
 
 
 # --- main ----------------------------------------------------------------------------------------------------
@@ -313,7 +169,7 @@ def test_a_bad_path_or_count_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(benchmark, "setup", lambda *a, **k: pytest.fail("set-up started before the check"))
+    monkeypatch.setattr(setup, "setup", lambda *a, **k: pytest.fail("set-up started before the check"))
     (tmp_path / "file").write_text("")
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
     assert cli.main(argv) == EXIT_CODES["bad-input"]
@@ -381,124 +237,6 @@ def test_report_gets_every_argument_after_its_name() -> None:
 # --- profiles built on registry images (the seed's 2014 daemons) ---------------------------------------------
 
 
-@pytest.fixture
-def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """No registry answers, and nothing may reach Docker: the commands that would have run are recorded."""
-    commands: list[list[str]] = []
-    monkeypatch.setattr(images, "_registry_answers", {})
-    monkeypatch.setattr(images, "image_exists", lambda ref: False)
-    monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: False)
-    monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
-    monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
-    monkeypatch.setattr(images, "build_rig", lambda tag, log: commands.append(["rig", tag]))
-    monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: commands.append(command))
-    monkeypatch.setattr(benchmark, "check_image", lambda profile: None)
-    monkeypatch.setattr(benchmark, "fresh_mtime", lambda path: None)
-    return commands
-
-
-@pytest.mark.parametrize(
-    ("manifest", "ok"), [("profile: rsyslog-8.2302\n", True), ("profile: rsyslog-8.2102\n", False)]
-)
-def test_a_built_image_must_carry_its_own_manifest(
-    monkeypatch: pytest.MonkeyPatch, manifest: str, ok: bool
-) -> None:
-    done = subprocess.CompletedProcess([], 0, stdout=manifest, stderr="")
-    monkeypatch.setattr(benchmark.subprocess, "run", lambda command, **kwargs: done)
-    profile = profiles.resolve("rsyslog-8.2302")
-    if ok:
-        benchmark.check_image(profile)
-        return
-    with pytest.raises(images.SetupError, match="carries the manifest of rsyslog-8.2102, not rsyslog-8.2302"):
-        benchmark.check_image(profile)
-
-
-def test_run_refuses_a_registry_profile_before_any_container(
-    no_registry: list[list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    results = tmp_path / "results"
-    assert cli.main(["run", "--profile", "rsyslog7", "--results", str(results)]) == 2
-    out = capsys.readouterr().out
-    assert out.startswith(
-        "syslogbench: error: needs Docker Hub: profile rsyslog7 builds FROM the registry image "
-    )
-    assert profiles.resolve("rsyslog7").registry_image in out
-    assert no_registry == []
-    assert not results.exists()
-
-
-def test_setup_of_a_named_registry_profile_is_refused(
-    no_registry: list[list[str]], capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert cli.main(["setup", "--profile", "nxlog"]) == 2
-    assert "error: needs Docker Hub: profile nxlog builds FROM the registry image nxlog/nxlog-ce:" in (
-        capsys.readouterr().out
-    )
-    assert no_registry == []
-
-
-def test_setup_of_every_profile_leaves_registry_profiles_out_with_a_notice(
-    no_registry: list[list[str]], capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert cli.main(["setup"]) == 0
-    out = capsys.readouterr().out
-    registry = [p for p in profiles.all_profiles() if p.registry_image]
-    local = [p for p in profiles.all_profiles() if not p.registry_image]
-    assert registry and local
-    for profile in registry:
-        assert f"notice: skipping {profile.profile}: needs Docker Hub" in out
-    built = [command[-1] for command in no_registry if command[0] == "docker"]
-    assert built == [p.profile for p in local]
-    assert no_registry[0] == ["bases", *sorted({benchmark.HARNESS_SUITE, *(p.base for p in local)})]
-
-
-def test_registry_answer_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    pulls: list[str] = []
-    monkeypatch.setattr(images, "_registry_answers", {})
-    monkeypatch.setattr(images, "image_exists", lambda ref: False)
-    monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: pulls.append(ref) or False)
-    assert not images.registry_image_available("debian/eol:wheezy")
-    assert not images.registry_image_available("debian/eol:wheezy")
-    assert pulls == ["debian/eol:wheezy"]
-
-
-def test_a_local_copy_of_the_registry_image_is_enough(
-    no_registry: list[list[str]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A registry profile whose image was loaded here (`docker load`) is built, and nothing is pulled."""
-    ref = profiles.resolve("rsyslog7").registry_image
-    monkeypatch.setattr(images, "image_exists", lambda image: image == ref)
-    monkeypatch.setattr(images, "try_pull", lambda image, timeout=0: pytest.fail(f"pulled {image}"))
-    assert cli.main(["setup", "--profile", "rsyslog7"]) == 0
-    assert [command[-1] for command in no_registry if command[0] == "docker"] == ["rsyslog7"]
-
-
-def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["profiles"]) == 0
-    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    assert lines["rsyslog5"].endswith("(registry image debian/eol:wheezy)")
-    assert lines["rsyslog8"].endswith("(Debian trixie)")
-
-
-def test_main_check_says_a_registry_profile_needs_docker_hub(
-    capsys: pytest.CaptureFixture[str], small_host: None
-) -> None:
-    assert cli.main(["check", "--profile", "syslog-ng-3.3", "HOSTS=2", "CENTRAL_CPUS=2"]) == 0
-    assert capsys.readouterr().out.splitlines()[1] == (
-        "syslogbench: notice: syslog-ng-3.3 builds FROM the registry image debian/eol:wheezy: needs Docker Hub"
-    )
-
-
-def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
-    first, second = tmp_path / "a", tmp_path / "b"
-    for path in (first, second):
-        path.write_text("FROM x\n")
-        os.utime(path, ns=(10**18, 10**18))  # the same size and mtime, as git leaves them
-    benchmark.fresh_mtime(first)
-    benchmark.fresh_mtime(second)
-    assert len({first.stat().st_mtime_ns, second.stat().st_mtime_ns, 10**18}) == 3
-
-
 # --- exit codes of a run: one meaning each (contract.EXIT_CODES) ---------------------------------------------
 
 
@@ -506,7 +244,7 @@ def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
 def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """A run without Docker: compose 'up' ends as the test says, and may leave a result behind."""
     calls: list[str] = []
-    monkeypatch.setattr(benchmark, "setup", lambda names: None)
+    monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
     # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
@@ -581,7 +319,7 @@ def test_a_failed_docker_command_is_an_error_not_bad_input(
     def failing(names: list[str]) -> None:
         raise subprocess.CalledProcessError(17, ["docker", "compose", "build"])
 
-    monkeypatch.setattr(benchmark, "setup", failing)
+    monkeypatch.setattr(setup, "setup", failing)
     assert cli.main(["setup", "--profile", "baseline"]) == EXIT_CODES["error"]
     assert capsys.readouterr().out == "syslogbench: error: docker compose build failed with exit code 17\n"
 
@@ -590,8 +328,8 @@ def test_a_failed_docker_command_is_an_error_not_bad_input(
 
 
 def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
-    benchmark.ENV_FILE.write_text(SEED_ENV + "export HOSTS=3\nSENDERS_PER_HOST=2 # two\n")
-    cfg, env = benchmark.run_env({})
+    environment.ENV_FILE.write_text(SEED_ENV_FILE + "export HOSTS=3\nSENDERS_PER_HOST=2 # two\n")
+    cfg, env = environment.run_env({})
     assert (cfg.hosts, cfg.senders_per_host, env["GENERATORS"]) == (3, 2, "3")
 
 
@@ -599,10 +337,10 @@ def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
     ("content", "line"),
     [
         (
-            SEED_ENV.encode() + b'HOSTS="5\n',
+            SEED_ENV_FILE.encode() + b'HOSTS="5\n',
             '{env}:10: unterminated quoted value "5: close the quote (") or remove it',
         ),
-        (SEED_ENV.encode() + b"HOSTS=\xff\n", "{env}:10: not UTF-8 (byte 0xff): save the file as UTF-8"),
+        (SEED_ENV_FILE.encode() + b"HOSTS=\xff\n", "{env}:10: not UTF-8 (byte 0xff): save the file as UTF-8"),
         (None, "{env}: not found: restore it (`git checkout .env`) or create it"),
     ],
 )
@@ -610,12 +348,12 @@ def test_a_bad_env_file_is_one_line(
     capsys: pytest.CaptureFixture[str], content: bytes | None, line: str
 ) -> None:
     if content is None:
-        benchmark.ENV_FILE.unlink()
+        environment.ENV_FILE.unlink()
     else:
-        benchmark.ENV_FILE.write_bytes(content)
+        environment.ENV_FILE.write_bytes(content)
     for command in ("check", "run"):
         assert cli.main([command, "--profile", "baseline"]) == EXIT_CODES["bad-input"]
-        assert capsys.readouterr().out == f"syslogbench: error: {line.format(env=benchmark.ENV_FILE)}\n"
+        assert capsys.readouterr().out == f"syslogbench: error: {line.format(env=environment.ENV_FILE)}\n"
 
 
 def test_a_bad_scenario_file_is_one_line(
@@ -627,11 +365,11 @@ def test_a_bad_scenario_file_is_one_line(
     (directory / "latin1.yaml").write_bytes(b"id: latin1\ndescription: caf\xe9\n")
     monkeypatch.setattr(scenarios, "DIRECTORY", directory)
     assert cli.main(["check", "SCENARIO=broken"]) == EXIT_CODES["bad-input"]
-    assert capsys.readouterr().out == (
-        f"syslogbench: error: {directory}/broken.yaml:3: not valid YAML (while parsing a flow sequence from "
-        "line 2: expected ',' or ']', but got '<stream end>'): fix that line (quotes, brackets, indentation "
-        "with spaces)\n"
-    )
+    said = capsys.readouterr().out  # PyYAML's own words between the brackets are not ours to pin
+    assert said.startswith(
+        f"syslogbench: error: {directory}/broken.yaml:3: not valid YAML ("
+    ) and said.endswith("): fix that line (quotes, brackets, indentation with spaces)\n"), said
+    assert said.count("\n") == 1, said
     assert cli.main(["check", "SCENARIO=latin1"]) == EXIT_CODES["bad-input"]
     assert capsys.readouterr().out == (
         f"syslogbench: error: {directory}/latin1.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8\n"
@@ -672,7 +410,7 @@ def test_a_second_run_or_matrix_on_a_busy_project_is_refused_with_one_line(
     command: list[str],
 ) -> None:
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
-    monkeypatch.setattr(benchmark, "setup", lambda names: pytest.fail("built while the project is busy"))
+    monkeypatch.setattr(setup, "setup", lambda names: pytest.fail("built while the project is busy"))
     monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
     holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
     try:

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose
+from syslogbench.host import benchmark, cli, compose, environment
 from syslogbench.host.compose import ContainerState, ended_before_the_watcher, engine_time
 from syslogbench.model import machine, result, scenarios
-from tests.unit.test_cli import fake_compose, isolated  # noqa: F401 - fixtures, used below
+from tests.unit.test_cli import fake_compose  # noqa: F401 - a fixture, used below
 
 # .env read from a temporary seed file and the docker version faked (test_cli); the runs below also fake
 # set-up and compose down there.
-pytestmark = pytest.mark.usefixtures("isolated")
+pytestmark = pytest.mark.usefixtures("host_env")
 
 T = "2026-11-24T05:50:0{}.{}Z"
 
@@ -143,7 +143,7 @@ def test_the_watcher_killed_leaves_a_result_written_from_outside(
 
 
 def watcher_result(verdict: str) -> dict:
-    cfg, _ = benchmark.run_env({})
+    cfg, _ = environment.run_env({})
     scenario = scenarios.load(cfg.scenario)
     host = machine.host_facts(docker_version="test")
     daemon = result.Daemon(profile="baseline")

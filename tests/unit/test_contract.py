@@ -133,3 +133,25 @@ def test_the_images_commands_are_modules_that_exist() -> None:
     assert (RIG / "watcher" / "__main__.py").exists()
     assert (RIG / "sender.py").exists() and (RIG / "lasthop.py").exists()
     assert "command: [python3, -m, syslogbench.rig.lasthop]" in (ROOT / "compose.yaml").read_text()
+
+
+def test_the_capacity_environment_is_one_record_compose_passes_on() -> None:
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    watcher = compose["services"]["watcher"]["environment"]
+    assert set(contract.CapacityEnv.NAMES) <= set(watcher), watcher
+    written = contract.CapacityEnv(0.5, 700.0).to_env()
+    assert set(written) == set(contract.CapacityEnv.NAMES)
+    assert contract.CapacityEnv.on(written) and not contract.CapacityEnv.on({})
+    assert contract.CapacityEnv.from_env(written) == contract.CapacityEnv(0.5, 700.0)
+    assert contract.CapacityEnv.from_env({"CAPACITY": "1", "CAPACITY_MAX_S": "9"}).latency_bound_s == 1.0
+
+
+def test_the_volumes_mount_where_compose_mounts_them() -> None:
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    mounts = compose["services"]["watcher"]["volumes"]
+    for name in ("control", "logs", "queue"):
+        assert contract.volume(name) in mounts, mounts

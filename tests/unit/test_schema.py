@@ -254,3 +254,14 @@ def test_the_scenario_part_is_what_the_field_records_render() -> None:
     axes = SCHEMA["properties"]["scenario"]["properties"]
     assert axes["message_bytes"] == {"type": "integer", "minimum": 80}
     assert axes["transport"] == {"enum": ["tcp", "udp", "tls"]}
+
+
+def test_the_end_triggers_are_the_contracts_enum() -> None:
+    import json
+    from pathlib import Path
+
+    from syslogbench.contract import Trigger
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "results" / "schema.json").read_text())
+    listed = schema["properties"]["end"]["properties"]["trigger"]["enum"]
+    assert listed == [trigger.value for trigger in Trigger]

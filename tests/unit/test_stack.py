@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench.host import benchmark, cli, profiles, stack, userconfig
+from syslogbench.host import cli, environment, profiles, stack, userconfig
 from syslogbench.model import settings
 from tests.unit.conftest import env
 
@@ -146,7 +146,7 @@ def test_a_user_config_goes_in_as_swarm_configs_placed_as_on_one_host(tmp_path: 
 def test_the_stack_command_takes_a_config_and_refuses_its_settings_without_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(environment, "docker_version", lambda: "test")
     example = ROOT / "examples" / "syslog-ng-debian-trixie.conf"
     out = tmp_path / "stack.yaml"
     assert cli.main(["stack", "--profile", "syslog-ng", "--config", str(example), "--out", str(out)]) == 0
@@ -154,6 +154,6 @@ def test_the_stack_command_takes_a_config_and_refuses_its_settings_without_one(
     assert [c["file"] for c in spec["configs"].values()] == [str(example)]
     capsys.readouterr()
     assert cli.main(["stack", "--profile", "rsyslog8", "--config", str(example)]) == 2
-    assert "a syslog-ng config, but the profile runs rsyslog" in capsys.readouterr().out
+    assert "--profile syslog-ng" in capsys.readouterr().out
     assert cli.main(["stack", "--profile", "rsyslog8", "EXPECT_DROPPED=local7.*"]) == 2
     assert "EXPECT_DROPPED: only for a run with --config PATH" in capsys.readouterr().out

@@ -11,11 +11,13 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, search, userconfig
+from syslogbench.host import environment as host_environment
+from syslogbench.host import search, userconfig
 from syslogbench.model import capacity, result, settings
 from syslogbench.rig import snmp
 from tests.unit.conftest import env
-from tests.unit.test_cli import isolated  # noqa: F401  (the fixture: .env, Docker and the shell isolated)
+
+pytestmark = pytest.mark.usefixtures("host_env")  # .env, Docker and the shell isolated (conftest)
 
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = {"rsyslog": "rcvbufSize=`echo $UDP_RCVBUF`", "syslog-ng": "so-rcvbuf(`UDP_RCVBUF`)"}
@@ -38,9 +40,9 @@ def test_the_daemon_gets_udp_rcvbuf_with_0_for_the_kernel_s_default() -> None:
 
 
 def test_udp_rcvbuf_reaches_compose_in_bytes() -> None:
-    cfg, environment = benchmark.run_env({"UDP_RCVBUF": "4m"})
+    cfg, environment = host_environment.run_env({"UDP_RCVBUF": "4m"})
     assert cfg.udp_rcvbuf == 4 * 1024**2 and environment["UDP_RCVBUF"] == "4194304"
-    cfg, environment = benchmark.run_env({})
+    cfg, environment = host_environment.run_env({})
     assert cfg.udp_rcvbuf is None and environment["UDP_RCVBUF"] == ""
 
 
@@ -91,7 +93,7 @@ def test_the_buffer_in_force_is_twice_the_request_capped_at_twice_rmem_max() -> 
 def test_a_udp_capacity_result_records_udp_rcvbuf_the_sysctls_and_the_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(benchmark, "docker_version", lambda: "test")
+    monkeypatch.setattr(host_environment, "docker_version", lambda: "test")
     chosen = search.plan("syslog-ng-4.8", {"SCENARIO": "udp", "UDP_RCVBUF": "4m", "HOSTS": "1",
                                            "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"})  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.host import families
 from syslogbench.host import userconfig as host
 from syslogbench.model import messages, result, userconfig
 from syslogbench.model.ledger import Ledger
@@ -90,9 +91,12 @@ def test_config_of_the_other_family(tmp_path: Path) -> None:
     ng, rs = tmp_path / "syslog-ng.conf", tmp_path / "rsyslog.conf"
     ng.write_text(SYSLOG_NG)
     rs.write_text(RSYSLOG)
-    assert "syslog-ng.conf:1: a syslog-ng config, but the profile runs rsyslog" in refused(ng, "rsyslog")
-    assert "rsyslog.conf:1: an rsyslog config, but the profile runs syslog-ng" in refused(rs, "syslog-ng")
-    assert "needs an rsyslog or syslog-ng profile" in refused(rs, "baseline")
+    said = refused(ng, "rsyslog")
+    assert "syslog-ng.conf:1:" in said and "--profile syslog-ng" in said, said
+    said = refused(rs, "syslog-ng")
+    assert "rsyslog.conf:1:" in said and "--profile rsyslog8" in said, said
+    said = refused(rs, "baseline")
+    assert "rsyslog or syslog-ng" in said and "--profile rsyslog8" in said, said
 
 
 def test_bad_run_settings_are_listed(tmp_path: Path) -> None:
@@ -146,13 +150,13 @@ def test_listening_reads_the_socket_tables() -> None:
 
 
 def test_writes_outside_keep_the_config_s_files_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    diff = "C /tmp\nA /tmp/final.status\nA /tmp/local7.log\nC /run\nA /run/rsyslogd.pid\nA /srv\nA /srv/out\nA /etc/syslogbench/active.conf\n"
+    diff = "C /tmp\nA /tmp/final.status\nA /tmp/local7.log\nC /run\nA /run/rsyslogd.pid\nA /srv\nA /srv/out\nA /etc/syslogbench/active.conf\nA /var/lib/syslog-ng/syslog-ng.persist\n"
 
     class Done:
         stdout = diff
 
     monkeypatch.setattr(host.subprocess, "run", lambda *a, **k: Done())
-    assert host.writes_outside("c") == ["/srv/out", "/tmp/local7.log"]
+    assert host.writes_outside("c", families.get("syslog-ng")) == ["/srv/out", "/tmp/local7.log"]
 
 
 # -- the accounting --------------------------------------------------------------------------------------------
@@ -298,7 +302,8 @@ def test_no_output_and_quiet_output_end_the_run(tmp_path: Path, monkeypatch: pyt
         (["--swarm", "--config", "/nonexistent/x.conf"], "--config /nonexistent/x.conf: not found"),
         (["EXPECT_DROPPED=local7.*"], "EXPECT_DROPPED: only for a run with --config PATH"),
         (["--config", "/nonexistent/rsyslog.conf"], "--config /nonexistent/rsyslog.conf: not found"),
-        (["--profile", "baseline", "--config", __file__], "needs an rsyslog or syslog-ng profile"),
+        (["--profile", "baseline", "--config", __file__], "--config needs a profile of rsyslog or syslog-ng"),
+        (["--config", "/dev/null"], "--config /dev/null: neither a regular file nor a directory"),
     ],
 )
 def test_the_command_line_refuses_before_docker(args: list[str], said: str, capsys, monkeypatch) -> None:
@@ -318,7 +323,8 @@ def test_every_example_is_text_of_its_family_and_listens_on_514(path: Path) -> N
     """examples/README.md says where each came from; each is read as its family's and names a TCP listener."""
     family = "syslog-ng" if path.name.startswith("syslog-ng") else "rsyslog"
     cfg = host.load(path, family, {})
-    assert cfg.main_target == f"{userconfig.NATIVE_DIR[family]}/{userconfig.MAIN[family]}"
+    record = families.get(family)
+    assert cfg.main_target == f"{record.config_dir}/{record.main_config}"
     listener = (
         'input(type="imtcp" port="514"'
         if family == "rsyslog"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from syslogbench import contract
 from syslogbench.model import userconfig
 from syslogbench.model.scenarios import Scenario
 from syslogbench.model.settings import Settings
@@ -46,7 +47,7 @@ def for_scenario(
 ) -> Watch:
     user = userconfig.from_env(os.environ)  # a config of the user's own (run --config), or None
     size = OutputSize(control.LOGS, every_file=user is not None)
-    done = DoneEnd(cfg, DoneTail(control.LOGS / "done.log", t0, wall0))
+    done = DoneEnd(cfg, DoneTail(control.LOGS / contract.DONE_LOG, t0, wall0))
     relay = scenario is not None and scenario.destination == "relay"
     udp = scenario is not None and scenario.transport == "udp"
     relay_during: list[Concern] = []  # looked at each poll before the end is decided

@@ -8,6 +8,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from syslogbench import contract
+from syslogbench.contract import Trigger
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
@@ -22,7 +24,7 @@ SEC_STOP_S = 5.0  # SEC exits at once on SIGTERM; one that does not is killed, s
 SEC_POLL_S = 0.25
 SEC_GRACE_S = 2.0  # 2 s without firing after the last DONE (8 of SEC's looks) means never
 # The end triggers of this concern: the run then ran to the DONEs (the relay tail follows only these).
-TRIGGERS = ("sec", "all-done-without-sec")
+TRIGGERS = (Trigger.SEC, Trigger.ALL_DONE_WITHOUT_SEC)
 
 
 def sec_rule(cfg: Settings) -> str:
@@ -49,7 +51,7 @@ def start_sec(cfg: Settings) -> subprocess.Popen:
     command = [
         "sec",
         f"--conf={rules}",
-        f"--input={control.LOGS / 'done.log'}",
+        f"--input={control.LOGS / contract.DONE_LOG}",
         "--reopen-timeout=1",
         f"--poll-timeout={SEC_POLL_S}",
         "--log=/tmp/sec.log",
@@ -78,9 +80,9 @@ class DoneEnd(Ending):
         self.tail.update()
         seen = self.tail.seen
         if SEC_FIRED.exists():
-            self.trigger = "sec"
+            self.trigger = Trigger.SEC
         elif len(seen) >= self.cfg.senders and now - seen[-1] > SEC_GRACE_S:
-            self.trigger = "all-done-without-sec"
+            self.trigger = Trigger.ALL_DONE_WITHOUT_SEC
             self.note = (
                 f"SEC's SingleWithThreshold ({self.cfg.done_threshold} DONE in {self.cfg.done_window} s) did "
                 f"not fire: the {self.cfg.senders} DONE messages reached done.log over "
@@ -98,7 +100,7 @@ class DoneEnd(Ending):
         if self.note:
             obs.notes.append(self.note)
         obs.sec_fired_s = (
-            round(self.stopped_s, 3) if self.trigger == "sec" and self.stopped_s is not None else None
+            round(self.stopped_s, 3) if self.trigger == Trigger.SEC and self.stopped_s is not None else None
         )
         if self.trigger and len(seen) >= threshold:
             obs.elapsed_s = seen[threshold - 1]

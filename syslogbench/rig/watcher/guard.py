@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from syslogbench.contract import Trigger
 from syslogbench.model.settings import Settings
 from syslogbench.rig import control
 from syslogbench.rig.outcome import Observed
@@ -18,16 +19,19 @@ class Guard(Ending):
 
     def update(self, now: float) -> None:
         if now > self.cfg.run_timeout:
-            self.trigger = "timeout"
+            self.trigger = Trigger.TIMEOUT
         elif control.CONTROL.daemon.exit.exists():
-            self.trigger, self.error = "daemon-exited", "the daemon exited before the DONE threshold fired"
+            self.trigger, self.error = (
+                Trigger.DAEMON_EXITED,
+                "the daemon exited before the DONE threshold fired",
+            )
         elif failed := self.ledgers.failed():
-            self.trigger, self.error = "sender-failed", "a sender failed: " + "; ".join(failed)
+            self.trigger, self.error = Trigger.SENDER_FAILED, "a sender failed: " + "; ".join(failed)
 
     def record(self, obs: Observed) -> None:
         if self.trigger is None:
             return
         obs.end_trigger = self.trigger
-        obs.timed_out = self.trigger == "timeout"
+        obs.timed_out = self.trigger == Trigger.TIMEOUT
         if self.error:
             obs.errors.append(self.error)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from syslogbench.contract import Trigger
 from syslogbench.model import userconfig
 from syslogbench.model.settings import Settings
 from syslogbench.rig.outcome import Observed
@@ -45,9 +46,9 @@ class OutputEnd(Ending):
         if self.ledgers_in is None and len(self.ledgers.update()) >= self.cfg.senders:
             self.ledgers_in = now
         if self.done >= self.wanted:
-            self.trigger = "done-in-output"
+            self.trigger = Trigger.DONE_IN_OUTPUT
         elif self.bytes == 0 and now >= self.no_output_s:
-            self.trigger = "no-output"
+            self.trigger = Trigger.NO_OUTPUT
             self.error = (
                 f"the daemon wrote no file under {userconfig.DAEMON_LOG_DIR} in {self.no_output_s:g} s: does the "
                 "config write its output there? (writes elsewhere are not counted: see config.not_counted)"
@@ -55,7 +56,7 @@ class OutputEnd(Ending):
         elif (
             self.ledgers_in is not None and now - max(self.ledgers_in, self.last_growth or 0) >= self.quiet_s
         ):
-            self.trigger = "output-quiet"
+            self.trigger = Trigger.OUTPUT_QUIET
 
     def read_new(self) -> bool:
         """Read what each file gained (whole lines), noting the DONEs; True if any file grew."""
@@ -96,7 +97,7 @@ class OutputEnd(Ending):
         obs.end_trigger = self.trigger
         if self.error:
             obs.errors.append(self.error)
-        elif self.trigger == "done-in-output":
+        elif self.trigger == Trigger.DONE_IN_OUTPUT:
             obs.elapsed_s = self.last_done
         else:
             obs.elapsed_s = self.last_growth

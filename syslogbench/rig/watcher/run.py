@@ -211,7 +211,7 @@ def remove_test_files() -> None:
         clear(control.LOGS)
         return
     for path in control.LOGS.iterdir():
-        if OUTPUT_RE.match(path.name) or path.name == "done.log":
+        if OUTPUT_RE.match(path.name) or path.name == contract.DONE_LOG:
             path.unlink()
 
 
@@ -417,7 +417,7 @@ def reset() -> None:
     clear(control.LOGS)
     if contract.QUEUE_DIR.exists():  # a disk queue left by an earlier run would replay its messages here
         clear(contract.QUEUE_DIR)
-    (control.LOGS / "done.log").touch()
+    (control.LOGS / contract.DONE_LOG).touch()
 
 
 def prepare(cfg: settings.Settings, obs: Observed, handlers: dict | None = None) -> str | None:
@@ -427,7 +427,7 @@ def prepare(cfg: settings.Settings, obs: Observed, handlers: dict | None = None)
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")
-    capacity = bool(os.environ.get("CAPACITY"))  # trials until the host ends them (rig/trials.py)
+    capacity = contract.CapacityEnv.on(os.environ)  # trials until the host ends them (rig/trials.py)
     control.write_json(
         control.CONTROL.run_json, {"settings": cfg.as_dict(), "pid": os.getpid(), "capacity": capacity}
     )

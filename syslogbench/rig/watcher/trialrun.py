@@ -23,8 +23,9 @@ from syslogbench.rig.watcher.progress import say
 def main() -> int:
     try:
         cfg = settings.from_env(os.environ)
-        bound_s, max_s = float(os.environ.get("LATENCY_BOUND") or 1), float(os.environ["CAPACITY_MAX_S"])
-    except (settings.SettingsError, KeyError, ValueError) as error:
+        search = contract.CapacityEnv.from_env(os.environ)
+        bound_s, max_s = search.latency_bound_s, search.max_s
+    except (settings.SettingsError, ValueError) as error:
         say(f"capacity: {error}")
         control.write_atomic(control.CONTROL.finish, "")
         return contract.EXIT_CODES["error"]

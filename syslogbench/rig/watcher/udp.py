@@ -7,6 +7,7 @@ resolution): the arrival of the last message the daemon wrote.
 
 from __future__ import annotations
 
+from syslogbench.contract import Trigger
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Concern
 from syslogbench.rig.watcher.files import DoneTail, Ledgers, OutputSize
@@ -47,7 +48,7 @@ class UdpQuiet(Concern):
     def record(self, obs: Observed) -> None:
         if not self.ended:
             return
-        obs.end_trigger = "udp-quiet"
+        obs.end_trigger = Trigger.UDP_QUIET
         obs.notes.append(
             f"{self.done_count} of {self.senders} DONE datagrams reached done.log, so SEC could not fire: "
             f"the run ended when every sender's ledger was in and no line had arrived for {UDP_QUIET_S:g} s. "

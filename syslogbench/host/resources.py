@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import profiles, render
-from syslogbench.model import messages, preprocess, scenarios, settings, userconfig
+from syslogbench.host import families, profiles, render
+from syslogbench.model import messages, preprocess, scenarios, settings
 
 MIB = 1024**2
 # The largest UDP payload over IPv4: 65,535 bytes less the 20-byte IP and 8-byte UDP headers. The bench
@@ -29,17 +29,11 @@ SENDER_BYTES = 7 * MIB
 # UDP and fixed rates keep each message's end offset (array "Q": 8 bytes) for the whole run, and an array
 # grows by a sixteenth: 1,000,000 UDP messages peaked at 15.0 MiB against 6.9 MiB for an all-out sender.
 INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
-# The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
-# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
-WATCHER_MEM = 384 * MIB
-WATCHER_BYTES = 96 * MIB
-# How each family's config says its TCP session limit (model.userconfig.session_limits reads it). Where the
-# config sets none, the manifest's default_connections holds the daemon's own (rsyslog's imtcp: 200,
-# syslog-ng's network() and tcp(): 10).
-LIMIT_WORD = {"syslog-ng": "max-connections({})", "rsyslog": 'MaxSessions="{}"'}
+WATCHER_MEM = contract.WATCHER_MEM
+WATCHER_BYTES = contract.WATCHER_OWN_BYTES
 
 
-class CapacityError(settings.SettingsError):
+class DoesNotFit(settings.SettingsError):
     """A load that cannot fit; a SettingsError, so the command line refuses it as bad input (exit 2)."""
 
 
@@ -81,7 +75,7 @@ def human(size: float) -> str:
         if size < 1024:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
-    return f"{size:.1f} TiB"
+    return f"{size:,.1f} TiB"
 
 
 def docker_disk() -> Disk:
@@ -206,16 +200,18 @@ def connection_limit(
 ) -> tuple[int, str] | None:
     """The most connections the daemon's config takes, and where that is said: the config rendered for this
     scenario, or the files of a user's own (--config). A listener that sets no limit has the daemon's own
-    default (the manifest's default_connections); with several listeners, the most generous one counts."""
+    default (the manifest's default_connections); with several listeners, the most generous one counts.
+    How the config states it is the family's record (daemons/_families/)."""
+    family = families.get(profile.daemon)
     found: list[tuple[int, str]] = []
     for path in files or [render.config_path(profile, scenario.id)]:
         text = path.read_text(errors="replace") if path.is_file() else ""
         where = path.relative_to(profiles.ROOT) if path.is_relative_to(profiles.ROOT) else path
-        for limit in userconfig.session_limits(text, profile.daemon):
+        for limit in families.session_limits(text, family):
             if limit is not None:
-                found.append((limit, f"{LIMIT_WORD[profile.daemon].format(limit)} in {where}"))
+                found.append((limit, f"{limit_word(family, limit)} in {where}"))
             elif (default := profile.default_connections) is not None:
-                unset = LIMIT_WORD[profile.daemon].format("")
+                unset = limit_word(family, "")
                 found.append(
                     (
                         default,
@@ -227,6 +223,11 @@ def connection_limit(
     if (default := profile.default_connections) is not None:
         return default, f"{profile.daemon}'s default of {default} TCP sessions"
     return None
+
+
+def limit_word(family: families.Family, limit: int | str) -> str:
+    """How a config of the family states this limit (empty: the family states none)."""
+    return family.session_limit.write.format(limit) if family.session_limit else ""
 
 
 def connections_problem(
@@ -241,7 +242,8 @@ def connections_problem(
     if limit is None or cfg.senders <= limit[0]:
         return None
     most, where = limit
-    raise_it = f"set {LIMIT_WORD[profile.daemon].format(cfg.senders)} in your config, or " if files else ""
+    word = limit_word(families.get(profile.daemon), cfg.senders)
+    raise_it = f"set {word} in your config, or " if files and word else ""
     return (
         f"HOSTS={cfg.hosts} x SENDERS_PER_HOST={cfg.senders_per_host} = {cfg.senders} connections, but "
         f"{profile.profile} takes at most {most} ({where}): {raise_it}use at most {most} senders in all"
@@ -314,10 +316,10 @@ def check(
     disk: Callable[[], Disk] | None = None,
     files: list[Path] | None = None,
 ) -> None:
-    """Refuse (CapacityError) a load that cannot fit; a check that could not be made is a notice. files: a
+    """Refuse (DoesNotFit) a load that cannot fit; a check that could not be made is a notice. files: a
     user's own config (--config), read in place of the profile's rendered one."""
     space = (disk or docker_disk)()
     if space.free is None:
         log(f"notice: the free disk space on {space.root} could not be checked ({space.reason})")
     if found := problems(cfg, scenario, profile, space, files):
-        raise CapacityError(settings.listed("the load cannot fit", found))
+        raise DoesNotFit(settings.listed("the load cannot fit", found))
