@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from statistics import median
 
 from syslogbench.model import capacity as model
@@ -62,7 +62,14 @@ def machine_of(data: Mapping) -> str:
 
 
 def finished(data: Mapping) -> datetime:
-    return datetime.fromisoformat(str(data["finished_utc"]).replace("Z", "+00:00"))
+    """When the search ended (or began, for one cut short before it wrote its end); the epoch if neither."""
+    for key in ("finished_utc", "started_utc"):
+        try:
+            when = datetime.fromisoformat(str(data.get(key) or "").replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return datetime.fromtimestamp(0, timezone.utc)
 
 
 def setting_text(name: str, value: object) -> str:
