@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from statistics import median
 
 from syslogbench.model import capacity as model
@@ -68,8 +68,8 @@ def finished(data: Mapping) -> datetime:
             when = datetime.fromisoformat(str(data.get(key) or "").replace("Z", "+00:00"))
         except ValueError:
             continue
-        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-    return datetime.fromtimestamp(0, timezone.utc)
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(0, UTC)
 
 
 def setting_text(name: str, value: object) -> str:
