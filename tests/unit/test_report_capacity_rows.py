@@ -83,7 +83,9 @@ def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None
         assert ndrs == sorted(ndrs, reverse=True), transport
     # syslog-ng-4.8 over TCP at the defaults: two searches, 84,024 and 97,919 msg/s, pooled into one row.
     pooled = [
-        row for row in rows if row.profile == "syslog-ng-4.8" and row.scenario == "seed2014" and not row.settings
+        row
+        for row in rows
+        if row.profile == "syslog-ng-4.8" and row.scenario == "seed2014" and not row.settings
     ]
     assert [(row.n, sorted(row.ndrs)) for row in pooled] == [(2, [84023.8, 97918.8])]
     assert pooled[0].ndr == pytest.approx(90971.3)
