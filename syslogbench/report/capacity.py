@@ -39,6 +39,12 @@ DEFINITIONS = (
     "*Latency*: from a message's intended send time to its sight in the output, measured after the search at "
     "10%, 50% and 90% of the PDR. *n*: the searches pooled in a row; the NDR is their median and range."
 )
+LEAD_NOTE = (
+    "*n*: the searches of that version at the default settings; with more than one, the NDR is their median "
+    "and the range theirs. *overlaps*: the two versions' ranges share a rate, so their order is not settled. "
+    "*Latency*: p50/p99 from a message's intended send time to its sight in the output, measured after the "
+    "search at 50% and 90% of the PDR. A flag is explained in the capacity summary."
+)
 FLAGS_NOTE = (
     "Flags: *at least (rig-limited)*: no rate the daemon failed at was found, because the senders or the "
     "watcher could go no faster (the NDR is a floor); *at least (RATE_MAX)*: the search reached its own "
@@ -215,9 +221,12 @@ def compare_text(best: Row, other: Row) -> str:
     return f"{other.profile} {model.rate_text(other.ndr)} (n={other.n}{spread}; best is {ratio}{overlap})"
 
 
-def scenario_link(scenario: str, anchors: Sequence[str]) -> str:
-    anchor = f"scenario-{scenario}"
-    return f"[`{scenario}`](#{anchor})" if anchor in anchors else f"`{scenario}`"
+def scenario_link(row: Row, anchors: Sequence[str]) -> str:
+    """The scenario searched, linked where it has a section, and its senders: `seed2014`, 20 senders."""
+    anchor = f"scenario-{row.scenario}"
+    name = f"[`{row.scenario}`](#{anchor})" if anchor in anchors else f"`{row.scenario}`"
+    senders = row.searches[0].get("senders")
+    return f"{name}, {senders} senders" if senders else name
 
 
 def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], where: str = "") -> str:
@@ -225,7 +234,7 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
     best, others = chosen[0], chosen[1:]
     name = TRANSPORT_NAMES.get(transport, transport)
     text = (
-        f"**{name}** ({scenario_link(best.scenario, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
+        f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
         f"**{ndr_text(best)}**; PDR {model.rate_text(best.pdr)} msg/s. Latency p50/p99 "
         f"{latency_text(best, '50%')} ms at 50% of its PDR, {latency_text(best, '90%')} ms at 90%."
     )
@@ -257,9 +266,11 @@ def lead_blocks(
     blocks: list[Block] = [
         Heading("How much each daemon holds without loss", 2),
         Paragraph(
-            f"On [machine {numbers.get(busiest)}](#machines) ({busiest.split(', kernel')[0]}), unless named, the "
-            "daemon version that holds the highest rate with no message lost or late, per transport. Terms "
-            f"below; every search, with those at other settings, in the [capacity summary](#{SUMMARY_ANCHOR})."
+            f"Per transport, on [machine {numbers.get(busiest)}](#machines) ({busiest.split(', kernel')[0]}) "
+            "unless named: the daemon version with the highest *NDR* (no-drop rate: the highest offered rate "
+            "at which no message was lost or arrived over 1 s late), its *PDR* (partial-drop rate: at most "
+            "0.5% lost or late) and its latency there. Every search, with those at other settings, is in the "
+            f"[capacity summary](#{SUMMARY_ANCHOR})."
         ),
     ]
     for transport in transports:
@@ -273,7 +284,7 @@ def lead_blocks(
         )
         where = "" if machine == busiest else f"[machine {numbers.get(machine)}](#machines)"
         blocks.append(Lead(lead_text(transport, [r for r in chosen if r.scenario == main], anchors, where)))
-    blocks.append(Note(DEFINITIONS))
+    blocks.append(Note(LEAD_NOTE))
     return blocks
 
 

@@ -120,7 +120,10 @@ def machine_caption(results: Sequence[Result]) -> str:
 
 
 def wrap(name: str, width: int = LABEL_CHARS) -> str:
-    """A long profile name broken after a hyphen, so that neighbouring labels do not collide."""
+    """A long profile name broken after a hyphen, and at a space (a user config's "(config <hash>)"), so
+    that neighbouring labels do not collide."""
+    if " " in name:
+        return "\n".join(wrap(part, width) for part in name.split(" "))
     lines = []
     while len(name) > width and "-" in name[1:width]:
         cut = name.rindex("-", 1, width) + 1
