@@ -54,7 +54,7 @@ FLAGS_NOTE = (
     "the defaults (named). Sorted by transport, then NDR."
 )
 SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
-                  "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50%", "at 90%", "flags")  # fmt: skip
+                  "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50% of PDR", "at 90% of PDR", "flags")  # fmt: skip
 SEARCHES_HEADER = ("profile", "scenario", "transport", "NDR msg/s", "NDR bounds", "PDR msg/s", "PDR target",
                    "latency p99 at 50% PDR (ms)", "outcome", "flags", "result")  # fmt: skip
 TRIALS_HEADER = ("trial", "offered msg/s", "s", "sent", "lost", "late", "unsent", "loss ratio", "p50 ms",

@@ -118,10 +118,7 @@ def fingerprints(results: Sequence[Result]) -> list[Fingerprint]:
 def fingerprint_cell(found: Sequence[Fingerprint], name: str, scale: float, spec: str) -> str:
     """The median work per CPU second of one figure over these runs, and its range: the rate CPU times
     scale with, which neighbours on the machine change far less than the rate per wall second."""
-    values = [rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None]
-    if not values:
-        return NA
-    return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
+    return values_cell([rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None], spec, scale)
 
 
 def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
@@ -159,6 +156,7 @@ def per_cpu_values(runs: Sequence[Result], searches: Sequence[Mapping], name: st
 
 
 def values_cell(values: Sequence[float], spec: str, scale: float) -> str:
+    """The median of these figures and their range."""
     if not values:
         return NA
     return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"

@@ -332,7 +332,7 @@ VERSIONS_NOTE = (
     f"million messages derived here from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
     "different hardware: compare the daemons' order and CPU s per million messages, not elapsed time."
 )
-OTHER_SEEDS_NOTE = "The seed scenario on other machines has sections of its own: {}."
+OTHER_SEEDS_NOTE = "The seed scenario on other machines: {}."
 MACHINES_TITLE = "Machines"
 MACHINES_NOTE = (
     "Each machine the results in this report came from, as the results describe it, with the median (and "
@@ -365,7 +365,13 @@ def versions_section(
         Note(VERSIONS_NOTE),
         Table(VERSIONS_HEADER, rows),
     ]
-    others = [f"`{other}`" for other in seed_sections(grouped) if other != name]
+    others = [
+        f"`{other}` ([one run per profile](#{SINGLES_ANCHOR}))"
+        if single_run(other_groups)
+        else f"[`{other}`](#{scenario_anchor(other)})"
+        for other, other_groups in seed_sections(grouped).items()
+        if other != name
+    ]
     if others:
         blocks.append(Note(OTHER_SEEDS_NOTE.format(", ".join(others))))
     return Section(blocks, anchor=VERSIONS_ANCHOR)
