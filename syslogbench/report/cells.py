@@ -451,7 +451,8 @@ def machine_paragraph(runs: Sequence[Result], number: int) -> str:
     return text + (
         f" Fingerprint per CPU second, median (range) of its {runs_text(len(found))} here: "
         + ", ".join(figures)
-        + " (see Machines)."
+        + " (fixed work timed before each run: M loops, millions of a pure-Python loop's turns; k ops, "
+        "thousands of file open-append-close; MB over loopback TCP; see [Machines](#machines))."
     )
 
 
