@@ -80,10 +80,11 @@ def styles(searches: Sequence[Mapping], colors: Mapping[str, str]) -> dict[str, 
     return found
 
 
-def decades(ax: Axes, formatter: FuncFormatter | None = None) -> None:
-    """A log y axis labelled at its decades only: minor labels (700, 800, 900 ms) run into each other."""
+def decades(ax: Axes, formatter: FuncFormatter | None = None, subs: tuple[float, ...] = (1.0,)) -> None:
+    """A log y axis labelled at its decades (or at subs of them, 1-2-5) only: every minor label (700, 800,
+    900 ms) would run into the next."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_minor_formatter(NullFormatter())
     if formatter is not None:
         ax.yaxis.set_major_formatter(formatter)
@@ -119,7 +120,7 @@ def latency_panel(ax: Axes, searches: Sequence[Mapping], style: Mapping[str, tup
         x = [t["offered_msgs_per_s"] for t in trials]
         ax.plot(x, [t["latency_ms"]["p99"] for t in trials], marker=marker, color=color)
         ax.plot(x, [t["latency_ms"]["p50"] for t in trials], linestyle="--", color=color)
-    decades(ax, FuncFormatter(plain))
+    decades(ax, FuncFormatter(plain), subs=(1.0, 2.0, 5.0))  # latencies span two decades or less
     ax.set_ylabel("latency, ms (intended send time to output)")
     rate_axis(ax)
     plots.title(ax, "Latency p50 and p99 against offered rate")
