@@ -1,6 +1,9 @@
-"""The report's capacity section: from results/capacity/*.json (docs/capacity.md), the NDR and PDR per
-daemon and transport, then per search its trials (offered rate against loss and latency: the hockey stick),
-with the machine each search ran on above them.
+"""The report's capacity parts, from results/capacity/*.json (docs/capacity.md):
+- the first screen's answer (lead_blocks): per transport, the daemon version with the highest NDR, its
+  latency, and how the others compare, overlaps said;
+- the capacity summary near the top (summary_section): one row per profile, scenario, settings and machine,
+  pooled and flagged by report/capacity_rows.py;
+- the section of every search (section): the plots, then each search's machine and trials, folded.
 
 The results are read through model.capacity, the model the search writes them with; a file it cannot read
 is left out with a note rather than breaking the report.
