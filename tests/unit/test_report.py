@@ -960,3 +960,25 @@ def test_runs_of_two_configs_never_pool() -> None:
         "rsyslog8 (config 222222222222)",
     ]
     assert [len(g.runs) for g in groups] == [1, 1, 1]
+
+
+# -- the page's HTML: a phone, aligned cells, ids, folded blocks ---------------------------------
+
+
+def test_the_page_has_a_viewport_and_aligns_figures_right_and_text_left() -> None:
+    from syslogbench.report.blocks import Details, Document, Section, Table
+
+    table = Table(
+        ["profile", "msgs/s", "flags"], [["rsyslog-8.2504", "58,792", "other settings"]], css_class="stack"
+    )
+    page = html.document(Document("t", [Section([Details("Trials", [table])])]))
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    assert '<td data-label="profile">rsyslog-8.2504</td>' in page
+    assert '<td class="num" data-label="msgs/s">58,792</td>' in page
+    assert "<details><summary>Trials</summary>" in page and "</details>" in page
+    assert '<a href="#machines">machine 5</a>' in html.inline("[machine 5](#machines)")
+
+
+def test_scenario_ids_have_no_spaces() -> None:
+    assert sections.scenario_anchor("seed2014 on machine 1") == "scenario-seed2014-on-machine-1"
+    assert sections.scenario_anchor("udp@5x4x50000") == "scenario-udp@5x4x50000"
