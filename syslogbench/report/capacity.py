@@ -29,6 +29,7 @@ from syslogbench.report.blocks import (
     Table,
 )
 from syslogbench.report.capacity_rows import Row, profile_of
+from syslogbench.report.load import DEFAULT_SCENARIO
 
 ANCHOR = "capacity"
 SUMMARY_ANCHOR = "capacity-summary"
@@ -227,7 +228,14 @@ def compare_text(best: Row, other: Row) -> str:
 def scenario_link(row: Row, anchors: Sequence[str]) -> str:
     """The scenario searched, linked where it has a section, and its senders: `seed2014`, 20 senders."""
     anchor = f"scenario-{row.scenario}"
-    name = f"[`{row.scenario}`](#{anchor})" if anchor in anchors else f"`{row.scenario}`"
+    if anchor in anchors:
+        name = f"[`{row.scenario}`](#{anchor})"
+    elif (
+        row.scenario == DEFAULT_SCENARIO and "versions" in anchors
+    ):  # the seed scenario, defined by the burst
+        name = f"[`{row.scenario}`](#versions), the seed scenario's messages"
+    else:
+        name = f"`{row.scenario}`"
     senders = row.searches[0].get("senders")
     return f"{name}, {senders} senders" if senders else name
 

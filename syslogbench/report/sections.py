@@ -466,11 +466,10 @@ def document(
     numbers = all_machine_numbers(chosen, searches)
     multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
-    anchors = [scenario_anchor(name) for name in multi]
+    versions = versions_section(grouped, numbers, figures) if grouped else None
+    anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
     lead = capacity.lead_blocks(searches, numbers, anchors)
-    sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None]
-    if grouped:
-        sections += [versions_section(grouped, numbers, figures)]
+    sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers)]
     if grouped or searches:
         sections += [machines_section(chosen, numbers, searches)]
