@@ -74,6 +74,10 @@ class CapacitySettings:
         return asdict(self)
 
 
+# What a search ran with before its result recorded these settings: one final trial per rate (TRIAL_SUM and
+# EXCEED_RATIO came in 4194329), and no confirmation (CONFIRM_S came after).
+BEFORE_THE_KEY = {"trial_sum_s": 0.0, "exceed_ratio": 0.0, "confirm_s": 0.0}
+
 # KEY=VALUE name -> field; each a number of its own unit (seconds, msg/s, or a ratio).
 KEYS = {
     "LATENCY_BOUND": "latency_bound_s",

@@ -41,6 +41,8 @@ class Table:
     rows: Sequence[Sequence[str]]
     # One class per row ("" for none) so a page can mark a row, e.g. an erratic profile.
     row_classes: Sequence[str] = ()
+    # "stack": on a phone each row becomes a card of "header: value" lines, so the table never scrolls sideways.
+    css_class: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,13 +55,31 @@ class Figure:
 
 @dataclass(frozen=True)
 class Contents:
-    """Links to the anchored sections, as (label, anchor): a page's navigation, which a text file does without."""
+    """Links to the anchored sections, as (label, anchor): a page's navigation, which a text file does without.
+    folded: more links, behind folded_title, shown on demand (e.g. one per scenario)."""
 
     title: str
     entries: Sequence[tuple[str, str]]
+    folded_title: str = ""
+    folded: Sequence[tuple[str, str]] = ()
 
 
-Block = Heading | Paragraph | Note | Notes | Table | Figure | Contents
+@dataclass(frozen=True)
+class Lead:
+    """One of the first screen's answers, set apart from the text around it."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Details:
+    """Blocks a reader opens on demand (raw trial tables, the plots of single runs): folded on the page."""
+
+    summary: str
+    blocks: Sequence[Block]
+
+
+Block = Heading | Paragraph | Note | Notes | Table | Figure | Contents | Lead | Details
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,9 @@
-"""The report's capacity section: from results/capacity/*.json (docs/capacity.md), the NDR and PDR per
-daemon and transport, then per search its trials (offered rate against loss and latency: the hockey stick),
-with the machine each search ran on above them.
+"""The report's capacity parts, from results/capacity/*.json (docs/capacity.md):
+- the first screen's answer (lead_blocks): per transport, the daemon version with the highest NDR, its
+  latency, and how the others compare, overlaps said;
+- the capacity summary near the top (summary_section): one row per profile, scenario, settings and machine,
+  pooled and flagged by report/capacity_rows.py;
+- the section of every search (section): the plots, then each search's machine and trials, folded.
 
 The results are read through model.capacity, the model the search writes them with; a file it cannot read
 is left out with a note rather than breaking the report.
@@ -12,21 +15,56 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model import capacity as model
-from syslogbench.report.blocks import Block, Figure, Heading, Note, Notes, Paragraph, Section, Table
-from syslogbench.report.load import profile_label
+from syslogbench.report import capacity_rows
+from syslogbench.report.blocks import (
+    Block,
+    Details,
+    Figure,
+    Heading,
+    Lead,
+    Note,
+    Notes,
+    Paragraph,
+    Section,
+    Table,
+)
+from syslogbench.report.capacity_rows import Row, profile_of
+from syslogbench.report.load import DEFAULT_SCENARIO
 
 ANCHOR = "capacity"
-TITLE = "Capacity: the highest rate each daemon holds"
-INTRO = (
-    "NDR: the highest offered rate (msg/s, all senders) with no message lost or late; PDR: with at most the "
-    "PDR target lost or late. A message is late when it arrived more than the search's LATENCY_BOUND after "
-    "its intended send time (docs/capacity.md). Bounds are the search's: the rate held and the lowest rate "
-    "not held."
+SUMMARY_ANCHOR = "capacity-summary"
+TITLE = "Capacity searches: every trial"
+SUMMARY_TITLE = "Capacity summary: the highest rate each daemon holds"
+DEFINITIONS = (
+    "*NDR* (no-drop rate): the highest offered rate, msg/s over all senders, at which no message was lost or "
+    "late; *PDR* (partial-drop rate): at most the PDR target (0.5%) lost or late. A message is late when it "
+    "arrived more than the search's LATENCY_BOUND (1 s) after its intended send time. A search offers one "
+    "rate after another in trials (the deciding ones 10 s long) to a daemon that stays up (docs/capacity.md). "
+    "*Latency*: from a message's intended send time to its sight in the output, measured after the search at "
+    "10%, 50% and 90% of the PDR. *n*: the searches pooled in a row; the NDR is their median and range."
 )
-SUMMARY_HEADER = ("profile", "daemon", "scenario", "transport", "NDR msg/s", "NDR bounds", "PDR msg/s",
-                  "PDR target", "latency p99 at 50% PDR (ms)", "outcome", "result")  # fmt: skip
+LEAD_NOTE = (
+    "*n*: the searches of that version at the default settings; with more than one, the NDR is their median "
+    "and the range theirs. *overlaps*: the two versions' ranges share a rate, so their order is not settled. "
+    "*Latency*: p50/p99 from a message's intended send time to its sight in the output, measured after the "
+    "search at 50% and 90% of the PDR. A flag is explained in the capacity summary."
+)
+FLAGS_NOTE = (
+    "Flags: *at least (rig-limited)*: no rate the daemon failed at was found, because the senders or the "
+    "watcher could go no faster (the NDR is a floor); *at least (RATE_MAX)*: the search reached its own "
+    "ceiling; *contradicted*: a later trial of the same search, at or below the NDR (or PDR), broke that "
+    "goal; *unconfirmed*: the result's own check did not see the rate hold again; *test config*: a user's "
+    "config, not the profile's own; *other settings*: a setting that changes what is measured differs from "
+    "the defaults (named). Sorted by transport, then NDR."
+)
+SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
+                  "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50% of PDR", "at 90% of PDR", "flags")  # fmt: skip
+SEARCHES_HEADER = ("profile", "scenario", "transport", "NDR msg/s", "NDR bounds", "PDR msg/s", "PDR target",
+                   "latency p99 at 50% PDR (ms)", "outcome", "flags", "result")  # fmt: skip
 TRIALS_HEADER = ("trial", "offered msg/s", "s", "sent", "lost", "late", "unsent", "loss ratio", "p50 ms",
                  "p99 ms", "max ms", "daemon CPU s", "note")  # fmt: skip
+# The first screen's words for each transport and the scenario the searches ran.
+TRANSPORT_NAMES = {"tcp": "TCP", "udp": "UDP", "tls": "TLS"}
 
 
 def load(results_dir: Path) -> tuple[list[dict], list[str]]:
@@ -45,12 +83,11 @@ def ms(value: object) -> str:
     return "-" if value is None else f"{float(value):.1f}"  # type: ignore[arg-type]
 
 
-def summary_row(data: Mapping) -> list[str]:
+def search_row(data: Mapping) -> list[str]:
     ndr, pdr = data["ndr"], data["pdr"]
     half = (data.get("latency_at_pdr") or {}).get("50%") or {}
     return [
         profile_of(data),
-        str(data.get("daemon_version", "")),
         data["scenario"],
         data["transport"],
         model.rate_text(ndr.get("lower_msgs_per_s")),
@@ -59,6 +96,7 @@ def summary_row(data: Mapping) -> list[str]:
         f"{float(pdr.get('loss_ratio', 0)):.2%}",
         ms(half.get("p99")),
         data["outcome"],
+        "; ".join(capacity_rows.flags(data)) or "-",
         f"`{data['run_id']}`",
     ]
 
@@ -107,32 +145,195 @@ def machine_line(data: Mapping) -> str:
     )
 
 
-def profile_of(data: Mapping) -> str:
-    """A search of a user's own config (capacity --config) is named by the config's hash, as a run is."""
-    config = data.get("config") or {}
-    return profile_label(data["profile"], str(config["sha256"]) if config.get("sha256") else None)
-
-
-def search_blocks(data: Mapping) -> list[Block]:
+def search_blocks(data: Mapping, numbers: Mapping[str, int]) -> list[Block]:
+    """One search, folded: its machine, every trial, its notes."""
+    number = numbers.get(capacity_rows.machine_of(data))
     title = f"{profile_of(data)}, {data['scenario']} ({data['transport']}): `{data['run_id']}`"
-    blocks: list[Block] = [Heading(title, 3), Paragraph(machine_line(data))]
-    blocks.append(Table(TRIALS_HEADER, trial_rows(data["trials"])))
+    where = f"[Machine {number}](#machines). " if number else ""
+    blocks: list[Block] = [
+        Paragraph(where + machine_line(data)),
+        Table(TRIALS_HEADER, trial_rows(data["trials"])),
+    ]
     if notes := [*data.get("errors", []), *data.get("notes", [])]:
         blocks.append(Notes(notes))
+    return [Details(f"Trials of {title}", blocks)]
+
+
+def range_text(row: Row) -> str:
+    low, high = min(row.ndrs, default=None), max(row.ndrs, default=None)
+    return model.rate_text(low) if low == high else f"{model.rate_text(low)}\u2013{model.rate_text(high)}"
+
+
+def latency_text(row: Row, fraction: str) -> str:
+    p50, p99 = row.latency(fraction, "p50"), row.latency(fraction, "p99")
+    if p50 is None and p99 is None:
+        return "-"
+    return f"{round_ms(p50)}/{round_ms(p99)}"
+
+
+def round_ms(value: float | None) -> str:
+    """Two significant figures at least: 18, 552, 1,760, 2.3."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
+def summary_row(row: Row, numbers: Mapping[str, int]) -> list[str]:
+    number = numbers.get(row.machine)
+    return [
+        TRANSPORT_NAMES.get(row.transport, row.transport),
+        row.profile,
+        row.scenario,
+        f"[{number}](#machines)" if number else "?",
+        str(row.n),
+        model.rate_text(row.ndr),
+        range_text(row),
+        model.rate_text(row.pdr),
+        *(latency_text(row, fraction) for fraction in capacity_rows.FRACTIONS),
+        "; ".join(row.flags) or "-",
+    ]
+
+
+def summary_section(searches: Sequence[Mapping], numbers: Mapping[str, int]) -> Section | None:
+    """The pooled rows, near the top of the page: what the first screen's answers come from."""
+    found = capacity_rows.rows(searches)
+    if not found:
+        return None
+    blocks: list[Block] = [
+        Heading(SUMMARY_TITLE, 2),
+        Note(DEFINITIONS),
+        Table(SUMMARY_HEADER, [summary_row(row, numbers) for row in found], css_class="stack"),
+        Note(FLAGS_NOTE + f" Every search and its trials: [{TITLE}](#{ANCHOR})."),
+    ]
+    return Section(blocks, anchor=SUMMARY_ANCHOR)
+
+
+# -- the first screen ------------------------------------------------------------------------------
+
+
+def ndr_text(row: Row) -> str:
+    """ "NDR 90,971 msg/s (median of 2 searches, range 84,024–97,919)"."""
+    if row.n == 1:
+        return f"NDR {model.rate_text(row.ndr)} msg/s (n=1: one search, no range)"
+    return f"NDR {model.rate_text(row.ndr)} msg/s (median of n={row.n} searches, range {range_text(row)})"
+
+
+def compare_text(best: Row, other: Row) -> str:
+    """How one other version stands against the best: its NDR, n, and whether their ranges overlap."""
+    spread = f", {range_text(other)}" if other.n > 1 else ""
+    ratio = f"{best.ndr / other.ndr:.2f}x" if best.ndr and other.ndr else "?"
+    overlap = ", overlaps" if best.overlaps(other) else ""
+    return f"{other.profile} {model.rate_text(other.ndr)} (n={other.n}{spread}; best is {ratio}{overlap})"
+
+
+def scenario_link(row: Row, anchors: Sequence[str]) -> str:
+    """The scenario searched, linked where it has a section, and its senders: `seed2014`, 20 senders."""
+    anchor = f"scenario-{row.scenario}"
+    if anchor in anchors:
+        name = f"[`{row.scenario}`](#{anchor})"
+    elif (
+        row.scenario == DEFAULT_SCENARIO and "versions" in anchors
+    ):  # the seed scenario, defined by the burst
+        name = f"[`{row.scenario}`](#versions), the seed scenario's messages"
+    else:
+        name = f"`{row.scenario}`"
+    senders = row.searches[0].get("senders")
+    return f"{name}, {senders} senders" if senders else name
+
+
+def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], where: str = "") -> str:
+    """One transport's answer: the version that holds the most, its latency, and how the others compare."""
+    best, others = chosen[0], chosen[1:]
+    name = TRANSPORT_NAMES.get(transport, transport)
+    text = (
+        f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
+        f"**{ndr_text(best)}**; PDR {model.rate_text(best.pdr)} msg/s. Latency p50/p99 "
+        f"{latency_text(best, '50%')} ms at 50% of its PDR, {latency_text(best, '90%')} ms at 90%."
+    )
+    if best.flags:
+        why = [line for search in best.searches for line in capacity_rows.contradictions(search)][:1]
+        text += f" Flagged: {'; '.join(best.flags)}" + (f" ({why[0]})." if why else ".")
+    if not others:
+        return text + " No other version was searched here."
+    text += " Others: " + "; ".join(compare_text(best, other) for other in others) + "."
+    if overlapping := [other.profile for other in others if best.overlaps(other)]:
+        text += (
+            f" Its searches overlap those of {', '.join(overlapping)}: more repeats are needed to settle that "
+            "order."
+        )
+    return text
+
+
+EARLIER_NOTE = (
+    "*No search of this transport ran at today's defaults (several final trials per rate, a 60 s "
+    "confirmation): these ran before them, one final trial per rate and no confirmation.*"
+)
+
+
+def lead_blocks(
+    searches: Sequence[Mapping], numbers: Mapping[str, int], anchors: Sequence[str]
+) -> list[Block]:
+    """The first screen's capacity answer: one block per transport, over the rows of the daemons' own
+    configs at the default settings, on the machine with the most searches (of that transport, where the
+    machine with the most in all has none). Nothing when no search exists."""
+    busiest = capacity_rows.busiest_machine(searches)
+    if busiest is None:
+        return []
+    own = [row for row in capacity_rows.rows(searches) if row.own_config]
+    transports = dict.fromkeys(row.transport for row in own)
+    blocks: list[Block] = [
+        Heading("How much each daemon holds without loss", 2),
+        Paragraph(
+            f"Per transport, on [machine {numbers.get(busiest)}](#machines) ({busiest.split(', kernel')[0]}) "
+            "unless named: the daemon version with the highest *NDR* (no-drop rate: the highest offered rate "
+            "at which no message was lost or arrived over 1 s late), its *PDR* (partial-drop rate: at most "
+            "0.5% lost or late) and its latency there. Every search, with those at other settings, is in the "
+            f"[capacity summary](#{SUMMARY_ANCHOR})."
+        ),
+    ]
+    for transport in transports:
+        of_transport = [row for row in own if row.transport == transport and row.plain]
+        earlier = not of_transport
+        if earlier:  # no search at today's defaults yet: those that differ only in the search procedure
+            of_transport = [row for row in own if row.transport == transport and row.earlier_procedure]
+        if not of_transport:
+            continue
+        machines = [row.machine for row in of_transport for _ in row.searches]
+        machine = busiest if busiest in machines else max(dict.fromkeys(machines), key=machines.count)
+        chosen = [row for row in of_transport if row.machine == machine]
+        main = max(
+            dict.fromkeys(row.scenario for row in chosen),
+            key=lambda s: sum(r.n for r in chosen if r.scenario == s),
+        )
+        where = "" if machine == busiest else f"[machine {numbers.get(machine)}](#machines)"
+        text = lead_text(transport, [r for r in chosen if r.scenario == main], anchors, where)
+        if earlier:
+            text += f" {EARLIER_NOTE}"
+        blocks.append(Lead(text))
+    blocks.append(Note(LEAD_NOTE))
     return blocks
 
 
-def section(results_dir: Path, figures: Sequence[tuple[str, str]] = ()) -> Section | None:
+def section(
+    searches: Sequence[Mapping],
+    skipped: Sequence[str],
+    numbers: Mapping[str, int],
+    figures: Sequence[tuple[str, str]] = (),
+) -> Section | None:
     """None when there is no capacity result: the report then has no capacity section. figures: the plots
-    of report/capacity_plots.py, as (caption, path)."""
-    found, skipped = load(results_dir)
-    if not found and not skipped:
+    of report/capacity_plots.py, as (caption, path). Each search's trials are folded."""
+    if not searches and not skipped:
         return None
-    blocks: list[Block] = [Heading(TITLE, 2), Note(INTRO)]
-    blocks.append(Table(SUMMARY_HEADER, [summary_row(data) for data in found]))
+    blocks: list[Block] = [Heading(TITLE, 2), Note(DEFINITIONS)]
     blocks.extend(Figure(caption, path) for caption, path in figures)
+    blocks.append(
+        Details(
+            f"Every search ({len(searches)}), one row each",
+            [Table(SEARCHES_HEADER, [search_row(d) for d in searches])],
+        )
+    )
     if skipped:
         blocks.append(Notes([f"not read: {text}" for text in skipped]))
-    for data in found:
-        blocks.extend(search_blocks(data))
+    for data in searches:
+        blocks.extend(search_blocks(data, numbers))
     return Section(blocks, anchor=ANCHOR)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import median
 
 from syslogbench.model.result import Fingerprint, Limit, Result
-from syslogbench.report import stats
+from syslogbench.report import capacity_rows, stats
 from syslogbench.report.load import (
     Group,
     daemon_groups,
@@ -118,10 +118,7 @@ def fingerprints(results: Sequence[Result]) -> list[Fingerprint]:
 def fingerprint_cell(found: Sequence[Fingerprint], name: str, scale: float, spec: str) -> str:
     """The median work per CPU second of one figure over these runs, and its range: the rate CPU times
     scale with, which neighbours on the machine change far less than the rate per wall second."""
-    values = [rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None]
-    if not values:
-        return NA
-    return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
+    return values_cell([rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None], spec, scale)
 
 
 def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
@@ -141,23 +138,46 @@ MACHINES_HEADER = [
     "machine",
     "what its results say of it",
     "runs",
-    "first run",
-    "last run",
+    "capacity searches",
+    "first result",
+    "last result",
     *(f"{label}, {unit.strip()} per CPU s" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
 ]
 
 
-def machines_rows(results: Sequence[Result], numbers: dict[str, int]) -> list[list[str]]:
-    """One row per machine, numbered as the report's sections name them, with its fingerprint's medians."""
+def per_cpu_values(runs: Sequence[Result], searches: Sequence[Mapping], name: str) -> list[float]:
+    """One fingerprint figure per CPU second, from the runs' and the capacity searches' machines alike."""
+    values = [rate for f in fingerprints(runs) if (rate := getattr(f, name).per_cpu_s) is not None]
+    for search in searches:
+        figure = ((search.get("machine") or {}).get("fingerprint") or {}).get(name)
+        if isinstance(figure, Mapping) and figure.get("per_cpu_s") is not None:
+            values.append(float(figure["per_cpu_s"]))
+    return values
+
+
+def values_cell(values: Sequence[float], spec: str, scale: float) -> str:
+    """The median of these figures and their range."""
+    if not values:
+        return NA
+    return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
+
+
+def machines_rows(
+    results: Sequence[Result], numbers: Mapping[str, int], searches: Sequence[Mapping] = ()
+) -> list[list[str]]:
+    """One row per machine, numbered as the report's sections name them, with its fingerprint's medians:
+    the machines of the runs and of the capacity searches (report/capacity_rows.py names them alike)."""
     rows = []
     for label, number in numbers.items():
         runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
-        found = fingerprints(runs)
+        caps = [s for s in searches if capacity_rows.machine_of(s) == label]
         figures = [
-            fingerprint_cell(found, name, scale, spec) for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
+            values_cell(per_cpu_values(runs, caps, name), spec, scale)
+            for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
         ]
-        dates = [f"{finished_at(run):%Y-%m-%d %H:%M}" for run in (runs[0], runs[-1])]
-        rows.append([str(number), label, str(len(runs)), *dates, *figures])
+        times = sorted([*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in caps)])
+        dates = [f"{times[0]:%Y-%m-%d %H:%M}", f"{times[-1]:%Y-%m-%d %H:%M}"] if times else [NA, NA]
+        rows.append([str(number), label, str(len(runs)), str(len(caps)), *dates, *figures])
     return rows
 
 
@@ -405,7 +425,9 @@ def answer_sentences(groups: Sequence[Group], machine: str) -> str | None:
     if not daemons:
         return None
     first = daemons[0]
-    text = f"**On {machine}, `{first.profile}` is the fastest daemon in the seed scenario:** {median_text(first)}"
+    text = (
+        f"**On {machine}, `{first.profile}` drains the seed scenario's burst fastest:** {median_text(first)}"
+    )
     if len(daemons) == 1:
         return text + "; no other daemon passed here."
     text += f", {times_text(first, daemons[1])}."
@@ -429,7 +451,8 @@ def machine_paragraph(runs: Sequence[Result], number: int) -> str:
     return text + (
         f" Fingerprint per CPU second, median (range) of its {runs_text(len(found))} here: "
         + ", ".join(figures)
-        + " (see Machines)."
+        + " (fixed work timed before each run: M loops, millions of a pure-Python loop's turns; k ops, "
+        "thousands of file open-append-close; MB over loopback TCP; see [Machines](#machines))."
     )
 
 

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from syslogbench.report.blocks import (
     Block,
     Contents,
+    Details,
     Document,
     Figure,
     Heading,
+    Lead,
     Note,
     Notes,
     Paragraph,
@@ -34,6 +36,8 @@ def block(item: Block) -> str | None:
             return "#" * level + " " + text
         case Paragraph(text) | Note(text):
             return text
+        case Lead(text):
+            return "> " + text
         case Notes(items):
             return "\n".join(f"- {text}" for text in items)
         case Table(header, rows):
@@ -42,6 +46,9 @@ def block(item: Block) -> str | None:
             return f"![{caption}]({path})"
         case Contents():
             return None  # a text file is read top to bottom; its headings are its contents
+        case Details(summary, inner):
+            # GitHub folds it as the page does; the blank lines let the Markdown inside render.
+            return f"<details><summary>{summary}</summary>\n\n{blocks(inner)}\n\n</details>"
     raise TypeError(f"no Markdown for {item!r}")
 
 

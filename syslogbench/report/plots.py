@@ -120,7 +120,10 @@ def machine_caption(results: Sequence[Result]) -> str:
 
 
 def wrap(name: str, width: int = LABEL_CHARS) -> str:
-    """A long profile name broken after a hyphen, so that neighbouring labels do not collide."""
+    """A long profile name broken after a hyphen, and at a space (a user config's "(config <hash>)"), so
+    that neighbouring labels do not collide."""
+    if " " in name:
+        return "\n".join(wrap(part, width) for part in name.split(" "))
     lines = []
     while len(name) > width and "-" in name[1:width]:
         cut = name.rindex("-", 1, width) + 1
@@ -310,10 +313,18 @@ def throughput_panel(ax: Axes, groups: Sequence[Group], baseline: Group | None, 
 def throughput_handles(groups: Sequence[Group], colors: Colors) -> list[Any]:
     families = list(dict.fromkeys(family(g) for g in groups))
     handles: list[Any] = [Patch(facecolor=colors[f], edgecolor="black", label=f) for f in families]
-    handles += [
-        Line2D([], [], color="black", marker="_", markersize=12, linewidth=1.6, label="95% CI of the median"),
-        Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle="", label="one run"),
-    ]
+    if any(
+        g.throughput and g.throughput.ci_low is not None and g.throughput.ci_high is not None for g in groups
+    ):
+        # Only where a whisker is drawn: one run per profile has no interval.
+        handles.append(
+            Line2D(
+                [], [], color="black", marker="_", markersize=12, linewidth=1.6, label="95% CI of the median"
+            )
+        )
+    handles.append(
+        Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle="", label="one run")
+    )
     if any(g.sender_bound_runs for g in groups):
         handles += [
             Line2D(
@@ -335,6 +346,12 @@ def throughput_handles(groups: Sequence[Group], colors: Colors) -> list[Any]:
     return handles
 
 
+def throughput_reading(groups: Sequence[Group]) -> str:
+    """How to read the bars: all-out runs drain as fast as they can; a rate set by the senders caps them."""
+    capped = any(run.rate and run.rate.target_per_sender for g in groups for run in g.runs)
+    return "the senders' set rate caps it: not a maximum" if capped else "higher is better"
+
+
 def throughput_figure(
     scenario: str, groups: Sequence[Group], caption: str, colors: Colors | None = None
 ) -> Figure:
@@ -351,7 +368,7 @@ def throughput_figure(
     else:
         ours, own = fig.add_subplot(), None
     throughput_panel(ours, daemons or groups, baseline, colors)
-    suptitle(fig, f"Throughput per profile, scenario {scenario} (higher is better)")
+    suptitle(fig, f"Throughput per profile, scenario {scenario} ({throughput_reading(groups)})")
     outside_legend(own or ours, throughput_handles(groups, colors))
     finish(fig, f"Bar: median msgs/s of the pass runs. {caption}")
     return fig
@@ -602,13 +619,11 @@ def linear_axis(ax: Axes, rows: Sequence[Row]) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(thousands))
 
 
-def log_axis(axes: Sequence[Axes], rows: Sequence[Row]) -> None:
-    """One log scale for these axes, from half the smallest median to four times the largest figure:
-    CPU per message spans 0.2 s (the baseline) to 170 s (NXLog in 2014)."""
-    for ax in axes:
-        ax.set_xscale("log")
-        ax.set_xlim(min(row.median for row in rows) / 2, max(map(reach, rows)) * 4)
-        ax.tick_params(axis="y", labelleft=False)
+def cpu_axis(ax: Axes, rows: Sequence[Row]) -> None:
+    """A linear scale of its own, with the rows' names shown once, on the throughput panel beside it."""
+    linear_axis(ax, rows)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    ax.tick_params(axis="y", labelleft=False)
 
 
 def versions_figure(
@@ -619,28 +634,43 @@ def versions_figure(
     colors = colors_of(groups, colors)
     baseline = report.baseline_group(groups)
     daemons = [g for g in groups if g is not baseline]
-    rates = [*our_rows(daemons, "msgs_per_s", colors), *published_rows("msgs_per_s")]
-    cpus = [*our_rows(daemons, "cpu_s_per_million", colors), *published_rows("cpu_s_per_million")]
     base_rates = our_rows([baseline], "msgs_per_s", colors) if baseline else []
     base_cpus = our_rows([baseline], "cpu_s_per_million", colors) if baseline else []
-    fig = Figure(figsize=(MAX_WIDTH_IN, 5.7), layout="constrained")
-    heights = [len(rates), 1.5] if base_rates else [1]
+    fig = Figure(figsize=(MAX_WIDTH_IN, 6.6), layout="constrained")
+    # This machine's runs and 2014's (8 cores, other hardware) on scales of their own: one axis would set
+    # their lengths against each other, which the two machines do not allow.
+    candidates = [
+        (
+            our_rows(daemons, "msgs_per_s", colors),
+            our_rows(daemons, "cpu_s_per_million", colors),
+            "This machine: messages per second (higher is better)",
+            "Daemon CPU s per million messages (lower is better)",
+        ),
+        (
+            published_rows("msgs_per_s"),
+            published_rows("cpu_s_per_million"),
+            "2014, published, on 8 cores: messages per second",
+            "2014: CPU s per million messages",
+        ),
+        (
+            base_rates,
+            base_cpus,
+            "The baseline receiver, on a scale of its own",
+            "The baseline: CPU s per million messages",
+        ),
+    ]
+    panels = [panel for panel in candidates if panel[0] and panel[1]]
+    heights = [max(len(panel[0]), 1.5) for panel in panels]
     axes = fig.subplots(
-        len(heights), 2, gridspec_kw={"height_ratios": heights, "width_ratios": [1.25, 1]}, squeeze=False
+        len(panels), 2, gridspec_kw={"height_ratios": heights, "width_ratios": [1.25, 1]}, squeeze=False
     )
-    horizontal_bars(axes[0][0], rates, ",.0f")
-    horizontal_bars(axes[0][1], cpus, ".1f")
-    linear_axis(axes[0][0], rates)
-    title(axes[0][0], "Throughput, messages per second (higher is better)")
-    title(axes[0][1], "Daemon CPU seconds per million messages (lower is better; log scale)")
-    if base_rates:
-        horizontal_bars(axes[1][0], base_rates, ",.0f")
-        horizontal_bars(axes[1][1], base_cpus, ".2f")
-        linear_axis(axes[1][0], base_rates)
-        title(axes[1][0], "The baseline receiver, on a scale of its own")
-        axes[1][0].set_xlabel("messages per second")
-        axes[1][1].set_xlabel("CPU seconds per million messages (log scale)")
-    log_axis([row[1] for row in axes], [*cpus, *base_cpus])
+    for (rate_rows, cpu_rows, rate_title, cpu_title), (rate_ax, cpu_ax) in zip(panels, axes, strict=True):
+        horizontal_bars(rate_ax, rate_rows, ",.0f")
+        horizontal_bars(cpu_ax, cpu_rows, ".1f")
+        linear_axis(rate_ax, rate_rows)
+        cpu_axis(cpu_ax, cpu_rows)
+        title(rate_ax, rate_title)
+        title(cpu_ax, cpu_title)
     suptitle(
         fig,
         f"The version matrix, scenario {scenario}: this machine's runs and the 2014 runs as published. {caption}",

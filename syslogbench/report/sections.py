@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model.result import Result, Scenario
-from syslogbench.report import capacity, stats
+from syslogbench.report import capacity, capacity_rows, stats
 from syslogbench.report.blocks import (
     Block,
     Contents,
+    Details,
     Document,
     Figure,
     Heading,
@@ -108,7 +109,7 @@ NO_FINGERPRINT_NOTE = (
     "No run here carries a machine fingerprint (results written before `host.fingerprint` existed, or n/a): "
     "whether they ran on machines that differ cannot be told from the results."
 )
-LATEST_NOTE = "Every verdict; null figures, not measured, are shown as n/a."
+LATEST_NOTE = "Every verdict; a figure that was not measured is shown as n/a."
 PUBLISHED_NOTE = (
     f"Published figures, not this project's: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
     f"{PUBLISHED_MARK} marks the rows that correspond to this scenario; the other rows are the table's context."
@@ -194,18 +195,54 @@ def latest_blocks(runs: Sequence[Result]) -> list[Block]:
     ]
 
 
+PE7_ANCHOR = "pe7"
+PE7_TITLE = "syslog-ng PE 7, as published"
+
+
 def published_blocks(runs: Sequence[Result]) -> list[Block]:
-    tables = published_tables(recorded_axes(max(runs, key=finished_at).scenario))
-    if not tables:
+    """The PE 7 rows that correspond to this scenario, named; the tables themselves appear once, below."""
+    found = pe7.tables_for(recorded_axes(max(runs, key=finished_at).scenario))
+    if not found:
         return []
-    blocks: list[Block] = [Heading("syslog-ng PE 7, as published", 3), Note(PUBLISHED_NOTE)]
-    for title, rows in tables:
-        blocks += [Paragraph(f"*{title}*"), Table(PUBLISHED_HEADER, rows)]
-    return blocks
+    names = "; ".join(
+        f"*{table.title}*: "
+        + ", ".join(row.label for row, mark in zip(table.rows, marks, strict=True) if mark)
+        for table, marks in found
+    )
+    return [
+        Note(f"Published figures that correspond to this scenario: {names} ([{PE7_TITLE}](#{PE7_ANCHOR})).")
+    ]
+
+
+def published_section() -> Section:
+    """Every PE 7 table, once, folded: the scenarios' sections name the rows that correspond to them."""
+    tables: list[Block] = []
+    for table in pe7.TABLES:
+        rows = published_rows(table, [False] * len(table.rows))
+        tables += [Paragraph(f"*{table.title}: {table.config}*"), Table(PUBLISHED_HEADER, rows)]
+    blocks: list[Block] = [
+        Heading(PE7_TITLE, 2),
+        Note(PUBLISHED_NOTE),
+        Details(f"The {len(pe7.TABLES)} published tables", tables),
+    ]
+    return Section(blocks, anchor=PE7_ANCHOR)
 
 
 def scenario_anchor(scenario: str) -> str:
-    return f"scenario-{scenario}"
+    """An id without spaces or other marks a URL would escape: `seed2014 on machine 1` ->
+    `scenario-seed2014-on-machine-1`."""
+    return "scenario-" + "-".join("".join(c if c.isalnum() or c in "_.@-" else " " for c in scenario).split())
+
+
+def udp_blocks(runs: Sequence[Result]) -> list[Block]:
+    """A UDP scenario's drop rates, per profile's latest run: its throughput alone hides the loss."""
+    lines = [
+        f"`{run.daemon.profile}`: {line}"
+        for run in latest_per_profile(runs, runs[0].label)
+        for line in rate_and_udp_lines(run)
+        if line.startswith("UDP")
+    ]
+    return [Heading("UDP drops", 3), Notes(lines)] if lines else []
 
 
 def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -> Section:
@@ -217,15 +254,76 @@ def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -
         *statistics_blocks(groups),
         *ratio_blocks(groups),
         *(Figure(caption, path) for caption, path in figures.get(scenario_anchor(scenario), [])),
+        *udp_blocks(runs),
         *fingerprint_blocks(groups),
-        *latest_blocks(runs),
+        Details("Latest run per profile: every figure", latest_blocks(runs)),
         *published_blocks(runs),
     ]
     return Section(blocks, anchor=scenario_anchor(scenario))
 
 
+# -- the scenarios with one run per profile, folded into one table --------------------------------
+
+SINGLES_ANCHOR = "single-runs"
+SINGLES_TITLE = "Scenarios with one run per profile"
+SINGLES_NOTE = (
+    "One run per profile: no median, no interval, so no section of their own. Load: hosts x senders x "
+    "messages per sender, and the transport. msgs/s is the burst's drain rate; a UDP run's drop rate is its "
+    "own (lost / sent). Their plots are folded below the table."
+)
+SINGLES_HEADER = ["scenario", "load", "profile", "verdict", "msgs/s", "elapsed s", "CPU s (user + system)",
+                  "peak mem MiB", "lost", "UDP drop rate", "run id"]  # fmt: skip
+
+
+def single_run(groups: Sequence[Group]) -> bool:
+    return all(len(group.runs) <= 1 for group in groups)
+
+
+def load_text(run: Result) -> str:
+    s = run.scenario
+    return f"{s.hosts}x{s.senders_per_host}x{s.messages_per_sender:,} {s.transport or '?'}"
+
+
+def single_row(scenario: str, run: Result) -> list[str]:
+    cpu = None if run.cpu.user_s is None or run.cpu.system_s is None else run.cpu.user_s + run.cpu.system_s
+    udp = run.udp
+    drop = "-" if udp is None else ("?" if udp.drop_rate is None else f"{udp.drop_rate:.3%}")
+    return [
+        f"`{scenario}`",
+        load_text(run),
+        run.daemon.profile,
+        run.verdict,
+        "n/a" if run.throughput.msgs_per_s is None else f"{run.throughput.msgs_per_s:,.0f}",
+        "n/a" if run.elapsed_s is None else f"{run.elapsed_s:.2f}",
+        "n/a" if cpu is None else f"{cpu:.2f}",
+        "n/a" if run.memory.peak_bytes is None else f"{run.memory.peak_bytes / 2**20:.1f}",
+        f"{run.messages.lost:,}",
+        drop,
+        f"`{run.run_id}`",
+    ]
+
+
+def singles_section(singles: Mapping[str, Sequence[Group]], figures: Figures) -> Section | None:
+    if not singles:
+        return None
+    rows = [
+        single_row(name, run) for name, groups in singles.items() for group in groups for run in group.runs
+    ]
+    plots = [Figure(c, p) for name in singles for c, p in figures.get(scenario_anchor(name), [])]
+    blocks: list[Block] = [Heading(SINGLES_TITLE, 2), Note(SINGLES_NOTE), Table(SINGLES_HEADER, rows)]
+    if plots:
+        blocks.append(Details(f"Plots of these {len(singles)} scenarios ({len(plots)})", plots))
+    return Section(blocks, anchor=SINGLES_ANCHOR)
+
+
 # -- the version matrix and the machines -----------------------------------------------------------
 
+BURST_TITLE = "Burst: how fast a {total:,}-message burst drains"
+BURST_NOTE = (
+    "The seed scenario (`{scenario}`, 2014's test): {total:,} messages sent over TCP as fast as the daemon's "
+    "backpressure lets them, every one of them counted at the end. Its msgs/s is the rate at which that burst "
+    "drains, with the daemon's queues full: not a rate held without loss or delay (the capacity above)."
+)
 VERSIONS_TITLE = "The version matrix: the seed scenario, version by version, beside 2014"
 VERSIONS_NOTE = (
     f"`{DEFAULT_SCENARIO}` at its own shape, every profile on one machine (below), the medians of its counted "
@@ -234,7 +332,7 @@ VERSIONS_NOTE = (
     f"million messages derived here from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
     "different hardware: compare the daemons' order and CPU s per million messages, not elapsed time."
 )
-OTHER_SEEDS_NOTE = "The seed scenario on other machines has sections of its own: {}."
+OTHER_SEEDS_NOTE = "The seed scenario on other machines: {}."
 MACHINES_TITLE = "Machines"
 MACHINES_NOTE = (
     "Each machine the results in this report came from, as the results describe it, with the median (and "
@@ -254,9 +352,12 @@ def versions_section(
     name, groups = matrix
     runs = [run for group in groups for run in group.runs]
     number = numbers[machine_label(runs[0].host)]
-    answer = answer_sentences(groups, f"machine {number}")
+    answer = answer_sentences(groups, f"[machine {number}](#{MACHINES_ANCHOR})")
     rows = [versions_row(group, f"machine {number}") for group in groups] + published_versions_rows()
+    total = max(runs, key=finished_at).scenario.messages_total
     blocks: list[Block] = [
+        Heading(BURST_TITLE.format(total=total), 2),
+        Note(BURST_NOTE.format(total=total, scenario=name)),
         *([Paragraph(answer)] if answer else []),
         Paragraph(machine_paragraph(runs, number)),
         *(Figure(caption, path) for caption, path in figures.get(VERSIONS_ANCHOR, [])),
@@ -264,38 +365,79 @@ def versions_section(
         Note(VERSIONS_NOTE),
         Table(VERSIONS_HEADER, rows),
     ]
-    others = [f"`{other}`" for other in seed_sections(grouped) if other != name]
+    others = [
+        f"`{other}` ([one run per profile](#{SINGLES_ANCHOR}))"
+        if single_run(other_groups)
+        else f"[`{other}`](#{scenario_anchor(other)})"
+        for other, other_groups in seed_sections(grouped).items()
+        if other != name
+    ]
     if others:
         blocks.append(Note(OTHER_SEEDS_NOTE.format(", ".join(others))))
     return Section(blocks, anchor=VERSIONS_ANCHOR)
 
 
-def machines_section(results: Sequence[Result], numbers: dict[str, int]) -> Section:
+MACHINES_ANCHOR = "machines"
+
+
+def machines_section(
+    results: Sequence[Result], numbers: Mapping[str, int], searches: Sequence[Mapping]
+) -> Section:
     return Section(
         [
             Heading(MACHINES_TITLE, 2),
             Note(MACHINES_NOTE),
-            Table(MACHINES_HEADER, machines_rows(results, numbers)),
-        ]
+            Table(MACHINES_HEADER, machines_rows(results, numbers, searches)),
+        ],
+        anchor=MACHINES_ANCHOR,
     )
+
+
+def all_machine_numbers(runs: Sequence[Result], searches: Sequence[Mapping]) -> dict[str, int]:
+    """The runs' machines numbered as their sections name them (load.machine_numbers), then the machines
+    only capacity searches ran on, by their first search."""
+    numbers = machine_numbers(runs)
+    for search in sorted(searches, key=capacity_rows.finished):
+        numbers.setdefault(capacity_rows.machine_of(search), len(numbers) + 1)
+    return numbers
 
 
 # -- the whole report ------------------------------------------------------------------------------
 
+OVERVIEW_ANCHOR = "scenarios"
+SEED_ANCHOR = "published-2014"
+
 
 def overview_section(grouped: dict[str, list[Group]]) -> Section:
     header, rows, notes = overview(grouped)
-    contents = Contents("Scenarios", [(scenario, scenario_anchor(scenario)) for scenario in grouped])
     return Section(
         [
-            contents,
             Heading("Scenarios at a glance", 2),
             Note(OVERVIEW_NOTE),
             Table(header, rows),
             *(Note(note) for note in notes),
             Note(STATS_NOTE),
-        ]
+        ],
+        anchor=OVERVIEW_ANCHOR,
     )
+
+
+def navigation(sections: Sequence[Section], scenarios: Sequence[str]) -> Section:
+    """The bar at the top: a link to each main section present, and the scenarios' sections folded."""
+    names = {
+        capacity.SUMMARY_ANCHOR: "Capacity summary",
+        VERSIONS_ANCHOR: "Burst and version matrix",
+        MACHINES_ANCHOR: "Machines",
+        OVERVIEW_ANCHOR: "Scenarios at a glance",
+        SINGLES_ANCHOR: "Single runs",
+        capacity.ANCHOR: "Capacity trials",
+        PE7_ANCHOR: "PE 7",
+        SEED_ANCHOR: "2014 figures",
+    }
+    present = [part.anchor for part in sections if part.anchor in names]
+    entries = [(names[anchor], anchor) for anchor in present]
+    folded = [(name, scenario_anchor(name)) for name in scenarios]
+    return Section([Contents("Contents", entries, f"Scenarios ({len(folded)})" if folded else "", folded)])
 
 
 def seed_blocks() -> list[Block]:
@@ -314,25 +456,35 @@ def document(
     scenario_id: str | None = DEFAULT_SCENARIO,
     figures: Figures | None = None,
 ) -> Document:
-    """The report of one scenario (every scenario for None), with these plots shown per scenario."""
+    """The report of one scenario (every scenario for None), with these plots shown per scenario: the
+    capacity answer first (results/capacity/), then the burst's, then the details."""
+    figures = figures or {}
     grouped = group_results(results, scenario_id)
     title = "syslogbench results" + (f": scenario `{scenario_id}`" if scenario_id else "")
+    searches, skipped = capacity.load(results_dir)
+    chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
+    numbers = all_machine_numbers(chosen, searches)
+    multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}
+    singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
+    versions = versions_section(grouped, numbers, figures) if grouped else None
+    anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
+    lead = capacity.lead_blocks(searches, numbers, anchors)
+    sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
+    sections += [capacity.summary_section(searches, numbers)]
+    if grouped or searches:
+        sections += [machines_section(chosen, numbers, searches)]
     if grouped:
-        scenarios = [scenario_section(s, groups, figures or {}) for s, groups in grouped.items()]
-        chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
-        numbers = machine_numbers(chosen)
-        versions = versions_section(grouped, numbers, figures or {})
-        sections = [
-            *([versions] if versions else []),
-            machines_section(chosen, numbers),
+        sections += [
             overview_section(grouped),
-            *scenarios,
+            *(scenario_section(name, groups, figures) for name, groups in multi.items()),
+            singles_section(singles, figures),
         ]
     else:
-        sections = [nothing_section(results_dir, scenario_id)]
-    shown = (figures or {}).get(capacity.ANCHOR, [])
-    sections += [found] if (found := capacity.section(results_dir, shown)) else []  # results/capacity/
-    return Document(title, [*sections, Section([*seed_blocks(), Note(MEMORY_NOTE)])])
+        sections += [nothing_section(results_dir, scenario_id)]
+    sections += [capacity.section(searches, skipped, numbers, figures.get(capacity.ANCHOR, []))]
+    sections += [published_section(), Section([*seed_blocks(), Note(MEMORY_NOTE)], anchor=SEED_ANCHOR)]
+    present = [part for part in sections if part is not None]
+    return Document(title, [navigation(present, list(multi)), *present])
 
 
 def run_blocks(result: Result) -> list[Block]:

@@ -25,7 +25,7 @@ TIMEOUT_S = 120
 # The answer, from the committed results: the medians of three runs each; machine 2, because the other
 # scenario's runs came from another machine, first.
 ANSWER = (
-    "On machine 2, syslog-ng-4.8 is the fastest daemon in the seed scenario: 421,201 msgs/s (median of 3 "
+    "On machine 2, syslog-ng-4.8 drains the seed scenario's burst fastest: 421,201 msgs/s (median of 3 "
     "runs, 95% CI 412,775\u2013426,624), 3.03 times rsyslog-8.2504, 139,209 msgs/s (median of 3 runs, 95% "
     "CI 137,581\u2013139,265); 95% CI of the ratio 2.96\u20133.10."
 )
@@ -40,7 +40,7 @@ PROBE = """
 window.addEventListener("load", () => {
   const root = document.documentElement;
   const onFirstScreen = (el) => el.getBoundingClientRect().bottom <= window.innerHeight;
-  const answer = [...document.querySelectorAll("p")].find((p) => p.textContent.includes("is the fastest daemon"));
+  const answer = [...document.querySelectorAll("p")].find((p) => p.textContent.includes("burst fastest"));
   const machine = [...document.querySelectorAll("p")].find((p) => p.textContent.startsWith("Machine "));
   const chart = document.querySelector("section#versions img");
   const probe = {

@@ -299,20 +299,21 @@ def test_cpu_stacks_user_and_system_and_cuts_the_2014_nxlog_bar() -> None:
 
 def test_versions_sets_2014_beside_ours_in_the_same_units() -> None:
     fig = plots.versions_figure("seed2014", seed_groups(), "caption")
-    rate, cpu, base_rate, base_cpu = fig.axes[:4]
+    rate, cpu, old_rate, old_cpu, base_rate, base_cpu = fig.axes[:6]
     drawn = bars(rate)
-    assert drawn["rsyslog-8.2504 (n=3)"] == 210_000 and drawn["syslog-ng-4.8 (n=2)"] == 410_000
-    # 2014: 6,000,020 messages over the median of the three published elapsed times.
-    assert drawn["2014: NXLog (n=3)"] == round(6_000_020 / 367.30, 6)
-    assert drawn["2014: Syslog-ng 3.5 (n=3)"] == round(6_000_020 / 20.56, 6)
-    assert "baseline (n=2)" not in drawn and bars(base_rate) == {"baseline (n=2)": 605_000}
+    assert drawn == {"rsyslog-8.2504 (n=3)": 210_000, "syslog-ng-4.8 (n=2)": 410_000}
+    # 2014 (8 cores, other hardware) on axes of its own: 6,000,020 messages over the median published time.
+    published = bars(old_rate)
+    assert published["2014: NXLog (n=3)"] == round(6_000_020 / 367.30, 6)
+    assert published["2014: Syslog-ng 3.5 (n=3)"] == round(6_000_020 / 20.56, 6)
+    assert bars(base_rate) == {"baseline (n=2)": 605_000}
     assert whiskers(rate)["rsyslog-8.2504 (n=3)"] == (200_000, 260_000)
     # CPU seconds per million messages: ours 51 s over 6,000,020 messages; NXLog's 1,021 s likewise.
-    per_million = bars(cpu)
-    assert per_million["rsyslog-8.2504 (n=3)"] == round(51.0 / 6_000_020 * 1e6, 6)
-    assert abs(per_million["2014: NXLog (n=3)"] - 170.19) < 0.01
-    assert cpu.get_xscale() == "log" and base_cpu.get_xscale() == "log"
-    assert "log scale" in cpu.get_title(loc="left")
+    assert bars(cpu)["rsyslog-8.2504 (n=3)"] == round(51.0 / 6_000_020 * 1e6, 6)
+    assert abs(bars(old_cpu)["2014: NXLog (n=3)"] - 170.19) < 0.01
+    # Bars on linear axes: a log axis makes their lengths lie.
+    assert {ax.get_xscale() for ax in (cpu, old_cpu, base_cpu)} == {"linear"}
+    assert "2014" in old_rate.get_title(loc="left") and "8 cores" in old_rate.get_title(loc="left")
     assert tick_texts(rate, "y")[:2] == ["rsyslog-8.2504 (n=3)", "syslog-ng-4.8 (n=2)"]
 
 
@@ -398,3 +399,75 @@ def test_a_scenario_where_nothing_passed_has_no_plot(tmp_path: Path) -> None:
     written = plots.write_plots([*RUNS, *failed], tmp_path)
     assert list(written.scenarios) == ["seed2014"]
     assert not list(tmp_path.glob("*relay-slow*"))
+
+
+# -- the capacity figures, read back --------------------------------------------------------------
+
+CAPACITY_RESULTS = Path(__file__).resolve().parents[2] / "results" / "capacity"
+
+
+def recorded_capacity_figures() -> list[tuple[str, Figure]]:
+    from syslogbench.report import capacity, capacity_plots
+
+    searches, _ = capacity.load(CAPACITY_RESULTS.parent)
+    if not searches:
+        pytest.skip("no capacity results in results/capacity/")
+    with rc_context(plots.RC):
+        figures = [
+            (key, capacity_plots.figure(key, chosen))
+            for key, chosen in capacity_plots.groups(searches).items()
+        ]
+        for _, fig in figures:
+            FigureCanvasAgg(fig).draw()  # lays the figure out: every extent below is final
+    return figures
+
+
+def overlapping(boxes: list[tuple[str, Any]]) -> list[tuple[str, str]]:
+    return [
+        (a, b) for i, (a, box_a) in enumerate(boxes) for b, box_b in boxes[i + 1 :] if box_a.overlaps(box_b)
+    ]
+
+
+def test_capacity_tick_labels_never_meet() -> None:
+    for key, fig in recorded_capacity_figures():
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                labels = [t for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+                boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+                boxes = [(text, box) for text, box in boxes if box.width > 0]
+                assert not overlapping(boxes), f"{key}: tick labels that meet: {overlapping(boxes)}"
+
+
+def test_capacity_legends_lie_outside_the_axes() -> None:
+    for key, fig in recorded_capacity_figures():
+        renderer = fig.canvas.get_renderer()
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+        assert legends, f"{key}: no legend"
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            inside = [
+                ax.get_title(loc="left") for ax in fig.axes if box.overlaps(ax.get_window_extent(renderer))
+            ]
+            assert not inside, f"{key}: the legend covers the axes {inside}"
+        labels = [text.get_text() for legend in legends for text in legend.get_texts()]
+        assert "latency p99" in labels and "latency p50" in labels, f"{key}: no legend for the latency lines"
+
+
+def test_capacity_repeated_searches_are_told_apart() -> None:
+    from syslogbench.report import capacity_plots
+
+    repeated = 0
+    for key, fig in recorded_capacity_figures():
+        lines = [
+            line
+            for line in fig.axes[0].get_lines()
+            if (line.get_gid() or "").startswith(capacity_plots.LINE_GID)
+        ]
+        looks = [(line.get_color(), line.get_marker()) for line in lines]
+        assert len(set(looks)) == len(looks), f"{key}: two searches drawn alike: {looks}"
+        names = [line.get_label() for line in lines]
+        assert len(set(names)) == len(names), f"{key}: two searches with one legend label: {names}"
+        profiles = [name.split(" (2")[0] for name in names]
+        repeated += len(profiles) - len(set(profiles))
+    assert repeated >= 1  # results/capacity/ holds repeated searches of one profile

@@ -17,7 +17,7 @@ from syslogbench import contract
 from syslogbench.model.result import Result
 from syslogbench.report import build as report
 from syslogbench.report import cells, html, load, markdown, sections, stats
-from syslogbench.report.blocks import Figure, Paragraph
+from syslogbench.report.blocks import Contents, Figure, Heading, Note, Paragraph
 from syslogbench.report.published import seed2014
 from tests.unit.conftest import limit, result_document
 
@@ -232,7 +232,8 @@ def test_main_writes_output(results_dir: Path, tmp_path: Path, capsys: pytest.Ca
     assert report.main(["--results", str(results_dir), "--output", str(out)]) == 0
     assert out.read_text() == report.render_markdown(results_dir, None)  # every scenario
     assert "## Scenario `seed2014`" in out.read_text()
-    assert "## Scenario `small`" in out.read_text()
+    # small has one run per profile: folded into one table with the others like it.
+    assert "## Scenarios with one run per profile" in out.read_text() and "| `small` |" in out.read_text()
     assert report.main(["--results", str(results_dir), "--scenario", "small"]) == 0
     printed = capsys.readouterr().out
     assert "7.77" in printed
@@ -520,7 +521,7 @@ def test_html_names_every_profile(stats_dir: Path) -> None:
     assert profiles == {"baseline", "rsyslog8", "syslog-ng"}
     for profile in profiles:
         assert profile in page.text, profile  # a table cell of its own
-    assert "Scenario seed2014" in text and "Scenario small" in text
+    assert "Scenario seed2014" in text and "Scenarios with one run per profile" in text and "small" in text
     assert "erratic" in text and "\u2021" in text
     assert "script" not in page.tags
     assert all(not link.startswith(("http:", "https:", "//")) for link in page.links)
@@ -689,11 +690,11 @@ def test_markdown_and_html_of_each_section_carry_the_same_cells(stats_dir: Path)
         page.feed("\n".join(html.section(section)))
         assert in_markdown == page.tables, section.anchor
         counts.append([len(rows) for rows in in_markdown])
-    # Rows, header included. The version matrix: 3 profiles and the 6 daemons of 2014. The machines: one.
-    # The overview: 2 scenarios. seed2014 and small: statistics, ratio to the fastest and latest run, for
-    # 3 profiles and for 1, then syslog-ng PE 7's two tables of the same legacy syslog over TCP (4 rows each).
-    # The 2014 figures: 6 daemons.
-    assert counts == [[10], [2], [3], [4, 4, 4, 5, 5], [2, 2, 2, 5, 5], [7]]
+    # Rows, header included. The navigation bar: none. The version matrix: 3 profiles and the 6 daemons of
+    # 2014. The machines: one. The overview: 2 scenarios. seed2014: statistics, ratio to the fastest and
+    # latest run (folded) for 3 profiles. small, one run per profile: one row of the folded table. syslog-ng
+    # PE 7's 8 tables, once. The 2014 figures: 6 daemons.
+    assert counts == [[], [10], [2], [3], [4, 4, 4], [2], [5, 5, 5, 4, 4, 4, 11, 11], [7]]
 
 
 # -- machines and the version matrix --------------------------------------------------------------
@@ -716,9 +717,9 @@ def test_two_machines_never_pool_and_are_numbered_oldest_first() -> None:
     assert len(grouped["seed2014 on machine 1"][0].runs) == 3  # not 6: the runs did not pool
 
 
-def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles() -> None:
+def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles(tmp_path: Path) -> None:
     later = [on_other_machine(run, "2026-01-01T00:00:00Z") for run in STATS_RUNS[:3]]
-    doc = sections.document(typed(*STATS_RUNS, *later), Path("results"), None)
+    doc = sections.document(typed(*STATS_RUNS, *later), tmp_path, None)  # no capacity results
     text = markdown.document(doc)
     first = markdown_tables(text)[0]
     assert first[0] == cells.VERSIONS_HEADER
@@ -731,7 +732,7 @@ def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles() ->
     ]
     assert [row[0] for row in first[1:] if row[1] == "2014, published"] == list(seed2014.RUNS)
     assert "seed2014 on machine 2" in text.split("## Machines")[0]  # named as the other seed section
-    machines = markdown_tables(text)[1]
+    machines = next(table for table in markdown_tables(text) if table[0][0] == "machine")
     assert [row[0] for row in machines[1:]] == ["1", "2"] and "6.1.0-other" in machines[2][1]
 
 
@@ -816,7 +817,7 @@ def test_render_run_gives_the_fingerprint_line() -> None:
 def test_the_answer_names_the_fastest_daemon_by_how_much_and_how_sure() -> None:
     groups = load.group_results(typed(*STATS_RUNS))["seed2014"]
     assert cells.answer_sentences(groups, "machine 1") == (
-        "**On machine 1, `syslog-ng` is the fastest daemon in the seed scenario:** 150,000 msgs/s (median of "
+        "**On machine 1, `syslog-ng` drains the seed scenario's burst fastest:** 150,000 msgs/s (median of "
         "3 runs, 95% CI 100,000\u2013200,000), 1.50 times `rsyslog8`, 100,000 msgs/s (median of 3 runs, 95% "
         "CI 90,000\u2013110,000); 95% CI of the ratio 0.91\u20132.22, which includes 1: these runs do not "
         "tell the two apart."
@@ -829,10 +830,19 @@ def test_the_answer_names_the_fastest_daemon_by_how_much_and_how_sure() -> None:
 def test_the_report_opens_with_the_answer_the_machine_and_the_chart(stats_dir: Path) -> None:
     figures = {sections.VERSIONS_ANCHOR: [("The version matrix", "plots/versions.png")]}
     doc = sections.document(load.load_results(stats_dir), stats_dir, figures=figures)
-    first = doc.sections[0]
+    nav, first = doc.sections[:2]  # without capacity results, the burst leads, after the navigation bar
+    assert (
+        isinstance(nav.blocks[0], Contents)
+        and ("Burst and version matrix", "versions") in nav.blocks[0].entries
+    )
     assert first.anchor == sections.VERSIONS_ANCHOR
-    answer, machine, chart = first.blocks[:3]
-    assert isinstance(answer, Paragraph) and "`syslog-ng` is the fastest daemon" in answer.text
+    heading, definition, answer, machine, chart = first.blocks[:5]
+    assert isinstance(heading, Heading) and heading.text == "Burst: how fast a 6,000,000-message burst drains"
+    assert isinstance(definition, Note) and "the rate at which that burst drains" in definition.text
+    assert (
+        isinstance(answer, Paragraph)
+        and "`syslog-ng` drains the seed scenario's burst fastest" in answer.text
+    )
     assert isinstance(machine, Paragraph) and machine.text.startswith(
         "**Machine 1:** Test CPU 9000, 16 cores"
     )
@@ -954,3 +964,25 @@ def test_runs_of_two_configs_never_pool() -> None:
         "rsyslog8 (config 222222222222)",
     ]
     assert [len(g.runs) for g in groups] == [1, 1, 1]
+
+
+# -- the page's HTML: a phone, aligned cells, ids, folded blocks ---------------------------------
+
+
+def test_the_page_has_a_viewport_and_aligns_figures_right_and_text_left() -> None:
+    from syslogbench.report.blocks import Details, Document, Section, Table
+
+    table = Table(
+        ["profile", "msgs/s", "flags"], [["rsyslog-8.2504", "58,792", "other settings"]], css_class="stack"
+    )
+    page = html.document(Document("t", [Section([Details("Trials", [table])])]))
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    assert '<td data-label="profile">rsyslog-8.2504</td>' in page
+    assert '<td class="num" data-label="msgs/s">58,792</td>' in page
+    assert "<details><summary>Trials</summary>" in page and "</details>" in page
+    assert '<a href="#machines">machine 5</a>' in html.inline("[machine 5](#machines)")
+
+
+def test_scenario_ids_have_no_spaces() -> None:
+    assert sections.scenario_anchor("seed2014 on machine 1") == "scenario-seed2014-on-machine-1"
+    assert sections.scenario_anchor("udp@5x4x50000") == "scenario-udp@5x4x50000"

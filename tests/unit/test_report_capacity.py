@@ -40,8 +40,10 @@ def test_the_capacity_section_gives_ndr_pdr_and_each_trial(tmp_path: Path) -> No
     (tmp_path / "capacity" / "a.json").write_text(json.dumps(a_result()))
     text = render(tmp_path)
     assert capacity.TITLE in text
+    earlier = "other settings (CONFIRM_S=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # settings={}: BEFORE_THE_KEY
     assert (
-        "| syslog-ng-4.8 | 4.8.1 | udp | udp | 3,800 | 3,800 .. 4,000 | 4,000 | 0.50% | 4.5 | found |" in text
+        f"| syslog-ng-4.8 | udp | udp | 3,800 | 3,800 .. 4,000 | 4,000 | 0.50% | 4.5 | found | {earlier} |"
+        in text
     )
     assert "| 1 | 4,000 | 10 | 40,000 | 10 | 5 | 0 | 0.0375% | 2.0 | 7.5 | 12.0 | 1.2 |" in text
 
@@ -58,8 +60,9 @@ def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None
     (tmp_path / "capacity").mkdir()
     (tmp_path / "capacity" / "a.json").write_text(json.dumps(a_result() | {"config": {"sha256": "ab" * 32}}))
     text = render(tmp_path)
-    assert "| syslog-ng-4.8 (config abababababab) | 4.8.1 | udp |" in text
-    assert "### syslog-ng-4.8 (config abababababab), udp (udp)" in text
+    assert "| syslog-ng-4.8 (config abababababab) | udp | udp |" in text
+    assert "<summary>Trials of syslog-ng-4.8 (config abababababab), udp (udp)" in text
+    assert "| UDP | syslog-ng-4.8 (config abababababab) | udp | [1](#machines) | 1 | 3,800 |" in text
 
 
 def test_a_result_the_model_cannot_read_is_named_not_raised(tmp_path: Path) -> None:

@@ -1,0 +1,270 @@
+"""The capacity searches pooled into the rows a reader compares: one row per profile, scenario, settings and
+machine, with n, the NDR's median and range, the PDR, the latency at 10/50/90% of the PDR, and the flags
+that say how far a row can be trusted.
+
+Flags, each from the result alone (docs/capacity.md):
+- "at least (rig-limited)": the search found no rate the daemon failed at, because the senders or the
+  watcher could go no faster (its rig_limit_msgs_per_s); "at least (RATE_MAX)": it reached its own ceiling.
+- "contradicted": a believed trial after the search's decision, at or below the published NDR (or PDR),
+  lost more than that goal allows (typically the latency trial at 90% of the PDR).
+- "unconfirmed": the result's own `confirmed` verdict says the rate did not hold again (results that
+  carry one; older ones do not, and are not flagged).
+- "test config": the search ran a user's config (capacity --config), not the profile's own.
+- "other settings": a setting that changes what is measured differs from the search's defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from statistics import median
+
+from syslogbench.model import capacity as model
+from syslogbench.model.result import Host
+from syslogbench.report.load import BASELINE, machine_label, profile_label
+
+# Where a search looks (its rate range and time budget), not what it measures: never "other settings".
+RANGE_KEYS = frozenset({"rate_min", "rate_max", "search_max_s", "initial_trial_s", "pause_s"})
+SETTING_NAMES = {name: key for key, name in model.KEYS.items()}
+DEFAULTS = model.CapacitySettings().as_dict()
+BELIEVED = (
+    "search",
+    "confirm",
+    "latency",
+)  # the trials a search relies on; warm-up and repeated ones it does not
+FRACTIONS = ("10%", "50%", "90%")  # of the PDR, where the latency is measured after the search
+TRANSPORT_ORDER = ("tcp", "udp", "tls")
+
+RIG_LIMITED = "at least (rig-limited)"
+AT_RATE_MAX = "at least (RATE_MAX)"
+CONTRADICTED = "contradicted"
+UNCONFIRMED = "unconfirmed"
+TEST_CONFIG = "test config"
+OTHER_SETTINGS = "other settings"
+
+
+def profile_of(data: Mapping) -> str:
+    """A search of a user's own config (capacity --config) is named by the config's hash, as a run is."""
+    config = data.get("config") or {}
+    return profile_label(data["profile"], str(config["sha256"]) if config.get("sha256") else None)
+
+
+def machine_of(data: Mapping) -> str:
+    """The machine as the Machines table names it: the same words as a run's, so the two pool."""
+    host = data.get("machine") or {}
+    return machine_label(
+        Host(
+            cpu_model=str(host.get("cpu_model", "?")),
+            cores=int(host.get("cores", 0) or 0),
+            memory_bytes=int(host.get("memory_bytes", 0) or 0),
+            kernel=str(host.get("kernel", "?")),
+            docker_version=str(host.get("docker_version", "?")),
+            cgroup_version=int(host.get("cgroup_version", 0) or 0),
+        )
+    )
+
+
+def finished(data: Mapping) -> datetime:
+    """When the search ended (or began, for one cut short before it wrote its end); the epoch if neither."""
+    for key in ("finished_utc", "started_utc"):
+        try:
+            when = datetime.fromisoformat(str(data.get(key) or "").replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(0, UTC)
+
+
+def setting_text(name: str, value: object) -> str:
+    key = SETTING_NAMES.get(name, name.upper())
+    return f"{key}={value:g}" if isinstance(value, int | float) else f"{key}={value}"
+
+
+def other_settings(data: Mapping) -> list[str]:
+    """The settings that change what is measured and differ from today's defaults, as KEY=VALUE. A key an
+    older result lacks counts as the value its search ran with (model.capacity.BEFORE_THE_KEY); a key the
+    defaults do not know (a newer result's) is listed whatever its value."""
+    settings = {**model.BEFORE_THE_KEY, **(data.get("settings") or {})}
+    return [
+        setting_text(name, value)
+        for name, value in sorted(settings.items())
+        if name not in RANGE_KEYS and DEFAULTS.get(name) != value
+    ]
+
+
+def published(bound: Mapping) -> float | None:
+    """The rate a result gives for a goal (model Bound.published): the confirmed one where a confirmation
+    was asked (none where it failed), else the search's lower bound."""
+    if bound.get("confirmed") is None:
+        return bound.get("lower_msgs_per_s")
+    return bound.get("confirmed_msgs_per_s") if bound["confirmed"] else None
+
+
+def at_least(data: Mapping) -> str | None:
+    """Why the NDR is a floor, or None: the search found a rate above it that was not held."""
+    if data["outcome"] != "found":
+        return f"at least ({data['outcome']})"
+    if data["ndr"].get("upper_msgs_per_s") is not None:
+        return None
+    return RIG_LIMITED if data.get("rig_limit_msgs_per_s") is not None else AT_RATE_MAX
+
+
+def believed(data: Mapping) -> list[Mapping]:
+    return [t for t in data["trials"] if t.get("purpose", "search") in BELIEVED and not t.get("sender_bound")]
+
+
+def contradictions(data: Mapping) -> list[str]:
+    """Believed trials after the decision at a goal's rate, at or below that rate, that broke the goal:
+    "NDR: trial 19 lost 40.72% at 58,597 msg/s"."""
+    found = []
+    trials = believed(data)
+    for goal in ("ndr", "pdr"):
+        rate, target = data[goal].get("lower_msgs_per_s"), float(data[goal].get("loss_ratio") or 0)
+        if rate is None:
+            continue
+        decided = max((t["number"] for t in trials if abs(t["offered_msgs_per_s"] - rate) < 0.5), default=0)
+        for t in trials:
+            if t["number"] > decided and t["offered_msgs_per_s"] <= rate + 0.5 and t["loss_ratio"] > target:
+                found.append(
+                    f"{goal.upper()}: trial {t['number']} lost {t['loss_ratio']:.2%} at "
+                    f"{model.rate_text(t['offered_msgs_per_s'])} msg/s"
+                )
+                break
+    return found
+
+
+def confirmation(data: Mapping) -> bool | None:
+    """The result's own verdict on whether its NDR and PDR held again (each bound's `confirmed`, model
+    Bound): False if either did not, None where neither was asked (CONFIRM_S=0, or an older result)."""
+    verdicts = [data[goal].get("confirmed") for goal in ("ndr", "pdr")]
+    if False in verdicts:
+        return False
+    return True if True in verdicts else None
+
+
+def flags(data: Mapping) -> list[str]:
+    """The flags of one search, in the order the summary shows them."""
+    found = []
+    if limit := at_least(data):
+        found.append(limit)
+    if confirmation(data) is False:
+        found.append(UNCONFIRMED)
+    if contradictions(data):
+        found.append(CONTRADICTED)
+    if (data.get("config") or {}).get("sha256"):
+        found.append(TEST_CONFIG)
+    if others := other_settings(data):
+        found.append(f"{OTHER_SETTINGS} ({', '.join(others)})")
+    return found
+
+
+@dataclass
+class Row:
+    """The searches of one profile, scenario, settings and machine."""
+
+    profile: str
+    scenario: str
+    transport: str
+    machine: str
+    settings: tuple[str, ...]
+    searches: list[Mapping] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.searches)
+
+    @property
+    def ndrs(self) -> list[float]:
+        return [rate for s in self.searches if (rate := published(s["ndr"]))]
+
+    @property
+    def ndr(self) -> float | None:
+        return median(self.ndrs) if self.ndrs else None
+
+    @property
+    def pdr(self) -> float | None:
+        values = [rate for s in self.searches if (rate := published(s["pdr"]))]
+        return median(values) if values else None
+
+    @property
+    def pdr_target(self) -> float:
+        return float(self.searches[0]["pdr"].get("loss_ratio") or 0)
+
+    def latency(self, fraction: str, percentile: str) -> float | None:
+        """The median over the searches of one latency percentile at a fraction of the PDR, in ms."""
+        values = [
+            value
+            for s in self.searches
+            if (value := ((s.get("latency_at_pdr") or {}).get(fraction) or {}).get(percentile)) is not None
+        ]
+        return median(values) if values else None
+
+    @property
+    def flags(self) -> list[str]:
+        """Every flag of any of its searches; "contradicted" says in how many."""
+        found: dict[str, int] = {}
+        for search in self.searches:
+            for flag in flags(search):
+                found[flag] = found.get(flag, 0) + 1
+        return [
+            f"{flag} ({count} of {self.n})" if flag in (CONTRADICTED, UNCONFIRMED) and self.n > 1 else flag
+            for flag, count in found.items()
+        ]
+
+    @property
+    def plain(self) -> bool:
+        """A daemon's own config at the default settings, found: a row the first screen may rank."""
+        return self.own_config and not any(flag.startswith(OTHER_SETTINGS) for flag in self.flags)
+
+    @property
+    def own_config(self) -> bool:
+        """A daemon's own config, found (not a floor): what the first screen ranks, at the defaults where any
+        such row exists, else at an earlier search procedure (earlier_procedure)."""
+        return self.profile != BASELINE and not any(
+            flag.startswith(("at least", TEST_CONFIG)) for flag in self.flags
+        )
+
+    @property
+    def earlier_procedure(self) -> bool:
+        """Its settings differ from today's defaults only in how the search decides a rate (TRIAL_SUM,
+        EXCEED_RATIO, CONFIRM_S): the same measure, searched before today's procedure."""
+        procedure = {SETTING_NAMES[name] for name in model.BEFORE_THE_KEY}
+        return all(setting.split("=", 1)[0] in procedure for setting in self.settings)
+
+    def overlaps(self, other: Row) -> bool:
+        """Whether the two rows' NDR ranges share a rate: then their order is not settled."""
+        return (
+            bool(self.ndrs and other.ndrs)
+            and min(self.ndrs) <= max(other.ndrs)
+            and min(other.ndrs) <= max(self.ndrs)
+        )
+
+
+def transport_rank(transport: str) -> tuple[int, str]:
+    return (
+        TRANSPORT_ORDER.index(transport) if transport in TRANSPORT_ORDER else len(TRANSPORT_ORDER),
+        transport,
+    )
+
+
+def rows(searches: Sequence[Mapping]) -> list[Row]:
+    """The summary's rows: by transport, then NDR (highest first)."""
+    found: dict[tuple, Row] = {}
+    for search in searches:
+        settings = tuple(other_settings(search))
+        key = (profile_of(search), search["scenario"], search["transport"], machine_of(search), settings)
+        found.setdefault(key, Row(*key)).searches.append(search)
+    return sorted(
+        found.values(), key=lambda row: (transport_rank(row.transport), -(row.ndr or 0), row.profile)
+    )
+
+
+def busiest_machine(searches: Sequence[Mapping]) -> str | None:
+    """The machine with the most capacity results (the earliest to finish one, on a tie)."""
+    if not searches:
+        return None
+    counts: dict[str, int] = {}
+    for search in sorted(searches, key=finished):
+        counts[machine_of(search)] = counts.get(machine_of(search), 0) + 1
+    return max(counts, key=counts.__getitem__)

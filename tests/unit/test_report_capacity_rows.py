@@ -1,0 +1,104 @@
+"""The capacity summary's rows and flags, over searches recorded in results/capacity/ (read, never written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syslogbench.model import capacity as model
+from syslogbench.report import capacity_rows
+
+EARLIER = "other settings (CONFIRM_S=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
+RECORDED = Path(__file__).resolve().parents[2] / "results" / "capacity"
+
+
+def recorded(stem: str) -> dict:
+    path = RECORDED / f"{stem}.json"
+    if not path.is_file():
+        pytest.skip(f"{path.name} is not in results/capacity/")
+    return model.read(path).to_dict()
+
+
+def test_the_baseline_that_outran_the_watcher_is_a_floor() -> None:
+    # The watcher fell behind at 200,000 and 180,000 msg/s; 106,288 msg/s held and nothing above it failed.
+    search = recorded("20261125T215218.148Z-baseline-af85-seed2014")
+    assert capacity_rows.flags(search) == [capacity_rows.RIG_LIMITED, EARLIER]
+
+
+def test_a_relay_search_the_rig_limited_is_a_floor() -> None:
+    search = recorded("20261126T091203.037Z-syslog-ng-4.8-0c01-relay")
+    assert capacity_rows.flags(search) == [capacity_rows.RIG_LIMITED, EARLIER]
+
+
+def test_a_later_trial_below_the_ndr_that_lost_contradicts_it() -> None:
+    # NDR 93,049 msg/s; trial 17, at 90% of the PDR (83,744 msg/s), lost 0.56%.
+    search = recorded("20261125T203543.483Z-syslog-ng-3.38-f7b8-seed2014")
+    assert capacity_rows.contradictions(search) == [
+        "NDR: trial 17 lost 0.56% at 83,744 msg/s",
+        "PDR: trial 17 lost 0.56% at 83,744 msg/s",
+    ]
+    assert capacity_rows.flags(search) == [capacity_rows.CONTRADICTED, EARLIER]
+
+
+def test_a_search_whose_later_trials_held_is_not_contradicted() -> None:
+    search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
+    assert capacity_rows.contradictions(search) == []
+    assert capacity_rows.flags(search) == [EARLIER]
+
+
+def test_a_users_config_is_a_test_config_with_its_other_settings() -> None:
+    # rsyslog-8.2504 with a deliberate 1 s delay, LATENCY_BOUND=3, RATE_MAX=2,000 (reached: a floor).
+    search = recorded("20261125T213020.379Z-rsyslog-8.2504-dde3-seed2014")
+    assert capacity_rows.flags(search) == [
+        capacity_rows.AT_RATE_MAX,
+        capacity_rows.TEST_CONFIG,
+        "other settings (CONFIRM_S=0, EXCEED_RATIO=0, LATENCY_BOUND=3, TRIAL_SUM=0)",
+    ]
+    assert capacity_rows.profile_of(search) == "rsyslog-8.2504 (config c4a69c79e3d5)"
+
+
+def test_other_settings_name_what_changes_the_measure_not_the_search_range() -> None:
+    pinned = recorded("20261125T213145.622Z-rsyslog-8.2504-f7a4-seed2014")
+    # RATE_MAX=200,000 is not named; a key the result lacks is what its search ran with (BEFORE_THE_KEY).
+    assert capacity_rows.other_settings(pinned) == [
+        "CONFIRM_S=0",
+        "DAEMON_CORES=1",
+        "EXCEED_RATIO=0",
+        "TRIAL_SUM=0",
+    ]
+    repeated = recorded("20261126T092751.295Z-rsyslog-8.2504-a3f6-seed2014")  # TRIAL_SUM=30 EXCEED_RATIO=0.5
+    assert capacity_rows.other_settings(repeated) == ["CONFIRM_S=0"]
+
+
+def test_a_confirmation_verdict_is_read_where_a_result_has_one() -> None:
+    search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
+    assert capacity_rows.confirmation(search) is None  # today's results carry none: no flag
+    failed = {**search["pdr"], "confirmed": False, "unconfirmed": "the 60 s trial lost 3%"}
+    assert capacity_rows.UNCONFIRMED in capacity_rows.flags(search | {"pdr": failed})
+    held = {**search["ndr"], "confirmed": True, "confirmed_msgs_per_s": search["ndr"]["lower_msgs_per_s"]}
+    assert capacity_rows.UNCONFIRMED not in capacity_rows.flags(search | {"ndr": held})
+
+
+def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None:
+    searches = [model.read(path).to_dict() for path in sorted(RECORDED.glob("*.json"))]
+    if len(searches) < 20:
+        pytest.skip("fewer recorded searches than this test was written for")
+    rows = capacity_rows.rows(searches)
+    transports = [row.transport for row in rows]
+    assert transports == sorted(transports, key=capacity_rows.transport_rank)
+    for transport in set(transports):
+        ndrs = [row.ndr for row in rows if row.transport == transport]
+        assert ndrs == sorted(ndrs, reverse=True), transport
+    # syslog-ng-4.8 over TCP at the earlier defaults: two searches, 84,024 and 97,919 msg/s, pooled into one
+    # row (the TRIAL_SUM=30 pair is a row of its own).
+    earlier = ("CONFIRM_S=0", "EXCEED_RATIO=0", "TRIAL_SUM=0")
+    pooled = [
+        row
+        for row in rows
+        if row.profile == "syslog-ng-4.8" and row.scenario == "seed2014" and row.settings == earlier
+    ]
+    assert [(row.n, sorted(row.ndrs)) for row in pooled] == [(2, [84023.8, 97918.8])]
+    assert pooled[0].ndr == pytest.approx(90971.3)
+    assert pooled[0].flags == ["contradicted (1 of 2)", EARLIER]
+    assert not pooled[0].plain and pooled[0].earlier_procedure and pooled[0].own_config
