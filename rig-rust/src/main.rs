@@ -11,7 +11,9 @@ mod reconcile;
 use std::process::ExitCode;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: syslogbench-rig send | follow | reconcile  (one JSON request per line on stdin)");
+    eprintln!(
+        "usage: syslogbench-rig send | follow | reconcile  (one JSON request per line on stdin)"
+    );
     ExitCode::from(2)
 }
 
