@@ -706,7 +706,18 @@ fn usage() -> (f64, u64) {
     };
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
-    ((cpu * 1e6).round() / 1e6, usage.ru_maxrss as u64 * 1024)
+    ((cpu * 1e6).round() / 1e6, peak_rss())
+}
+
+/// This program's peak resident memory: VmHWM, which starts anew at exec (getrusage's ru_maxrss keeps the
+/// peak of the process image before exec, e.g. the Python that started the rig).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
 }
 
 pub fn reconcile(request: &Request) -> Result<Reconciled, String> {

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from syslogbench.contract import OUTPUT_RE
 from syslogbench.model import capacity, preprocess, scenarios, settings, userconfig
 from syslogbench.model.capacity import SenderTrial
 from syslogbench.model.messages import (
@@ -47,7 +48,6 @@ from syslogbench.model.messages import (
     render_line,
 )
 from syslogbench.rig import channel, control
-from syslogbench.rig.reconcile import OUTPUT_RE
 
 SAMPLE_S = 0.02  # how often the watcher looks at the output during a trial: the latency's resolution
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost

@@ -9,7 +9,22 @@ from typing import Any
 import pytest
 
 from syslogbench import contract
-from syslogbench.rig import channel, control
+from syslogbench.rig import channel, compiled, control
+
+# The compiled rig as a checkout builds it (make unit builds it first; compiled.BUILD says how by hand).
+RIG = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
+
+
+@pytest.fixture
+def rig(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The compiled rig (rig-rust/) for the tests that reconcile through it: $SYSLOGBENCH_RIG points at the
+    checkout's release build."""
+    if not RIG.exists():
+        pytest.fail(
+            f"the compiled rig is not built ({RIG} is missing): run `{compiled.BUILD}` (or `make unit`)"
+        )
+    monkeypatch.setenv(compiled.RIG_ENV, str(RIG))
+    return RIG
 
 
 @pytest.fixture

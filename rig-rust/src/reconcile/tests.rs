@@ -78,7 +78,7 @@ fn the_key_in_every_output_form() {
         b"Nov 22 10:00:00 host2 bench[10]: syslogbench h=2 s=10 q=0000006 f=23 v=7 x",
         b"Nov 22 10:00:00 relay-host1 bench[1]: syslogbench h=1 s=1 q=0000061 f=5 v=0 DONE",
     ];
-    let expected: [(&[u8], &[u8], &[u8], &[u8]); 5] = [
+    let expected: [Key; 5] = [
         (b"1", b"1", b"0000003", b"f=1 v=2 xxxx"),
         (b"12", b"3", b"0000004", b"f=1 v=2 xx"),
         (b"1", b"1", b"5", b"f=1 v=2 xxxxx"),
@@ -292,8 +292,8 @@ fn whole_cut_unknown_and_done_lines_count_apart() {
     .concat();
     let (lines, shown) = counter.add(text.as_bytes());
     assert_eq!((lines, shown), (11, 9));
-    assert_eq!(&counter.counts(0)[..], &[0, 2, 0, 0, 0, 0]);
-    assert_eq!(&counter.counts(1)[..], &[0, 0, 0, 0, 1, 1]);
+    assert_eq!(counter.counts(0), &[0, 2, 0, 0, 0, 0]);
+    assert_eq!(counter.counts(1), &[0, 0, 0, 0, 1, 1]);
     assert_eq!(counter.cut, vec![2, 2]);
     assert_eq!(counter.unknown, 3);
     std::fs::remove_dir_all(&dir).unwrap();
