@@ -7,7 +7,7 @@ DOCKERFILES := daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Docke
 SHELL_SCRIPTS := daemons/_common/supervise.sh watcher/entrypoint.sh .ci/run
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 
-.PHONY: run test setup lint unit integration report render browser
+.PHONY: run test setup lint unit integration report render browser rig
 
 $(VENV): requirements-dev.txt
 	python3 -m venv .venv
@@ -19,7 +19,7 @@ run: $(VENV)
 	$(PY) -m syslogbench run --profile "$(PROFILE)"
 
 # Lint, unit tests, then real containers for every profile, and the HTML report in a browser.
-test: $(VENV) lint browser
+test: $(VENV) lint browser rig
 	$(PY) -m syslogbench setup
 	$(PY) -m pytest -q --timeout 900 --durations=15
 
@@ -34,8 +34,14 @@ lint: $(VENV)
 	# actionlint also runs shellcheck on every `run:` block of the workflows.
 	.venv/bin/actionlint -shellcheck=.venv/bin/shellcheck -pyflakes= $(WORKFLOWS)
 
-unit: $(VENV)
+unit: $(VENV) rig
 	$(PY) -m pytest -q tests/unit
+
+# The compiled rig (rig-rust/): the reconciliation's tests run its release build
+# (rig-rust/target/release/syslogbench-rig). cargo from PATH, else rustup's ~/.cargo/bin.
+CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+rig:
+	$(CARGO) build --release --quiet --manifest-path rig-rust/Cargo.toml
 
 # Debian's chromium for tests/browser (the HTML report at 1400 x 900), installed where it is missing;
 # those tests skip, saying why, where it cannot be.

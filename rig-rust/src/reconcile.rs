@@ -34,7 +34,8 @@ const SEVERITIES: usize = 8;
 
 // -- the records -----------------------------------------------------------------------------------------
 
-/// What to reconcile (written by syslogbench/rig/reconcile.py, one JSON object on stdin).
+/// What to reconcile (written by syslogbench/rig/reconcile.py, one JSON object on stdin). Every key is
+/// required, those that may be null too (`Option::deserialize`: serde would read a missing one as null).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
@@ -50,14 +51,17 @@ pub struct Request {
     pub tails: Vec<TailTable>,
     /// A file of per_sender + 1 bytes per sender, in order: 1 where the number must arrive (index 0 unused);
     /// null: every number must.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub masks: Option<String>,
     /// What every message line of a plain file must match besides its key; null: nothing.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub proof: Option<Proof>,
     /// Drop each read from the page cache (posix_fadvise DONTNEED).
     pub forget: bool,
     pub block_bytes: usize,
     /// fanout: the file to write, for each sender with a lost message (in order), its arrival table
     /// (per_sender + 1 bytes, 1 where the message is in some file), from which Python names the lost PRIs.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub arrived_out: Option<String>,
 }
 
@@ -84,6 +88,7 @@ pub struct TailTable {
 #[serde(deny_unknown_fields)]
 pub struct Proof {
     pub source: String,
+    #[serde(deserialize_with = "Option::deserialize")]
     pub same: Option<[usize; 2]>,
 }
 

@@ -15,6 +15,13 @@ from syslogbench.rig import channel, compiled, control
 RIG = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
 
 
+@pytest.fixture(autouse=True)
+def rig_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test that reconciles (the watcher's included) runs the checkout's build of the compiled rig; where
+    it is missing, the reconciliation fails saying how to build it."""
+    monkeypatch.setenv(compiled.RIG_ENV, str(RIG))
+
+
 @pytest.fixture
 def rig(monkeypatch: pytest.MonkeyPatch) -> Path:
     """The compiled rig (rig-rust/) for the tests that reconcile through it: $SYSLOGBENCH_RIG points at the

@@ -381,6 +381,9 @@ fn the_records_refuse_unknown_and_missing_keys() {
     assert!(serde_json::from_value::<Reconciled>(less).is_err());
     let dir = scratch("records");
     let mut request = serde_json::to_value(request(&dir, 5)).unwrap();
+    let mut without_masks = request.clone();
+    without_masks.as_object_mut().unwrap().remove("masks"); // null is "no mask"; missing is an error
+    assert!(serde_json::from_value::<Request>(without_masks).is_err());
     request["tails"][0]["extra"] = true.into();
     assert!(serde_json::from_value::<Request>(request).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
