@@ -30,7 +30,8 @@ SENDER_BYTES = 7 * MIB
 # grows by a sixteenth: 1,000,000 UDP messages peaked at 15.0 MiB against 6.9 MiB for an all-out sender.
 INDEX_BYTES_PER_MESSAGE = 8 * 17 / 16
 # The watcher's memory limit (compose.yaml, mem_limit) and what it needs beside its tally of one byte per
-# sequence number of every sender (rig/reconcile.py): Python, SEC, one 4 MiB read and its list of keys.
+# sequence number of every sender (the compiled rig's reconcile role, rig-rust/src/reconcile.rs): Python, SEC,
+# the rig itself and its 4 MiB read (7 MiB peak at 1,000,000 lines, docs/measurement.md).
 WATCHER_MEM = 384 * MIB
 WATCHER_BYTES = 96 * MIB
 # How each family's config says its TCP session limit (model.userconfig.session_limits reads it). Where the
