@@ -501,7 +501,8 @@ pub struct Counter {
     xs: Vec<u8>,
     finder: memmem::Finder<'static>,
     proof: Option<(regex::bytes::Regex, Option<[usize; 2]>)>,
-    counts: Vec<u8>,
+    tally: Tally,
+    row_buf: Vec<u8>,
     cut: Vec<u64>,
     unknown: u64,
 }
@@ -551,8 +552,7 @@ impl Counter {
             }
         };
         let row = usize::try_from(request.per_sender + 1).map_err(|e| e.to_string())?;
-        let size = row
-            .checked_mul(request.senders.len())
+        let tally = Tally::new(row, request.senders.len())
             .ok_or("per_sender x senders is beyond memory")?;
         Ok(Counter {
             per_sender: request.per_sender,
@@ -562,7 +562,8 @@ impl Counter {
             xs: vec![b'x'; longest.unwrap_or(0)],
             finder: memmem::Finder::new(KEY),
             proof,
-            counts: vec![0; size],
+            tally,
+            row_buf: Vec::new(),
             cut: vec![0; request.senders.len()],
             unknown: 0,
         })
@@ -576,7 +577,6 @@ impl Counter {
     /// facility and severity).
     pub fn add(&mut self, block: &[u8]) -> (u64, i64) {
         let (mut lines, mut shown) = (0u64, 0i64);
-        let row = self.row();
         let finder = self.finder.clone();
         each_key(block, &finder, |host, sender, seq, tail| {
             lines += 1;
@@ -598,8 +598,7 @@ impl Counter {
                 seq.len() < 64 && mask >> seq.len() & 1 == 1
             };
             if whole {
-                let count = &mut self.counts[index * row + number as usize];
-                *count = count.saturating_add(1);
+                self.tally.add(index, number as usize);
             } else {
                 self.cut[index] += 1;
                 shown -= i64::from(fields(tail).is_none());
@@ -620,15 +619,109 @@ impl Counter {
         }
     }
 
-    fn counts(&self, index: usize) -> &[u8] {
-        let row = self.row();
-        &self.counts[index * row..(index + 1) * row]
+    /// A sender's occurrences of each sequence number (index 0 unused), one sender's at a time.
+    fn counts(&mut self, index: usize) -> &[u8] {
+        self.tally.row(index, &mut self.row_buf);
+        &self.row_buf
     }
 
     fn clear(&mut self) {
-        self.counts.fill(0);
+        self.tally.clear();
         self.cut.fill(0);
         self.unknown = 0;
+    }
+}
+
+/// Occurrences of each sequence number of each sender, saturating at 255: one bit each (arrived or not) and
+/// a map of the numbers that arrived more than once, while there are few of those (the usual run: the bits
+/// stay in the CPU's cache where a byte each would not); a byte each once there are many. Memory: an eighth of
+/// a byte per number, at most one byte and a third while the map turns into bytes.
+pub struct Tally {
+    row: usize,
+    words_per_row: usize,
+    seen: Vec<u64>,
+    more: HashMap<usize, u8>,
+    dense: Vec<u8>,
+    limit: usize,
+}
+
+impl Tally {
+    pub fn new(row: usize, senders: usize) -> Option<Self> {
+        let words_per_row = row.div_ceil(64);
+        let words = words_per_row.checked_mul(senders)?;
+        words.checked_mul(64)?;
+        Some(Tally {
+            row,
+            words_per_row,
+            seen: vec![0; words],
+            more: HashMap::new(),
+            dense: Vec::new(),
+            limit: (words * 64 / 128).max(1 << 16),
+        })
+    }
+
+    #[inline]
+    pub fn add(&mut self, index: usize, number: usize) {
+        let at = index * self.words_per_row * 64 + number;
+        if !self.dense.is_empty() {
+            self.dense[at] = self.dense[at].saturating_add(1);
+            return;
+        }
+        let (word, bit) = (at >> 6, 1u64 << (at & 63));
+        if self.seen[word] & bit == 0 {
+            self.seen[word] |= bit;
+            return;
+        }
+        let count = self.more.entry(at).or_insert(1);
+        *count = count.saturating_add(1);
+        if self.more.len() > self.limit {
+            self.densify();
+        }
+    }
+
+    fn densify(&mut self) {
+        let mut dense = vec![0u8; self.seen.len() * 64];
+        for (w, &word) in self.seen.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                dense[w * 64 + bits.trailing_zeros() as usize] = 1;
+                bits &= bits - 1;
+            }
+        }
+        for (&at, &count) in &self.more {
+            dense[at] = count;
+        }
+        (self.seen, self.more, self.dense) = (Vec::new(), HashMap::new(), dense);
+    }
+
+    /// One sender's occurrences (row bytes, index 0 unused) into out.
+    pub fn row(&self, index: usize, out: &mut Vec<u8>) {
+        let base = index * self.words_per_row * 64;
+        out.clear();
+        if !self.dense.is_empty() {
+            out.extend_from_slice(&self.dense[base..base + self.row]);
+            return;
+        }
+        out.resize(self.row, 0);
+        let words = &self.seen[index * self.words_per_row..(index + 1) * self.words_per_row];
+        for (w, &word) in words.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                out[w * 64 + bits.trailing_zeros() as usize] = 1;
+                bits &= bits - 1;
+            }
+        }
+        for (&at, &count) in &self.more {
+            if (base..base + self.row).contains(&at) {
+                out[at - base] = count;
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.seen.fill(0);
+        self.more.clear();
+        self.dense.fill(0);
     }
 }
 
@@ -1006,6 +1099,7 @@ fn fanout(request: &Request) -> Result<Reconciled, String> {
                 .collect(),
         };
         for index in 0..senders {
+            let cut = counter.cut[index];
             let counts = counter.counts(index);
             let (total, distinct) = (
                 copies(counts),
@@ -1014,8 +1108,8 @@ fn fanout(request: &Request) -> Result<Reconciled, String> {
             file.messages += total;
             file.duplicated += total - distinct;
             duplicated[index] += total - distinct;
-            file.truncated += counter.cut[index];
-            truncated[index] += counter.cut[index];
+            file.truncated += cut;
+            truncated[index] += cut;
             if distinct > 0 {
                 for (files, &c) in files_with[index * row..(index + 1) * row]
                     .iter_mut()

@@ -388,3 +388,51 @@ fn the_records_refuse_unknown_and_missing_keys() {
     assert!(serde_json::from_value::<Request>(request).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_tally_keeps_its_counts_when_it_turns_into_bytes() {
+    // 70,000 numbers twice: past the map's limit (65,536), so the bits and the map become a byte each.
+    let mut tally = Tally::new(200_001, 2).unwrap();
+    for number in 1..=70_000 {
+        tally.add(1, number);
+        tally.add(1, number);
+    }
+    tally.add(0, 5);
+    assert!(!tally.dense.is_empty() && tally.seen.is_empty() && tally.more.is_empty());
+    for _ in 0..300 {
+        tally.add(1, 7);
+    }
+    let mut row = Vec::new();
+    tally.row(1, &mut row);
+    assert_eq!(row.len(), 200_001);
+    assert_eq!(
+        (row[0], row[1], row[7], row[70_000], row[70_001]),
+        (0, 2, 255, 2, 0)
+    );
+    assert_eq!(copies(&row), 2 * 70_000 - 2 + 255);
+    tally.row(0, &mut row);
+    assert_eq!(copies(&row), 1);
+    tally.clear();
+    tally.row(1, &mut row);
+    assert_eq!(copies(&row), 0);
+}
+
+#[test]
+fn the_tally_in_bits_counts_each_sender_apart() {
+    let mut tally = Tally::new(70, 3).unwrap(); // rows of 70 numbers, 128 bits apart
+    for (index, number) in [(0, 69), (1, 0), (1, 69), (1, 69), (2, 1)] {
+        tally.add(index, number);
+    }
+    let mut row = Vec::new();
+    let rows: Vec<Vec<u8>> = (0..3)
+        .map(|index| {
+            tally.row(index, &mut row);
+            row.iter()
+                .enumerate()
+                .filter(|(_, &c)| c != 0)
+                .flat_map(|(n, &c)| [n as u8, c])
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows, vec![vec![69, 1], vec![0, 1, 69, 2], vec![1, 1]]);
+}
