@@ -64,6 +64,11 @@ class Unsupported(RuntimeError):
     """The daemon cannot run this scenario (the reason)."""
 
 
+class ReconcileFailed(RuntimeError):
+    """The compiled rig could not reconcile the output: the result's error, in one line (RECONCILE_FAILED and
+    the rig's reason); the run is not reconciled again."""
+
+
 def clear(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for entry in directory.iterdir():
@@ -273,7 +278,7 @@ def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, L
             obs.counts = reconcile.reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
     except (compiled.RigError, rigrecord.RecordError) as error:
         # The run ends in error with the rig's one-line reason (attempt() records it); not tried again.
-        raise RuntimeError(f"{RECONCILE_FAILED}{error}") from None
+        raise ReconcileFailed(f"{RECONCILE_FAILED}{error}") from None
     obs.harness.reconcile_s = round(time.monotonic() - began, 3)
     obs.harness.reconcile_cpu_s = round(time.process_time() - cpu + obs.counts.rig_cpu_s, 3)
 
@@ -524,6 +529,8 @@ def salvage(cfg: settings.Settings, obs: Observed, stopping: bool) -> None:
     for step in steps:
         try:
             step()
+        except ReconcileFailed as error:
+            obs.errors.append(str(error))
         except Exception as error:  # noqa: BLE001 - one failing step must not cost the others, nor the result
             obs.errors.append(f"the watcher failed while ending the run: {type(error).__name__}: {error}")
 
