@@ -634,45 +634,43 @@ impl Counter {
 
 /// Occurrences of each sequence number of each sender, saturating at 255: one bit each (arrived or not) and
 /// a map of the numbers that arrived more than once, while there are few of those (the usual run: the bits
-/// stay in the CPU's cache where a byte each would not); a byte each once there are many. Memory: an eighth of
-/// a byte per number, at most one byte and a third while the map turns into bytes.
+/// stay in the CPU's cache where a byte each would not); a byte each once the map passes `limit`. Memory: an
+/// eighth of a byte per number, at most one byte and a few hundredths while it turns into bytes (a sender at
+/// a time, each sender's bits freed as its bytes are filled).
 pub struct Tally {
     row: usize,
-    words_per_row: usize,
-    seen: Vec<u64>,
+    seen: Vec<Vec<u64>>,
     more: HashMap<usize, u8>,
-    dense: Vec<u8>,
+    dense: Vec<Vec<u8>>,
     limit: usize,
 }
 
 impl Tally {
     pub fn new(row: usize, senders: usize) -> Option<Self> {
-        let words_per_row = row.div_ceil(64);
-        let words = words_per_row.checked_mul(senders)?;
-        words.checked_mul(64)?;
+        let words = row.div_ceil(64);
+        words.checked_mul(64)?.checked_mul(senders.max(1))?;
         Some(Tally {
             row,
-            words_per_row,
-            seen: vec![0; words],
+            seen: vec![vec![0; words]; senders],
             more: HashMap::new(),
             dense: Vec::new(),
-            limit: (words * 64 / 128).max(1 << 16),
+            limit: (row * senders / 1024).max(1 << 16),
         })
     }
 
     #[inline]
     pub fn add(&mut self, index: usize, number: usize) {
-        let at = index * self.words_per_row * 64 + number;
         if !self.dense.is_empty() {
-            self.dense[at] = self.dense[at].saturating_add(1);
+            let count = &mut self.dense[index][number];
+            *count = count.saturating_add(1);
             return;
         }
-        let (word, bit) = (at >> 6, 1u64 << (at & 63));
-        if self.seen[word] & bit == 0 {
-            self.seen[word] |= bit;
+        let (word, bit) = (&mut self.seen[index][number >> 6], 1u64 << (number & 63));
+        if *word & bit == 0 {
+            *word |= bit;
             return;
         }
-        let count = self.more.entry(at).or_insert(1);
+        let count = self.more.entry(index * self.row + number).or_insert(1);
         *count = count.saturating_add(1);
         if self.more.len() > self.limit {
             self.densify();
@@ -680,37 +678,34 @@ impl Tally {
     }
 
     fn densify(&mut self) {
-        let mut dense = vec![0u8; self.seen.len() * 64];
-        for (w, &word) in self.seen.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                dense[w * 64 + bits.trailing_zeros() as usize] = 1;
-                bits &= bits - 1;
-            }
-        }
-        for (&at, &count) in &self.more {
-            dense[at] = count;
+        let mut dense = Vec::with_capacity(self.seen.len());
+        for (index, bits) in self.seen.iter_mut().enumerate() {
+            let mut row = vec![0u8; self.row];
+            expand(bits, &mut row);
+            *bits = Vec::new();
+            let base = index * self.row;
+            self.more.retain(|&at, &mut count| {
+                let mine = (base..base + self.row).contains(&at);
+                if mine {
+                    row[at - base] = count;
+                }
+                !mine
+            });
+            dense.push(row);
         }
         (self.seen, self.more, self.dense) = (Vec::new(), HashMap::new(), dense);
     }
 
     /// One sender's occurrences (row bytes, index 0 unused) into out.
     pub fn row(&self, index: usize, out: &mut Vec<u8>) {
-        let base = index * self.words_per_row * 64;
         out.clear();
         if !self.dense.is_empty() {
-            out.extend_from_slice(&self.dense[base..base + self.row]);
+            out.extend_from_slice(&self.dense[index]);
             return;
         }
         out.resize(self.row, 0);
-        let words = &self.seen[index * self.words_per_row..(index + 1) * self.words_per_row];
-        for (w, &word) in words.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                out[w * 64 + bits.trailing_zeros() as usize] = 1;
-                bits &= bits - 1;
-            }
-        }
+        expand(&self.seen[index], out);
+        let base = index * self.row;
         for (&at, &count) in &self.more {
             if (base..base + self.row).contains(&at) {
                 out[at - base] = count;
@@ -719,9 +714,20 @@ impl Tally {
     }
 
     pub fn clear(&mut self) {
-        self.seen.fill(0);
+        self.seen.iter_mut().for_each(|bits| bits.fill(0));
         self.more.clear();
-        self.dense.fill(0);
+        self.dense.iter_mut().for_each(|row| row.fill(0));
+    }
+}
+
+/// 1 at each set bit's place in out.
+fn expand(bits: &[u64], out: &mut [u8]) {
+    for (w, &word) in bits.iter().enumerate() {
+        let mut rest = word;
+        while rest != 0 {
+            out[w * 64 + rest.trailing_zeros() as usize] = 1;
+            rest &= rest - 1;
+        }
     }
 }
 

@@ -419,7 +419,7 @@ fn the_tally_keeps_its_counts_when_it_turns_into_bytes() {
 
 #[test]
 fn the_tally_in_bits_counts_each_sender_apart() {
-    let mut tally = Tally::new(70, 3).unwrap(); // rows of 70 numbers, 128 bits apart
+    let mut tally = Tally::new(70, 3).unwrap(); // rows of 70 numbers, in two words each
     for (index, number) in [(0, 69), (1, 0), (1, 69), (1, 69), (2, 1)] {
         tally.add(index, number);
     }
