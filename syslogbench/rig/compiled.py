@@ -44,7 +44,10 @@ def call(role: str, request: object, *options: str, timeout: float = 900) -> obj
         raise RigError(f"syslogbench-rig {role} gave no answer within {timeout:g} s (stopped)") from None
     said = done.stderr.decode(errors="replace").strip().splitlines()
     if done.returncode != 0:
-        reason = said[-1] if said else f"exit code {done.returncode}, and nothing on stderr"
+        # The rig's own last line reads "syslogbench-rig ROLE: why".
+        reason = (
+            said[-1].removeprefix(f"syslogbench-rig {role}: ") if said else f"exit code {done.returncode}"
+        )
         raise RigError(f"syslogbench-rig {role} failed: {reason}")
     try:
         return json.loads(done.stdout)

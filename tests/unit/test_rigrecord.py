@@ -116,7 +116,7 @@ def test_a_missing_rig_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.Mon
 def test_a_failing_rig_says_why_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "masks").write_bytes(b"\x00\x01")  # not per_sender + 1 bytes per sender
     asked = reconcile.request("split", tmp_path, SENDERS, 61, Expectation(), tmp_path / "masks", False)
-    with pytest.raises(compiled.RigError, match=r"^syslogbench-rig reconcile failed: syslogbench-rig reconcile: "
+    with pytest.raises(compiled.RigError, match=r"^syslogbench-rig reconcile failed: "
                        r"the masks file .*masks: 2 bytes, not 62 per sender$"):  # fmt: skip
         reconcile.ask(asked)
 
