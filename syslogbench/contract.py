@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -146,6 +147,18 @@ DAEMON_CONFIG_DIR = "/etc/syslogbench"  # the version's folder: manifest, scenar
 # daemons/Dockerfile starts the daemon on this link.
 SCENARIO_CONFIG = DAEMON_CONFIG_DIR + "/scenarios/{scenario}.conf"
 ACTIVE_CONFIG = DAEMON_CONFIG_DIR + "/active.conf"
+
+# -- the output files in the logs volume, as our daemon configs name them --------------------------------------
+# One file per facility and severity (rsyslog, syslog-ng): where each line is filed is checked (misfiled).
+SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
+# One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
+PLAIN_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.all\.log$")
+OUTPUT_RE = re.compile(f"{SPLIT_RE.pattern}|{PLAIN_RE.pattern}")
+DONE_LOG = "done.log"  # every DONE message, written by the SEC rule's input (docs/DESIGN.md)
+# The watcher's read size over the output. 4 MiB holds about 40,000 seed lines: the per-read cost vanishes
+# beside the per-line work. The compiled rig's reconciliation reads the same (rig-rust/src/reconcile.rs
+# BLOCK_BYTES), and cuts a longer line there (LONGEST_LINE).
+BLOCK_BYTES = 4 * 2**20
 
 # -- the control directory: every name the containers exchange, relative to its root (docs/DESIGN.md) ---------
 

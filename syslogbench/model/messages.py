@@ -18,6 +18,8 @@ MESSAGE_BYTES = 100  # the seed's messages were about 100 bytes
 DONE_WORD = "DONE"
 # What the reconciler looks for in any daemon's output line, whatever the daemon put before it.
 BODY_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=(\d+) v=(\d+)( DONE)?")
+# A DONE message anywhere in a line (done.log, and the end of a run on a user's config).
+DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,16 @@
-"""The compiled rig (rig-rust/) as a child process: one role, requests on its stdin and records on its stdout
-(model/rigrecord.py). Every wait for a record has a timeout; a record the rig did not send, a refused one, or
-the process's death is a RigError that says what happened. Stdlib only: runs in the containers.
+"""The compiled rig (rig-rust/, the `syslogbench-rig` binary): one role, requests on its stdin and records on
+its stdout (model/rigrecord.py). `Rig` keeps a role running (a sender, a trial's follower); `call` asks one
+request of a role that answers once and exits (a run's reconciliation). Every wait has a timeout; a record the
+rig did not send, a refused one, or the process's death is a RigError that says what happened, in one line.
+Stdlib only: runs in the containers.
+
+The binary is at $SYSLOGBENCH_RIG, or where the images install it. From a checkout (the unit tests):
+`cargo build --release --manifest-path rig-rust/Cargo.toml` builds rig-rust/target/release/syslogbench-rig.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -23,6 +29,7 @@ T = TypeVar("T")
 RIG_ENV = "SYSLOGBENCH_RIG"
 INSTALLED = Path("/usr/local/bin/syslogbench-rig")  # where the images put it (rig-rust/Dockerfile)
 BUILT = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
+BUILD = "cargo build --release --manifest-path rig-rust/Cargo.toml"
 
 
 def write_rendered(path: Path, lines: Iterable[bytes], indexed: bool) -> Path | None:
@@ -54,14 +61,44 @@ class RigError(RuntimeError):
 
 
 def binary() -> Path:
-    """The rig's binary: SYSLOGBENCH_RIG, the image's, or a checkout's own build (tests on the host)."""
-    for candidate in (os.environ.get(RIG_ENV), INSTALLED, BUILT, shutil.which("syslogbench-rig")):
+    """The rig's binary: SYSLOGBENCH_RIG where set, else the image's, a checkout's own build (tests on the
+    host), or one on PATH."""
+    if named := os.environ.get(RIG_ENV):
+        if not Path(named).is_file():
+            raise RigError(f"syslogbench-rig not found at {named} (${RIG_ENV}); build it with: {BUILD}")
+        return Path(named)
+    for candidate in (INSTALLED, BUILT, shutil.which("syslogbench-rig")):
         if candidate and Path(candidate).is_file():
             return Path(candidate)
-    raise RigError(
-        f"no syslogbench-rig binary: build it with `cargo build --release --manifest-path rig-rust/Cargo.toml`"
-        f" or set {RIG_ENV}"
-    )
+    raise RigError(f"syslogbench-rig not found at {INSTALLED} nor in this checkout; build it with: {BUILD}")
+
+
+def call(role: str, request: object, *options: str, timeout: float = 900) -> object:
+    """The rig's answer to one request (JSON data), or RigError: not there, failed, timed out, or no JSON."""
+    path = binary()
+    try:
+        done = subprocess.run(
+            [str(path), role, *options],
+            input=json.dumps(request).encode(),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except PermissionError as error:
+        raise RigError(f"syslogbench-rig at {path} cannot run: {error.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise RigError(f"syslogbench-rig {role} gave no answer within {timeout:g} s (stopped)") from None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    if done.returncode != 0:
+        # The rig's own last line reads "syslogbench-rig ROLE: why".
+        reason = (
+            said[-1].removeprefix(f"syslogbench-rig {role}: ") if said else f"exit code {done.returncode}"
+        )
+        raise RigError(f"syslogbench-rig {role} failed: {reason}")
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        raise RigError(f"syslogbench-rig {role} answered no JSON: {done.stdout[:200]!r}") from None
 
 
 class Rig:

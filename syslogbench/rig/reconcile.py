@@ -5,52 +5,33 @@ output line carries it whole. A line is the message only if everything after its
 sent there: the padding to the scenario's message size, or DONE. A line with a sender's key and anything
 else there (cut by a size limit, mangled by a framing error) is counted as truncated, not as received.
 
-Memory does not grow with the output: files are read in blocks of whole lines (`line_blocks`), and each
-sender's tally is one byte per sequence number. Stdlib only: runs in the watcher container.
+The compiled rig reads the files (`syslogbench-rig reconcile`, rig-rust/src/reconcile.rs: blocks of whole
+lines, one byte per sequence number per sender, the page cache dropped as it reads). This module gives it what
+needs the model, in one request (model/rigrecord.py): the senders, every whole tail of their messages (from
+messages.padding), the filter's masks (a file), the proof pattern; and joins its answer with the ledgers into
+the result's Sender counts. Stdlib only: runs in the watcher container.
 """
 
 from __future__ import annotations
 
-import os
 import re
+import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
-from syslogbench.model import messages
+from syslogbench.contract import BLOCK_BYTES
+from syslogbench.model import messages, rigrecord
 from syslogbench.model.ledger import Ledger
-from syslogbench.model.messages import SenderId
+from syslogbench.model.messages import SEVERITIES, SenderId
 from syslogbench.model.preprocess import Expectation
 from syslogbench.model.result import Sender
+from syslogbench.rig import compiled
 
-SPLIT_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.facility\.(\d+)\.severity\.(\d+)\.log$")
-# One unsplit file (the baseline receiver; the "one plain file" destination): no filing to check.
-PLAIN_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.all\.log$")
-OUTPUT_RE = re.compile(f"{SPLIT_RE.pattern}|{PLAIN_RE.pattern}")
-# A message line: its sender ("H s=S", one group, so that one bytes object is the key per line), its
-# sequence number, and its tail, the rest of the line ("f=F v=V " and the padding, or DONE), which must be
-# what the sender sent. Every output form of every scenario ends the line there: the daemons write the
-# message text last, and the JSON and key=value rows rebuild the line as "syslogbench h= s= q= f= v= <x>"
-# from the parsed fields.
-LINE_RE = re.compile(rb"syslogbench h=(\d+ s=\d+) q=(\d+) ([^\n]*)")
-TAIL_RE = re.compile(rb"f=(\d+) v=(\d+) (x+|DONE)")
-FIELDS_RE = re.compile(rb"f=\d+ v=\d+ ")
-DONE = b"DONE"
-# Tails remembered per table, mangled ones included, so that a run whose every line is cut the same way works
-# each one out once; the bound keeps memory small whatever arrives. Whole tails are 192 facility/severity
-# pairs x a few lengths of q.
-TAILS_KEPT = 16_384
-DONE_RE = re.compile(rb"syslogbench h=(\d+) s=(\d+) q=(\d+) f=\d+ v=\d+ DONE")
-DONE_LOG = "done.log"
-# Read size. 4 MiB holds about 40,000 seed lines: large enough that the per-read cost vanishes beside the
-# per-line work, small enough that one block's findall list stays a few MiB (tests/perf/reconcile_speed.py).
-BLOCK_BYTES = 4 * 2**20
-# A longer line is read as its first LONGEST_LINE bytes and CUT: it is no scenario's message (the committed ones
-# send 100 or 400 bytes, and daemons cut messages at 8 to 64 KiB by default), and keeping it whole would let
-# one missing newline (a framing error) hold the whole file in memory. The mark makes its tail unlike any sender's: a key in it is truncated.
-# Not below BLOCK_BYTES: a line that ends within one read is never longer, so whether a line is cut does not
-# depend on where the reads fall.
+# A longer line is read as its first LONGEST_LINE bytes and CUT (rig-rust/src/reconcile.rs): it is no scenario's
+# message (the committed ones send 100 or 400 bytes, and daemons cut messages at 8 to 64 KiB by default), and
+# keeping it whole would let one missing newline hold the whole file in memory. The mark makes its tail unlike
+# any sender's: a key in it is truncated. Not below BLOCK_BYTES, so that no cut depends on where reads fall.
 LONGEST_LINE = BLOCK_BYTES
 CUT = b" [cut: longer than 4 MiB]\n"
 NO_LEDGER = "no ledger: the sender never reported"
@@ -68,6 +49,9 @@ class Reconciliation:
     done_log_extra: int = 0
     # Message lines that do not show the scenario's processing (e.g. a host name not rewritten).
     unprocessed: int = 0
+    # What the rig's reconciliation took (its own process): no count, so no part of a comparison.
+    rig_cpu_s: float = field(default=0.0, compare=False)
+    rig_peak_rss_bytes: int = field(default=0, compare=False)
 
     def total(self, name: str) -> int:
         return sum(getattr(sender, name) or 0 for sender in self.senders)
@@ -89,278 +73,137 @@ class Reconciliation:
         return not any(counts) and every_done_once
 
 
-class Tails(dict):
-    """tail -> the length of q with which it ends an ordinary message whole (0: none), for the senders whose
-    host and sender numbers have the lengths given.
-
-    The padding follows from the lengths of the header's and the body's fields alone (messages.padding), so
-    whole lines end in a few hundred tails at most, however many lines and senders there are; each tail is
-    worked out once. A tail can be whole with several lengths of q only where the message is too short for
-    more than one 'x' of padding; it then maps to 0 here, and `lengths` has them all.
-    """
-
-    def __init__(self, digits: tuple[int, int], expect: Expectation, widest: int) -> None:
-        super().__init__()
-        # Numbers of those lengths stand for every sender of them.
-        self.host, self.sender = "1" * digits[0], "1" * digits[1]
-        self.expect, self.widest = expect, widest
-        self.known: dict[bytes, frozenset[int]] = {}
-
-    def __missing__(self, tail: bytes) -> int:
-        lengths = self.lengths(tail)
-        digits = next(iter(lengths)) if len(lengths) == 1 else 0
-        if len(self) < TAILS_KEPT:
-            self[tail] = digits
-        return digits
-
-    def lengths(self, tail: bytes) -> frozenset[int]:
-        """Every length of q with which tail ends an ordinary message of these senders whole."""
-        lengths = self.known.get(tail)
-        if lengths is None:
-            lengths = self.work_out(tail)
-            if len(self.known) < TAILS_KEPT:
-                self.known[tail] = lengths
-        return lengths
-
-    def work_out(self, tail: bytes) -> frozenset[int]:
-        match = TAIL_RE.fullmatch(tail)
-        if match is None or match.group(3) == DONE:
-            return frozenset()
-        facility, severity, padding = match.groups()
-        return frozenset(
-            digits
-            for digits in range(1, self.widest + 1)
-            # "1" * digits reads as a number of that length in every payload form (JSON's included).
-            if padding == self.padding("1" * digits, facility.decode(), severity.decode())
-        )
-
-    def padding(self, seq: str, facility: str, severity: str) -> bytes:
-        fields = (self.host, self.sender, seq, facility, severity)
-        return messages.padding(fields, self.expect.message_bytes, self.expect.format, self.expect.payload)
-
-
-class Block(NamedTuple):
-    """Whole lines: data[start:end], handed to the regexps as (data, start, end) so that no block is copied."""
-
-    data: bytes
-    start: int
-    end: int
-
-    def lines(self) -> list[bytes]:
-        return self.data[self.start : self.end].splitlines()
-
-
-def line_blocks(path: Path, size: int | None = None, forget: bool = False) -> Iterator[Block]:
-    """The file in blocks that end at a newline (the last one at the file's end, newline or not), read size
-    bytes at a time (BLOCK_BYTES by default; at most LONGEST_LINE).
-
-    A line split across two reads comes as one small block of its own. forget: drop each read from the page
-    cache. A run's output was written by the daemon, and what its cgroup could not keep cached is charged to
-    the reader's cgroup when read: without this, reading a 3 GB output would fill the watcher's memory limit
-    with cache.
-    """
-    size = size or BLOCK_BYTES
-    rest, skipping, offset = bytearray(), False, 0  # rest: the line begun in earlier reads
-    with path.open("rb", buffering=0) as handle:
-        while data := handle.read(size):
-            if forget:
-                os.posix_fadvise(handle.fileno(), offset, len(data), os.POSIX_FADV_DONTNEED)
-            offset += len(data)
-            start = 0
-            if skipping:  # the rest of an overlong line, already read as cut
-                start = data.find(b"\n") + 1
-                skipping = start == 0
-                if skipping:
-                    continue
-            last = data.rfind(b"\n", start) + 1
-            if last == 0:  # no newline in this read: the line goes on
-                rest += data[start:]
-                if len(rest) > LONGEST_LINE:
-                    yield cut(bytes(rest))
-                    rest, skipping = bytearray(), True
-                continue
-            if rest:  # the line begun in earlier reads ends in this one
-                first = data.index(b"\n", start) + 1
-                yield whole(bytes(rest) + data[start:first])
-                rest, start = bytearray(), first
-            if last > start:
-                yield Block(data, start, last)
-            rest += data[last:]
-    if rest:
-        yield whole(bytes(rest))
-
-
-def whole(line: bytes) -> Block:
-    """One line (or the file's unterminated end), cut if it is overlong."""
-    return cut(line) if len(line.rstrip(b"\n")) > LONGEST_LINE else Block(line, 0, len(line))
-
-
-def cut(line: bytes) -> Block:
-    data = line[:LONGEST_LINE] + CUT
-    return Block(data, 0, len(data))
-
-
-def is_done_tail(tail: bytes) -> bool:
-    match = TAIL_RE.fullmatch(tail)
-    return match is not None and match.group(3) == DONE
-
-
 def digits_of(sender: SenderId) -> tuple[int, int]:
     return len(str(sender.host)), len(str(sender.sender))
 
 
-def who(sender: SenderId) -> bytes:
-    """A sender as LINE_RE's first group shows it."""
-    return b"%d s=%d" % (sender.host, sender.sender)
+def tail_tables(senders: list[SenderId], per_sender: int, expect: Expectation) -> list[rigrecord.TailTable]:
+    """For each lengths of host and sender number among the senders: every tail that ends their ordinary
+    messages whole ("f=F v=V " and the padding), with the lengths of q it does so with.
 
-
-class Tally:
-    """Occurrences of every sequence number of every expected sender in whole lines (0..255, saturating),
-    and each sender's lines that arrived cut or mangled."""
-
-    def __init__(self, senders: list[SenderId], per_sender: int, expect: Expectation | None = None) -> None:
-        expect = expect or Expectation()
-        self.per_sender = per_sender
-        widest = messages.seq_width(per_sender)
-        shared = {digits: Tails(digits, expect, widest) for digits in set(map(digits_of, senders))}
-        self.seen = {who(s): (bytearray(per_sender + 1), shared[digits_of(s)]) for s in senders}
-        self.cut = dict.fromkeys(self.seen, 0)
-        self.unknown = 0
-
-    def add(self, block: Block) -> tuple[int, int]:
-        """Count every message line of block; (lines, those that still show their facility and severity)."""
-        found = LINE_RE.findall(*block)
-        seen, last = self.seen, self.per_sender
-        shown = len(found)
-        # One pass over millions of lines, kept to a few operations per line: the common case (an ordinary
-        # message, whole) is one dict lookup more than counting the key alone.
-        for sender, seq, tail in found:
-            mine = seen.get(sender)
-            number = int(seq)
-            if mine is None or not 1 <= number <= last:
-                self.unknown += 1
-                shown -= FIELDS_RE.match(tail) is None
-                continue
-            counts, tails = mine
-            if tails[tail] == len(seq) and number < last or self.whole(tails, tail, seq, number):
-                if counts[number] < 255:
-                    counts[number] += 1
-            else:
-                self.cut[sender] += 1
-                shown -= FIELDS_RE.match(tail) is None
-        return len(found), shown
-
-    def whole(self, tails: Tails, tail: bytes, seq: bytes, number: int) -> bool:
-        """The rarer whole lines: the DONE, and a tail whole with several lengths of q."""
-        if number == self.per_sender:
-            return is_done_tail(tail)
-        return len(seq) in tails.lengths(tail)
-
-    def counts(self, sender: SenderId) -> bytearray:
-        return self.seen[who(sender)][0]
-
-    def truncated(self, sender: SenderId) -> int:
-        return self.cut[who(sender)]
-
-
-def read_split_file(path: Path, facility: int, severity: int, tally: Tally, forget: bool = False) -> int:
-    """Count every line into the tally; return how many lines sit in the wrong facility/severity file."""
-    # Every correctly filed line carries exactly one " f=F v=V " token (DONE lines end in " DONE"). A line
-    # cut before it cannot say where it belongs: it is truncated, not misfiled.
-    token = b" f=%d v=%d " % (facility, severity)
-    misfiled = 0
-    for block in line_blocks(path, forget=forget):
-        _, shown = tally.add(block)
-        misfiled += shown - block.data.count(token, block.start, block.end)
-    return misfiled
-
-
-def read_plain_file(
-    path: Path, tally: Tally, proof: re.Pattern[bytes] | None = None, forget: bool = False
-) -> int:
-    """Count every line into the tally; return how many message lines lack the proof (0 without one)."""
-    unproven = 0
-    for block in line_blocks(path, forget=forget):
-        lines, _ = tally.add(block)
-        # The proofs match within one line (MULTILINE ^, [^\n]*), and a block starts at a line's start.
-        unproven += 0 if proof is None else lines - len(proof.findall(*block))
-    return unproven
-
-
-def read_done_log(path: Path) -> tuple[set[tuple[int, int]], int, int]:
-    """(senders whose DONE is in done.log, DONE lines, lines that are not a DONE message)."""
-    if not path.exists():
-        return set(), 0, 0
-    done: set[tuple[int, int]] = set()
-    lines = extra = 0
-    for line in (line for block in line_blocks(path) for line in block.lines()):
-        match = DONE_RE.search(line)
-        if match is None:
-            extra += 1
-            continue
-        lines += 1
-        done.add((int(match.group(1)), int(match.group(2))))
-    return done, lines, extra
-
-
-# bytes.translate tables over a tally: 1 where a number arrived at all.
-ARRIVED = bytes([0] + [1] * 255)
-
-
-def arrivals(counts: bytearray, mask: bytearray | None) -> tuple[int, int, int]:
-    """(expected, expected that arrived, not expected that arrived), over sequence numbers 1..len-1.
-
-    In C-speed passes over the tally (translate, count, one big-integer AND): a few ms per million numbers.
+    The padding follows from the fields' lengths alone (messages.padding), so numbers of those lengths
+    ("1" * n, which reads as a number of that length in every payload form, JSON's included) stand for every
+    sender and sequence number of them. A tail whole with several lengths of q (a message too short for more
+    than one 'x') lists them all.
     """
-    if mask is None:
-        expected = len(counts) - 1
-        return expected, expected - counts.count(0) + 1, 0  # index 0 is never used
-    arrived = counts.translate(ARRIVED)
-    both = int.from_bytes(arrived, "little") & int.from_bytes(mask, "little")
-    hits = both.to_bytes(len(arrived), "little").count(1)
-    return mask.count(1), hits, arrived.count(1) - hits
+    widest = messages.seq_width(per_sender)
+    tables = []
+    for host, sender in sorted(set(map(digits_of, senders))):
+        whole: dict[str, list[int]] = {}
+        for pri in range(messages.FACILITIES * SEVERITIES):
+            facility, severity = (str(n) for n in divmod(pri, SEVERITIES))
+            for q in range(1, widest + 1):
+                fields = ("1" * host, "1" * sender, "1" * q, facility, severity)
+                padding = messages.padding(fields, expect.message_bytes, expect.format, expect.payload)
+                whole.setdefault(f"f={facility} v={severity} {padding.decode()}", []).append(q)
+        tables.append(rigrecord.TailTable(host, sender, whole))
+    return tables
 
 
-def copies(counts: bytearray) -> int:
-    """The sum of the tally; without summing byte by byte when no number arrived twice (the usual case)."""
-    if counts.translate(None, b"\x00\x01"):
-        return sum(counts)
-    return len(counts) - counts.count(0)
+def rig_proof(pattern: re.Pattern[bytes] | None) -> rigrecord.Proof | None:
+    """A proof pattern as the rig's byte regex takes it: MULTILINE as (?m); a backreference to group 1, which
+    the rig's regex has not, as a group of its own that the rig holds equal to group 1."""
+    if pattern is None:
+        return None
+    if pattern.flags & ~re.MULTILINE:
+        raise ValueError(f"proof {pattern.pattern!r}: only MULTILINE is passed to the rig")
+    source = pattern.pattern.decode()
+    same = None
+    if r"\1" in source:
+        if not source.split("(", 1)[1].startswith(r"\d+)") or source.count(r"\1") != 1:
+            raise ValueError(rf"proof {source!r}: the rig takes one \1, to a first group (\d+)")
+        source, same = source.replace(r"\1", r"(\d+)"), [1, pattern.groups + 1]
+    return rigrecord.Proof(("(?m)" if pattern.flags & re.MULTILINE else "") + source, same)
+
+
+def write_masks(path: Path, masks: Iterator[bytearray | None]) -> bool:
+    """Each sender's mask in turn into path (per_sender + 1 bytes each); False, and no file, if none has one."""
+    first = next(masks, None)
+    if first is None:
+        return False
+    with path.open("wb") as out:
+        out.write(first)
+        for mask in masks:
+            assert mask is not None  # a scenario's filter applies to every sender alike
+            out.write(mask)
+    return True
+
+
+def request(
+    mode: str,
+    log_dir: Path,
+    senders: list[SenderId],
+    per_sender: int,
+    expect: Expectation,
+    masks: Path | None,
+    forget: bool,
+    block_bytes: int = 0,
+    arrived_out: Path | None = None,
+) -> rigrecord.Request:
+    return rigrecord.Request(
+        mode=mode,
+        log_dir=str(log_dir),
+        senders=[[s.host, s.sender] for s in senders],
+        per_sender=per_sender,
+        tails=tail_tables(senders, per_sender, expect),
+        masks=None if masks is None else str(masks),
+        proof=rig_proof(expect.proof()) if mode == "split" else None,
+        forget=forget,
+        block_bytes=block_bytes,
+        arrived_out=None if arrived_out is None else str(arrived_out),
+    )
+
+
+def ask(request_: rigrecord.Request) -> rigrecord.Reconciled:
+    """The rig's answer (compiled.RigError if it could not give one, rigrecord.RecordError if it is not one)."""
+    answer = compiled.call("reconcile", rigrecord.write(request_))
+    return rigrecord.read(rigrecord.Reconciled, answer, "syslogbench-rig reconcile")
 
 
 def sender_count(
-    sender: SenderId,
-    ledger: Ledger | None,
-    counts: bytearray,
-    done: set,
-    mask: bytearray | None = None,
-    truncated: int = 0,
+    sender: SenderId, ledger: Ledger | None, counts: rigrecord.SenderCounts, per_sender: int
 ) -> Sender:
     """One sender's counts against its ledger. With a filter (pre-processing rows), expected is what it must
     let through, filtered what it must drop, and unexpected the dropped ones that arrived all the same (an
     error); a line with the sender's key that did not arrive whole is truncated, and not received."""
     ledger = ledger or Ledger(id=sender.name, status=NO_LEDGER)
-    per_sender = len(counts) - 1
-    expected, received, unexpected = arrivals(counts, mask)
     return Sender(
         id=sender.name,
         status=ledger.status,
         sent=ledger.sent,
-        received=received,
+        received=counts.received,
         # A sender that failed may still have delivered part: judge it against everything it should have sent.
-        lost=expected - received,
-        duplicated=copies(counts) - received - unexpected,
-        done_seen=(sender.host, sender.sender) in done,
+        lost=counts.expected - counts.received,
+        duplicated=counts.duplicated,
+        done_seen=counts.done_seen,
         bytes=ledger.bytes or 0,
         send_s=ledger.send_s,
         cpu_s=ledger.cpu_s,
         tls=ledger.tls,
         rate_target=ledger.rate_target,
         rate_achieved=ledger.rate_achieved,
-        expected=expected,
-        filtered=per_sender - expected,
-        unexpected=unexpected,
-        truncated=truncated,
+        expected=counts.expected,
+        filtered=per_sender - counts.expected,
+        unexpected=counts.unexpected,
+        truncated=counts.truncated,
+    )
+
+
+def reconciliation(
+    answer: rigrecord.Reconciled, senders: list[Sender], done_log_lines: int | None = None
+) -> Reconciliation:
+    return Reconciliation(
+        senders=senders,
+        expected=sum(count.expected or 0 for count in senders),
+        misfiled=answer.misfiled,
+        unknown=answer.unknown,
+        split_files=answer.split_files,
+        output_bytes=answer.output_bytes,
+        done_log_lines=answer.done_log_lines if done_log_lines is None else done_log_lines,
+        done_log_extra=answer.done_log_extra,
+        unprocessed=answer.unprocessed,
+        rig_cpu_s=answer.cpu_s,
+        rig_peak_rss_bytes=answer.peak_rss_bytes,
     )
 
 
@@ -371,39 +214,28 @@ def reconcile(
     per_sender: int,
     expect: Expectation | None = None,
     forget: bool = False,
+    block_bytes: int = 0,
 ) -> Reconciliation:
     """per_sender counts the DONE message too; ledgers are keyed by SenderId.name.
 
     expect: what the scenario lets through and what its lines must show (default: everything, nothing).
-    forget: drop the output from the page cache as it is read (line_blocks), as the watcher does.
+    forget: drop the output from the page cache as it is read, as the watcher does.
+    block_bytes: the rig's read size (0: its own, BLOCK_BYTES); no count depends on it.
     """
     expect = expect or Expectation()
-    tally = Tally(senders, per_sender, expect)
-    misfiled = split_files = output_bytes = unprocessed = 0
-    for path in sorted(log_dir.iterdir()) if log_dir.exists() else []:
-        match = SPLIT_RE.match(path.name)
-        if match:
-            split_files += 1
-            output_bytes += path.stat().st_size
-            misfiled += read_split_file(path, int(match.group(1)), int(match.group(2)), tally, forget)
-        elif PLAIN_RE.match(path.name):
-            output_bytes += path.stat().st_size
-            unprocessed += read_plain_file(path, tally, expect.proof(), forget)
-    done, done_lines, done_extra = read_done_log(log_dir / DONE_LOG)
-    counts = [
-        sender_count(
-            s, ledgers.get(s.name), tally.counts(s), done, expect.mask(s, per_sender), tally.truncated(s)
+    with tempfile.TemporaryDirectory(prefix="syslogbench-reconcile-") as scratch:
+        masks = Path(scratch, "masks")
+        has_masks = write_masks(masks, (expect.mask(s, per_sender) for s in senders))
+        asked = request(
+            "split", log_dir, senders, per_sender, expect, masks if has_masks else None, forget, block_bytes
         )
-        for s in senders
+        answer = ask(asked)
+    if len(answer.senders) != len(senders):
+        raise rigrecord.RecordError(
+            f"syslogbench-rig reconcile: {len(answer.senders)} senders for {len(senders)}"
+        )
+    counts = [
+        sender_count(s, ledgers.get(s.name), count, per_sender)
+        for s, count in zip(senders, answer.senders, strict=True)
     ]
-    return Reconciliation(
-        senders=counts,
-        expected=sum(count.expected for count in counts),
-        misfiled=misfiled,
-        unknown=tally.unknown,
-        split_files=split_files,
-        output_bytes=output_bytes,
-        done_log_lines=done_lines,
-        done_log_extra=done_extra,
-        unprocessed=unprocessed,
-    )
+    return reconciliation(answer, counts)

@@ -12,7 +12,29 @@ import pytest
 
 from syslogbench import contract
 from syslogbench.host import environment, resources
-from syslogbench.rig import channel, control
+from syslogbench.rig import channel, compiled, control
+
+# The compiled rig as a checkout builds it (make unit builds it first; compiled.BUILD says how by hand).
+RIG = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
+
+
+@pytest.fixture(autouse=True)
+def rig_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test that reconciles (the watcher's included) runs the checkout's build of the compiled rig; where
+    it is missing, the reconciliation fails saying how to build it."""
+    monkeypatch.setenv(compiled.RIG_ENV, str(RIG))
+
+
+@pytest.fixture
+def rig(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The compiled rig (rig-rust/) for the tests that reconcile through it: $SYSLOGBENCH_RIG points at the
+    checkout's release build."""
+    if not RIG.exists():
+        pytest.fail(
+            f"the compiled rig is not built ({RIG} is missing): run `{compiled.BUILD}` (or `make unit`)"
+        )
+    monkeypatch.setenv(compiled.RIG_ENV, str(RIG))
+    return RIG
 
 
 @pytest.fixture

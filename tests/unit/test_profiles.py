@@ -342,7 +342,7 @@ def test_nxlog_dialect() -> None:
 
 def test_every_split_config_names_files_as_the_reconciler_reads_them() -> None:
     """One reconciliation reads every daemon: fill each split file-name expression with numbers."""
-    from syslogbench.rig.reconcile import SPLIT_RE
+    from syslogbench.contract import SPLIT_RE
 
     patterns = {
         "rsyslog": ("%syslogfacility%", "%syslogseverity%"),

@@ -1,4 +1,5 @@
-"""Reconciliation of hand-made daemon output against sender ledgers, with exact counts."""
+"""Reconciliation of hand-made daemon output against sender ledgers, with exact counts: through the compiled
+rig (rig-rust/, `syslogbench-rig reconcile`) as the watcher runs it, from syslogbench/rig/reconcile.py."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench import contract
 from syslogbench.model import messages
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
+from syslogbench.model.preprocess import Expectation
 from syslogbench.model.result import plain
 from syslogbench.rig import reconcile
+
+pytestmark = pytest.mark.usefixtures("rig")
 
 SEED = 2014
 NOW = calendar.timegm((2026, 11, 22, 10, 0, 0))
@@ -90,8 +95,11 @@ def ledger(sender: SenderId) -> Ledger:
 LEDGERS = {sender.name: ledger(sender) for sender in SENDERS}
 
 
-def run(log_dir: Path, ledgers: dict[str, Ledger] | None = None) -> reconcile.Reconciliation:
-    return reconcile.reconcile(log_dir, LEDGERS if ledgers is None else ledgers, SENDERS, PER_SENDER)
+def run(
+    log_dir: Path, ledgers: dict[str, Ledger] | None = None, block_bytes: int = 0
+) -> reconcile.Reconciliation:
+    ledgers = LEDGERS if ledgers is None else ledgers
+    return reconcile.reconcile(log_dir, ledgers, SENDERS, PER_SENDER, block_bytes=block_bytes)
 
 
 def per_sender(result: reconcile.Reconciliation, name: str) -> list[object]:
@@ -309,9 +317,9 @@ def test_other_files_are_ignored(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("daemon", ["rsyslog", "syslog-ng"])
 def test_split_file_name_pattern(daemon: str) -> None:
-    match = reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log")
+    match = contract.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log")
     assert match and match.groups() == ("23", "7")
-    assert reconcile.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log.1") is None
+    assert contract.SPLIT_RE.match(f"test.{daemon}.facility.23.severity.7.log.1") is None
 
 
 def test_ledger_rates_reach_the_sender_counts(tmp_path: Path) -> None:
@@ -493,12 +501,12 @@ def test_whole_lines_of_every_form_arrive_whole(tmp_path: Path, fmt: str, payloa
     log_dir.mkdir()
     (log_dir / "test.rsyslog.all.log").write_bytes(b"".join(written))
     (log_dir / "done.log").write_bytes(b"".join(line for line in written if line.endswith(b" DONE\n")))
-    expect = reconcile.Expectation(preprocess, format=fmt, message_bytes=size)
+    expect = Expectation(preprocess, format=fmt, message_bytes=size)
     result = reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, expect)
     assert per_sender(result, "received") == [61, 61, 61]
     assert per_sender(result, "truncated") == [0, 0, 0]
     assert result.clean is True
-    other = reconcile.Expectation(preprocess, format=fmt, message_bytes=size + 50)
+    other = Expectation(preprocess, format=fmt, message_bytes=size + 50)
     result = reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, other)
     assert per_sender(result, "truncated") == [COUNT] * 3
     assert per_sender(result, "received") == [1, 1, 1]  # the DONEs
@@ -549,29 +557,24 @@ def lossy_output() -> tuple[list[Entry], list[bytes]]:
 
 
 @pytest.mark.parametrize("size", [1, 2, 7, 64, 101, 4096])
-def test_counts_do_not_depend_on_where_the_reads_fall(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
-) -> None:
+def test_counts_do_not_depend_on_where_the_reads_fall(tmp_path: Path, size: int) -> None:
     """Lines split across reads (a read of 1 byte splits every line) count as if each file were read whole."""
     log_dir = write(tmp_path / "logs", *lossy_output())
     whole = run(log_dir)
     assert per_sender(whole, "lost") == [1, 0, 1] and per_sender(whole, "duplicated") == [0, 1, 0]
     assert (whole.misfiled, whole.unknown, whole.total("truncated")) == (1, 1, 1)
-    monkeypatch.setattr(reconcile, "BLOCK_BYTES", size)
-    assert run(log_dir) == whole
+    assert run(log_dir, block_bytes=size) == whole
 
 
-def test_blocks_end_at_newlines_and_join_a_split_line(tmp_path: Path) -> None:
-    path = tmp_path / "lines"
-    path.write_bytes(b"one\ntwo two\nthree\nfour")
-    blocks = list(reconcile.line_blocks(path, size=6))
-    assert [block.data[block.start : block.end] for block in blocks] == [
-        b"one\n",
-        b"two two\n",
-        b"three\n",
-        b"four",
-    ]
-    assert [line for block in blocks for line in block.lines()] == [b"one", b"two two", b"three", b"four"]
+def test_a_line_split_across_reads_counts_once(tmp_path: Path) -> None:
+    """Blocks of whole lines (the rig's own tests: rig-rust/src/reconcile/tests.rs): a line that two reads
+    split counts as one whole line, whatever the read size."""
+    entries, done = output()
+    log_dir = write(tmp_path / "logs", entries, done)
+    for size in (6, 99, 100, 101):
+        result = run(log_dir, block_bytes=size)
+        assert per_sender(result, "received") == [PER_SENDER] * 3, size
+        assert result.clean, size
 
 
 def test_a_file_without_its_last_newline_still_counts_its_last_line(tmp_path: Path) -> None:
@@ -620,12 +623,18 @@ def test_an_overlong_line_is_read_cut_and_its_message_truncated(tmp_path: Path) 
     assert (result.misfiled, result.unknown) == (0, 0)
 
 
-def test_an_overlong_line_is_cut_wherever_the_reads_fall(tmp_path: Path) -> None:
-    path = tmp_path / "lines"
-    path.write_bytes(b"a\n" + b"y" * (reconcile.LONGEST_LINE + 3) + b"\nb\n")
-    for size in (reconcile.LONGEST_LINE, 1000, 4096 + 1):
-        lines = [line for block in reconcile.line_blocks(path, size=size) for line in block.lines()]
-        assert lines == [b"a", b"y" * reconcile.LONGEST_LINE + reconcile.CUT.rstrip(b"\n"), b"b"], size
+@pytest.mark.parametrize("size", [0, 1000, 4096 + 1])
+def test_an_overlong_line_is_cut_wherever_the_reads_fall(tmp_path: Path, size: int) -> None:
+    """A line over LONGEST_LINE without a key, then one with a key inside its first LONGEST_LINE bytes: each is
+    cut the same whatever the reads, and the lines after them count."""
+    entries, done = output()
+    facility, severity, line = find(entries, 2, 1, 30)
+    long = b"y" * (reconcile.LONGEST_LINE + 3) + b"\n" + line[:-1] + b"y" * reconcile.LONGEST_LINE + b"\n"
+    entries = replace_line(entries, 2, 1, 30, long)
+    result = run(write(tmp_path / "logs", entries, done), block_bytes=size)
+    assert per_sender(result, "truncated") == [0, 0, 1]
+    assert per_sender(result, "received") == [PER_SENDER, PER_SENDER, PER_SENDER - 1]
+    assert (result.misfiled, result.unknown) == (0, 0)
 
 
 def test_dropping_the_page_cache_changes_no_count(tmp_path: Path) -> None:
@@ -633,16 +642,13 @@ def test_dropping_the_page_cache_changes_no_count(tmp_path: Path) -> None:
     assert reconcile.reconcile(log_dir, LEDGERS, SENDERS, PER_SENDER, forget=True) == run(log_dir)
 
 
-def test_memory_does_not_grow_with_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """3.5 MiB of output read 64 KiB at a time: the reconciler's own allocations stay near one read."""
-    import tracemalloc
-
+def test_memory_does_not_grow_with_the_output(tmp_path: Path) -> None:
+    """17 MiB of output read 64 KiB at a time: the rig's peak memory (its own record of it) stays a few MiB,
+    the program and one read, far below the output."""
     entries, done = output()
-    log_dir = write(tmp_path / "logs", entries * 200, done)  # 36,600 lines, about 3.5 MiB
-    monkeypatch.setattr(reconcile, "BLOCK_BYTES", 64 * 1024)
-    tracemalloc.start()
-    result = run(log_dir)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert per_sender(result, "duplicated") == [199 * PER_SENDER] * 3
-    assert peak < 2 * 2**20, f"peak {peak:,} bytes"
+    log_dir = write(tmp_path / "logs", entries * 1000, done)  # 183,000 lines, about 17 MiB
+    result = run(log_dir, block_bytes=64 * 1024)
+    # 1,000 copies of each message: the tally saturates at 255 occurrences, 254 of them duplicates.
+    assert per_sender(result, "duplicated") == [254 * PER_SENDER] * 3
+    assert result.output_bytes > 16 * 2**20
+    assert 0 < result.rig_peak_rss_bytes < 8 * 2**20, f"peak {result.rig_peak_rss_bytes:,} bytes"

@@ -18,7 +18,14 @@ import pytest
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Tls, plain
-from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, ConnectedRecord, SendRecord, SendRequest
+from syslogbench.model.rigrecord import (
+    ClosedRecord,
+    CloseRequest,
+    ConnectedRecord,
+    SenderCounts,
+    SendRecord,
+    SendRequest,
+)
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import reconcile, sender, tlscerts
 from syslogbench.rig.compiled import Rig, RigError, write_rendered
@@ -332,10 +339,10 @@ def test_the_tls_note_counts_what_the_senders_negotiated() -> None:
 
 def test_the_result_carries_tls_only_for_senders_that_negotiated_it() -> None:
     tls = Tls(version="TLSv1.2", cipher="ECDHE-ECDSA-AES256-GCM-SHA384", peer_closed=True)
-    counts = bytearray(3)
+    counts = SenderCounts(expected=2, received=0, unexpected=0, duplicated=0, truncated=0, done_seen=False)
     ledger = Ledger(id="host1-s1", status="ok", messages=2, bytes=10)
-    with_tls = reconcile.sender_count(SenderId(1, 1), replace(ledger, tls=tls), counts, set())
-    without = reconcile.sender_count(SenderId(1, 2), ledger, counts, set())
+    with_tls = reconcile.sender_count(SenderId(1, 1), replace(ledger, tls=tls), counts, 2)
+    without = reconcile.sender_count(SenderId(1, 2), ledger, counts, 2)
     senders = [plain(sender) for sender in (with_tls, without)]  # as the result's senders are written
     assert senders[0]["tls"] == {
         "version": "TLSv1.2",

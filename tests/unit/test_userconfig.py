@@ -195,6 +195,7 @@ def account(log_dir: Path, dropped: frozenset[int] = frozenset()):
     return fanout.account(log_dir, ledgers(), SENDERS, PER_SENDER, Expectation(seed=SEED), dropped)
 
 
+@pytest.mark.usefixtures("rig")
 def test_copies_are_counted_per_file_and_are_no_error(tmp_path: Path) -> None:
     written = debian_like(tmp_path)
     counts, fan = account(tmp_path)
@@ -210,6 +211,7 @@ def test_copies_are_counted_per_file_and_are_no_error(tmp_path: Path) -> None:
     assert set(table["auth.log"].facilities) == {"auth", "authpriv"}
 
 
+@pytest.mark.usefixtures("rig")
 def test_a_dropped_facility_is_loss_by_priority_unless_declared(tmp_path: Path) -> None:
     debian_like(tmp_path, drop=set(LOCAL7))
     local7 = sum(1 for s in SENDERS for pri in fanout.priorities(SEED, s, PER_SENDER)[1:] if pri in LOCAL7)
@@ -222,12 +224,14 @@ def test_a_dropped_facility_is_loss_by_priority_unless_declared(tmp_path: Path) 
     assert fanout.clean(counts) and fan.lost_by_priority == {}
 
 
+@pytest.mark.usefixtures("rig")
 def test_twice_in_one_file_is_duplicated(tmp_path: Path) -> None:
     debian_like(tmp_path, twice=5)
     counts, _ = account(tmp_path)
     assert counts.total("duplicated") == 5 and not fanout.clean(counts)
 
 
+@pytest.mark.usefixtures("rig")
 def test_a_cut_line_is_truncated(tmp_path: Path) -> None:
     debian_like(tmp_path)
     with (tmp_path / "syslog").open("ab") as out:
@@ -237,6 +241,7 @@ def test_a_cut_line_is_truncated(tmp_path: Path) -> None:
     assert {f.file: f.truncated for f in fan.files}["syslog"] == 1
 
 
+@pytest.mark.usefixtures("rig")
 def test_the_result_block_round_trips(tmp_path: Path) -> None:
     config = tmp_path / "conf"
     config.mkdir()

@@ -20,7 +20,7 @@ from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Daemon, Host
 from syslogbench.model.settings import Settings, from_env
-from syslogbench.rig import cgroup, channel, control
+from syslogbench.rig import cgroup, channel, compiled, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
@@ -694,6 +694,33 @@ def test_the_result_records_the_watchers_own_memory_and_the_reconcile_time(
     }
     assert isinstance(harness["reconcile_s"], float) and 0 <= harness["reconcile_s"] < 5
     assert isinstance(harness["reconcile_cpu_s"], float) and 0 <= harness["reconcile_cpu_s"] < 5
+
+
+@pytest.mark.parametrize("how", ["conclude", "salvage"])
+def test_a_missing_rig_is_an_error_result_with_its_reason_once(
+    volumes: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, how: str
+) -> None:
+    """The compiled rig reads the output: without it the run's verdict is error, and the result says why in one
+    line, once (the salvage after the failure does not try again), with no traceback."""
+    monkeypatch.setenv(compiled.RIG_ENV, str(tmp_path / "nowhere"))
+
+    def finished(cfg: Settings, obs: object) -> None:
+        started_with_one_ledger(cfg, obs)
+        control.write_atomic(control.CONTROL.daemon.exit, "0\n")
+        if how == "conclude":
+            run.conclude(cfg, obs, 0)  # type: ignore[arg-type]
+        raise KeyError("rate")  # salvage: the failure's salvage reconciles what arrived
+
+    monkeypatch.setattr(run, "run", finished)
+    assert run.main() == contract.EXIT_CODES["error"]
+    result = one_result(volumes)
+    reason = (
+        f"the reconciliation failed: syslogbench-rig not found at {tmp_path / 'nowhere'} ($SYSLOGBENCH_RIG); "
+        f"build it with: {compiled.BUILD}"
+    )
+    assert [error for error in result["errors"] if "syslogbench-rig" in error] == [reason]
+    assert result["verdict"] == "error"
+    assert not any("Traceback" in error for error in result["errors"])
 
 
 def test_a_sigterm_before_the_start_names_the_senders_not_ready(

@@ -7,10 +7,10 @@ import os
 import time
 from pathlib import Path
 
+from syslogbench.contract import BLOCK_BYTES, OUTPUT_RE
 from syslogbench.model.ledger import Ledger, failures
 from syslogbench.rig import control
 from syslogbench.rig.cgroup import Snapshot, parse_sample
-from syslogbench.rig.reconcile import BLOCK_BYTES, OUTPUT_RE
 
 
 class LineCounter:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from syslogbench.contract import Trigger
+from syslogbench.contract import BLOCK_BYTES, DONE_LOG, Trigger
 from syslogbench.model import userconfig
+from syslogbench.model.messages import DONE_RE
 from syslogbench.model.settings import Settings
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.reconcile import BLOCK_BYTES, DONE_LOG, DONE_RE
 from syslogbench.rig.watcher.concern import Ending
 from syslogbench.rig.watcher.files import Ledgers
 

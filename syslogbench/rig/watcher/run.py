@@ -17,15 +17,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import preprocess, scenarios, settings, userconfig
+from syslogbench.model import preprocess, rigrecord, scenarios, settings, userconfig
 from syslogbench.model.ledger import Ledger, failures
 from syslogbench.model.machine import host_facts
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Daemon, HarnessContainer, Matrix, Result
-from syslogbench.rig import cgroup, channel, control, fanout, fingerprint, outcome, tlscerts
+from syslogbench.rig import (
+    cgroup,
+    channel,
+    compiled,
+    control,
+    fanout,
+    fingerprint,
+    outcome,
+    reconcile,
+    tlscerts,
+)
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.reconcile import OUTPUT_RE, reconcile
 from syslogbench.rig.watcher import concerns, fault, harness, relay, topology
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
 from syslogbench.rig.watcher.files import read_ledgers
@@ -43,6 +52,8 @@ STOPPING_LEDGER_WAIT = 1.0
 # whose generator vanished never will.
 FAILED_LEDGER_WAIT = 10.0
 TAIL_POLL_S = 0.05
+# How an error of the compiled rig's reconciliation begins in the result (the rig's reason follows).
+RECONCILE_FAILED = "the reconciliation failed: "
 
 
 # The generators' side of the control directory, over TCP (rig/channel.py): open from run.json to finish.
@@ -51,6 +62,11 @@ gateway: channel.Server | None = None
 
 class Unsupported(RuntimeError):
     """The daemon cannot run this scenario (the reason)."""
+
+
+class ReconcileFailed(RuntimeError):
+    """The compiled rig could not reconcile the output: the result's error, in one line (RECONCILE_FAILED and
+    the rig's reason); the run is not reconciled again."""
 
 
 def clear(directory: Path) -> None:
@@ -211,7 +227,7 @@ def remove_test_files() -> None:
         clear(control.LOGS)
         return
     for path in control.LOGS.iterdir():
-        if OUTPUT_RE.match(path.name) or path.name == contract.DONE_LOG:
+        if contract.OUTPUT_RE.match(path.name) or path.name == contract.DONE_LOG:
             path.unlink()
 
 
@@ -244,22 +260,27 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> 
 
 
 def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, Ledger]) -> None:
-    """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s)."""
+    """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s: the watcher's CPU and
+    the compiled rig's, which reads the output)."""
     # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
     expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
     senders, per_sender = expected_senders(cfg), cfg.messages_per_sender + 1
     began, cpu = time.monotonic(), time.process_time()
     # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
-    if (user := userconfig.from_env(os.environ)) and obs.config is not None:
-        obs.counts, fan = fanout.account(
-            control.LOGS, ledgers, senders, per_sender, expect, user.dropped, True
-        )
-        fanout.fill(obs.config, fan)
-        obs.notes.append(fanout.MISFILED_NOTE)
-    else:
-        obs.counts = reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
+    try:
+        if (user := userconfig.from_env(os.environ)) and obs.config is not None:
+            obs.counts, fan = fanout.account(
+                control.LOGS, ledgers, senders, per_sender, expect, user.dropped, True
+            )
+            fanout.fill(obs.config, fan)
+            obs.notes.append(fanout.MISFILED_NOTE)
+        else:
+            obs.counts = reconcile.reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
+    except (compiled.RigError, rigrecord.RecordError) as error:
+        # The run ends in error with the rig's one-line reason (attempt() records it); not tried again.
+        raise ReconcileFailed(f"{RECONCILE_FAILED}{error}") from None
     obs.harness.reconcile_s = round(time.monotonic() - began, 3)
-    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu, 3)
+    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu + obs.counts.rig_cpu_s, 3)
 
 
 def prepare_tls(cfg: settings.Settings) -> str | None:
@@ -508,6 +529,8 @@ def salvage(cfg: settings.Settings, obs: Observed, stopping: bool) -> None:
     for step in steps:
         try:
             step()
+        except ReconcileFailed as error:
+            obs.errors.append(str(error))
         except Exception as error:  # noqa: BLE001 - one failing step must not cost the others, nor the result
             obs.errors.append(f"the watcher failed while ending the run: {type(error).__name__}: {error}")
 
@@ -524,7 +547,8 @@ def note_the_missing(cfg: settings.Settings, obs: Observed) -> None:
 
 
 def reconcile_what_arrived(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
-    if obs.counts is None and control.CONTROL.start.exists():
+    failed = any(error.startswith(RECONCILE_FAILED) for error in obs.errors)
+    if obs.counts is None and control.CONTROL.start.exists() and not failed:
         conclude(cfg, obs, ledger_wait)
 
 
