@@ -1,0 +1,201 @@
+"""What the compiled rig (rig-rust) costs: the follower's lines per CPU second, and the sender's messages per CPU
+second, paced and burst, over TCP, UDP and TLS, on loopback.
+
+    PYTHONPATH=. .venv/bin/python tests/perf/rig_speed.py [--out results/rig/<name>.json]
+
+follow: one trial of 4 senders x LINES/4 messages; a writer appends them (120-byte lines, the seed's shape) in
+blocks of 4,000 lines to 192 split files, as a daemon would, and the follower's own CPU over the trial is read
+from its record (cpu_s, getrusage of the rig's process).
+
+send: each sender writes N messages of 120 bytes to a receiver on loopback that reads and drops them (a Python
+thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 s, and as a burst. The
+sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
+
+Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
+part of `make test`: a benchmark whose output goes into docs/measurement.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from syslogbench.model import capacity
+from syslogbench.model.messages import SenderId, render_line
+from syslogbench.model.rigrecord import (
+    ClosedRecord,
+    CloseRequest,
+    ExpectRequest,
+    Following,
+    SendRecord,
+    SendRequest,
+    TallyRecord,
+    TrialRequest,
+)
+from syslogbench.rig import sender, tlscerts
+from syslogbench.rig.compiled import Rig, write_rendered
+
+LINE_BYTES = 120
+SENDERS = [SenderId(1, n) for n in range(1, 5)]
+
+
+def trial_lines(count: int, trial: int = 1) -> dict[SenderId, list[bytes]]:
+    width = len(str(capacity.trial_seq(trial, count)))
+    return {
+        who: [render_line(who, capacity.trial_seq(trial, i), (i * 7) % 192, "Nov 26 12:00:00", width,
+                          size=LINE_BYTES) for i in range(count)]
+        for who in SENDERS
+    }  # fmt: skip
+
+
+def follow_speed(lines: int) -> dict[str, float]:
+    per_sender = lines // len(SENDERS)
+    rendered = trial_lines(per_sender)
+    with tempfile.TemporaryDirectory(prefix="rig-follow-") as tmp:
+        directory = Path(tmp)
+        rig = Rig("follow", ["--dir", str(directory)])
+        rig.answer(Following, 30)
+        start = time.time()
+        names = [who.name for who in SENDERS]
+        rig.ask(TrialRequest(1, 1e9, per_sender, start, 3600.0, start + 3600, 30.0, names, False))
+        rig.ask(ExpectRequest({name: per_sender for name in names}))
+        files = [
+            (directory / f"test.perf.facility.{p // 8}.severity.{p % 8}.log").open("ab") for p in range(192)
+        ]
+        began = time.monotonic()
+        block = 4000
+        for first in range(0, per_sender, block // len(SENDERS)):
+            for who, mine in rendered.items():
+                chunk = mine[first : first + block // len(SENDERS)]
+                out = files[(first + who.sender) % len(files)]
+                out.write(b"".join(chunk))
+                out.flush()
+        tally = rig.answer(TallyRecord, 600)
+        wall = time.monotonic() - began
+        rig.close()
+        for out in files:
+            out.close()
+    received = sum(s.received for s in tally.senders)
+    assert received == per_sender * len(SENDERS), tally
+    return {
+        "lines": received,
+        "follower_cpu_s": tally.cpu_s,
+        "lines_per_cpu_s": round(received / tally.cpu_s) if tally.cpu_s else None,
+        "wall_s": round(wall, 3),
+        "look_gap_max_ms": round(tally.look_gap_max_s * 1000, 3),
+        "look_gap_p99_ms": round(tally.look_gap_p99_s * 1000, 3),
+    }
+
+
+def drop_reader(listener: socket.socket, tls: ssl.SSLContext | None) -> threading.Thread:
+    def read() -> None:
+        conn, _ = listener.accept()
+        if tls:
+            conn = tls.wrap_socket(conn, server_side=True)
+        with conn:
+            while conn.recv(1 << 20):
+                pass
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def send_speed(
+    transport: str, count: int, rate: float, certs: dict[str, Path], tmp: Path
+) -> dict[str, float]:
+    lines = [
+        render_line(SenderId(1, 1), i + 1, i % 192, "Nov 26 12:00:00", 8, size=LINE_BYTES)
+        for i in range(count)
+    ]
+    if transport == "udp":
+        lines = [line.rstrip(b"\n") for line in lines]
+    path = tmp / f"{transport}.msgs"
+    ends = write_rendered(path, iter(lines), indexed=True)
+    thread = None
+    if transport == "udp":
+        receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        receiver.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 26)
+        receiver.bind(("127.0.0.1", 0))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.connect(receiver.getsockname())
+    else:
+        receiver = socket.create_server(("127.0.0.1", 0))
+        context = None
+        if transport == "tls":
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(certs["server.pem"], certs["server.key"])
+        thread = drop_reader(receiver, context)
+        sock = socket.create_connection(receiver.getsockname())
+    rig, _ = sender.start_rig(sock, transport, certs["ca.pem"], "central")
+    sock.close()
+    start = time.time() + 0.1
+    burst = not rate and transport != "udp"  # a run's burst goes out whole, as in a run (sendfile over TCP)
+    rig.ask(SendRequest(str(path), None if burst else str(ends), count, rate, start, None, 0.005))
+    record = rig.answer(SendRecord, 600)
+    rig.ask(CloseRequest(30.0))
+    rig.answer(ClosedRecord, 90)
+    rig.close()
+    if thread:
+        thread.join(30)
+    receiver.close()
+    return {
+        "messages": record.sent,
+        "rate": rate or "burst",
+        "sender_cpu_s": record.cpu_s,
+        "msgs_per_cpu_s": round(record.sent / record.cpu_s) if record.cpu_s else None,
+        "pace_s": record.pace_s,
+        "core_share": round(record.cpu_s / record.pace_s, 4) if record.pace_s else None,
+        "behind_max_ms": round(record.behind_max_s * 1000, 3),
+        "batches": record.batches,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--follow-lines", type=int, default=8_000_000)
+    args = parser.parse_args(argv)
+    found: dict[str, object] = {
+        "machine": platform.processor() or platform.machine(),
+        "cpu_model": next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "unknown",
+        ),  # fmt: skip
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    found["follow"] = follow_speed(args.follow_lines)
+    with tempfile.TemporaryDirectory(prefix="rig-send-") as tmp:
+        certs = tlscerts.generate(Path(tmp) / "tls")
+        sends = {}
+        for transport in ("tcp", "udp", "tls"):
+            sends[f"{transport} paced 100,000 msg/s"] = send_speed(
+                transport, 1_000_000, 100_000.0, certs, Path(tmp)
+            )
+            sends[f"{transport} burst"] = send_speed(transport, 2_000_000, 0.0, certs, Path(tmp))
+        found["send"] = sends
+    text = json.dumps(found, indent=2)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
