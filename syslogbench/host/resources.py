@@ -157,31 +157,6 @@ def memory_problem(cfg: settings.Settings, scenario: scenarios.Scenario) -> str 
     )
 
 
-# A capacity trial's sender renders all its messages before the start (rig/trials.py, render): each line as
-# a bytes object in a list, then all of them joined, and an 8-byte end offset; about this much besides the
-# line's own bytes twice.
-RENDERED_OVERHEAD_BYTES = 60
-
-
-def trial_memory_problem(
-    cfg: settings.Settings, scenario: scenarios.Scenario, rate_max: float, final_s: float
-) -> str | None:
-    """A capacity search's largest trial (RATE_MAX for TRIAL_FINAL s) rendered by every sender of a
-    generator at once, within REMOTE_MEM. Past it the kernel kills a sender process, and the next trial
-    waits for it in vain."""
-    messages = rate_max / cfg.senders * final_s
-    per_sender = SENDER_BYTES + messages * (2 * scenario.message_bytes + RENDERED_OVERHEAD_BYTES)
-    need = GENERATOR_BYTES + cfg.senders_per_host * per_sender
-    if need <= cfg.remote_mem:
-        return None
-    return (
-        f"RATE_MAX={rate_max:g} for TRIAL_FINAL={final_s:g} s: each of a generator's {cfg.senders_per_host} "
-        f"senders renders {messages:,.0f} messages of {scenario.message_bytes} bytes before the trial, about "
-        f"{human(int(need))} in all, more than REMOTE_MEM={human(cfg.remote_mem)}: raise REMOTE_MEM (e.g. "
-        f"REMOTE_MEM={-(-int(need) // 2**30)}g), or lower RATE_MAX or TRIAL_FINAL"
-    )
-
-
 def watcher_problem(cfg: settings.Settings) -> str | None:
     """The watcher reconciles in one byte per message (the DONEs included) within its memory limit."""
     tally = cfg.senders * (cfg.messages_per_sender + 2)  # index 0 is unused

@@ -204,12 +204,12 @@ def load_problems(
     user: userconfig.UserConfig | None,
 ) -> list[str]:
     """What `run` refuses of a load that cannot fit, as far as a search has it: more TCP sessions than the
-    config takes, a datagram too large; and the search's own largest trial within REMOTE_MEM."""
+    config takes, a datagram too large. (A trial's messages are rendered to a file a chunk at a time
+    (rig/compiled.py write_rendered): no rate needs more REMOTE_MEM.)"""
     files = user.files if user else None
     found = [
         resources.connections_problem(cfg, scenario, profile, files),
         resources.datagram_problem(cfg, scenario),
-        resources.trial_memory_problem(cfg, scenario, cap.rate_max, cap.final_trial_s),
     ]
     return [problem for problem in found if problem]
 

@@ -20,7 +20,7 @@ import time
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from syslogbench.model import rigrecord
 from syslogbench.model.rigrecord import FailedRecord, RecordError
@@ -29,31 +29,37 @@ T = TypeVar("T")
 RIG_ENV = "SYSLOGBENCH_RIG"
 INSTALLED = Path("/usr/local/bin/syslogbench-rig")  # where the images put it (rig-rust/Dockerfile)
 BUILT = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
+RENDER_CHUNK = 10_000  # messages written at a time
 BUILD = "cargo build --release --manifest-path rig-rust/Cargo.toml"
 
 
 def write_rendered(path: Path, lines: Iterable[bytes], indexed: bool) -> Path | None:
     """Rendered messages into path, as the compiled sender reads them; indexed: also each message's end
     offset, little-endian u64s, into path.ends (paced and UDP sends go in batches of whole messages).
-    Returns that file, or None for a burst, which goes out whole."""
-    ends, offset, chunk = array("Q"), 0, []
-    with path.open("wb") as out:
+    Returns that file, or None for a burst, which goes out whole. Both are written RENDER_CHUNK messages at a
+    time: a sender's memory does not grow with its messages (a 60 s trial at 1,000,000 msg/s is 1.8 GB)."""
+    index = path.with_suffix(".ends") if indexed else None
+    offset, chunk, ends = 0, [], array("Q")
+    with path.open("wb") as out, index.open("wb") if index else open(os.devnull, "wb") as offsets:
         for line in lines:
             offset += len(line)
-            if indexed:
-                ends.append(offset)
+            ends.append(offset)
             chunk.append(line)
-            if len(chunk) >= 10_000:
+            if len(chunk) >= RENDER_CHUNK:
                 out.write(b"".join(chunk))
-                chunk.clear()
+                write_offsets(offsets, ends, indexed)
+                chunk, ends = [], array("Q")
         out.write(b"".join(chunk))
+        write_offsets(offsets, ends, indexed)
+    return index
+
+
+def write_offsets(out: BinaryIO, ends: array, indexed: bool) -> None:
     if not indexed:
-        return None
+        return
     if sys.byteorder != "little":
         ends.byteswap()
-    index = path.with_suffix(".ends")
-    index.write_bytes(ends.tobytes())
-    return index
+    out.write(ends.tobytes())
 
 
 class RigError(RuntimeError):

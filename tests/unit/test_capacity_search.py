@@ -109,19 +109,6 @@ def test_daemon_cores_keep_the_rig_off_the_daemons_cores(
         ),
         (["--profile", "rsyslog8", "--config-private"], "--config-private is for --config PATH"),
         (["--profile", "rsyslog8", "DAEMON_CORES=4096"], "DAEMON_CORES=4096 leaves no core for the senders"),
-        (
-            [
-                "--profile",
-                "baseline",
-                "--scenario",
-                "seed2014",
-                "HOSTS=1",
-                "SENDERS_PER_HOST=4",
-                "RATE_MAX=200000",
-            ],
-            "renders 500,000 messages of 100 bytes before the trial, about 535.9 MiB in all, more than "
-            "REMOTE_MEM=512.0 MiB: raise REMOTE_MEM (e.g. REMOTE_MEM=1g)",
-        ),
     ],
 )
 def test_bad_capacity_input_is_one_line_and_exit_2_before_any_container(
