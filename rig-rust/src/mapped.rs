@@ -58,17 +58,20 @@ impl Drop for Mapped {
     }
 }
 
-/// Each message's end offset in the rendered file: little-endian u64s, one per message.
-pub fn read_ends(path: &str) -> Result<Vec<u64>, String> {
-    let raw = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+/// Each message's end offset in the rendered file: little-endian u64s, one per message, as mapped.
+#[cfg(target_endian = "little")]
+pub fn offsets(file: &Mapped) -> Result<&[u64], String> {
+    let raw = file.bytes();
     if raw.len() % 8 != 0 {
         return Err(format!(
-            "{path}: {} bytes is not a whole number of offsets",
+            "{} bytes of offsets is not a whole number of them",
             raw.len()
         ));
     }
-    Ok(raw
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect())
+    if raw.is_empty() {
+        return Ok(&[]);
+    }
+    // SAFETY: a mapping starts on a page boundary, so it is aligned for u64; its length is a multiple of 8,
+    // and the slice lives as long as the mapping it borrows.
+    Ok(unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<u64>(), raw.len() / 8) })
 }

@@ -11,6 +11,9 @@ Flags, each from the result alone (docs/capacity.md):
   carry one; older ones do not, and are not flagged).
 - "test config": the search ran a user's config (capacity --config), not the profile's own.
 - "other settings": a setting that changes what is measured differs from the search's defaults.
+- "rig-heavy": a believed trial says the rig took more than 5% of the daemon's CPU, or saw the output too
+  coarsely for its latency (its `rig.flags`, model.capacity.rig_cost); results from before the compiled rig
+  record no rig cost and are not flagged.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ CONTRADICTED = "contradicted"
 UNCONFIRMED = "unconfirmed"
 TEST_CONFIG = "test config"
 OTHER_SETTINGS = "other settings"
+RIG_HEAVY = "rig-heavy"
 
 
 def profile_of(data: Mapping) -> str:
@@ -134,6 +138,15 @@ def contradictions(data: Mapping) -> list[str]:
     return found
 
 
+def rig_heavy(data: Mapping) -> list[str]:
+    """What the believed trials say made their figures the rig's ("trial 7: the rig took 6.1% ...")."""
+    return [
+        f"trial {t['number']}: {flag}"
+        for t in believed(data)
+        for flag in (t.get("rig") or {}).get("flags", [])
+    ]
+
+
 def confirmation(data: Mapping) -> bool | None:
     """The result's own verdict on whether its NDR and PDR held again (each bound's `confirmed`, model
     Bound): False if either did not, None where neither was asked (CONFIRM_S=0, or an older result)."""
@@ -152,6 +165,8 @@ def flags(data: Mapping) -> list[str]:
         found.append(UNCONFIRMED)
     if contradictions(data):
         found.append(CONTRADICTED)
+    if rig_heavy(data):
+        found.append(RIG_HEAVY)
     if (data.get("config") or {}).get("sha256"):
         found.append(TEST_CONFIG)
     if others := other_settings(data):

@@ -30,6 +30,7 @@ RIG_ENV = "SYSLOGBENCH_RIG"
 INSTALLED = Path("/usr/local/bin/syslogbench-rig")  # where the images put it (rig-rust/Dockerfile)
 BUILT = Path(__file__).resolve().parents[2] / "rig-rust" / "target" / "release" / "syslogbench-rig"
 RENDER_CHUNK = 10_000  # messages written at a time
+CLEAN_EVERY_BYTES = 64 * 2**20  # rendered bytes between two flushes to disk (clean)
 BUILD = "cargo build --release --manifest-path rig-rust/Cargo.toml"
 
 
@@ -39,7 +40,7 @@ def write_rendered(path: Path, lines: Iterable[bytes], indexed: bool) -> Path | 
     Returns that file, or None for a burst, which goes out whole. Both are written RENDER_CHUNK messages at a
     time: a sender's memory does not grow with its messages (a 60 s trial at 1,000,000 msg/s is 1.8 GB)."""
     index = path.with_suffix(".ends") if indexed else None
-    offset, chunk, ends = 0, [], array("Q")
+    offset, chunk, ends, written = 0, [], array("Q"), 0
     with path.open("wb") as out, index.open("wb") if index else open(os.devnull, "wb") as offsets:
         for line in lines:
             offset += len(line)
@@ -49,9 +50,22 @@ def write_rendered(path: Path, lines: Iterable[bytes], indexed: bool) -> Path | 
                 out.write(b"".join(chunk))
                 write_offsets(offsets, ends, indexed)
                 chunk, ends = [], array("Q")
+                if out.tell() - written >= CLEAN_EVERY_BYTES:
+                    written = out.tell()
+                    clean(out, *([offsets] if indexed else []))
         out.write(b"".join(chunk))
         write_offsets(offsets, ends, indexed)
     return index
+
+
+def clean(*files: BinaryIO) -> None:
+    """Write what was rendered so far to disk and drop it from the page cache. Dirty pages count against the
+    generator's memory limit until written: 4 senders rendering a 60 s trial at 1,000,000 msg/s write 6 GB
+    under a 512 MiB limit, and the kernel killed them (-9) before writeback caught up."""
+    for handle in files:
+        handle.flush()
+        os.fdatasync(handle.fileno())
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 def write_offsets(out: BinaryIO, ends: array, indexed: bool) -> None:

@@ -102,3 +102,16 @@ def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None
     assert pooled[0].ndr == pytest.approx(90971.3)
     assert pooled[0].flags == ["contradicted (1 of 2)", EARLIER]
     assert not pooled[0].plain and pooled[0].earlier_procedure and pooled[0].own_config
+
+
+def test_a_trial_whose_rig_was_heavy_flags_its_search() -> None:
+    search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
+    assert capacity_rows.RIG_HEAVY not in capacity_rows.flags(search)  # no rig cost recorded then
+    trials = [dict(t) for t in search["trials"]]
+    last = next(t for t in reversed(trials) if t.get("purpose", "search") == "search")
+    last["rig"] = {"flags": ["the rig took 6.1% of the daemon's CPU (over 5%)"]}
+    heavy = search | {"trials": trials}
+    assert capacity_rows.RIG_HEAVY in capacity_rows.flags(heavy)
+    assert capacity_rows.rig_heavy(heavy) == [
+        f"trial {last['number']}: the rig took 6.1% of the daemon's CPU (over 5%)"
+    ]
