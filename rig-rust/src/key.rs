@@ -4,7 +4,7 @@
 use memchr::memmem;
 
 /// The trial number sits above this in a capacity trial's sequence numbers (model/capacity.py).
-pub const TRIAL_SEQ_SPAN: u64 = 10_000_000;
+pub const TRIAL_SEQ_SPAN: u64 = 1_000_000_000;
 const MARK: &[u8] = b"syslogbench h=";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,12 +64,12 @@ mod tests {
     fn every_format_carries_its_key_where_the_daemon_put_it() {
         let rfc3164 =
             b"Nov 26 10:00:00 host1 bench[2]: syslogbench h=1 s=2 q=0000042 f=3 v=4 xxxx\n";
-        let rfc5424 = b"2026-11-26T10:00:00.123456+00:00 host12 bench 7 - - syslogbench h=12 s=7 q=10000001 f=0 v=0 x\n";
+        let rfc5424 = b"2026-11-26T10:00:00.123456+00:00 host12 bench 7 - - syslogbench h=12 s=7 q=1000000001 f=0 v=0 x\n";
         let done =
             b"<13>Nov 26 10:00:00 host5 bench[4]: syslogbench h=5 s=4 q=300001 f=1 v=5 DONE\n";
         let json = b"{\"msg\":\"syslogbench h=2 s=1 q=17 f=23 v=7 x\"}\n";
         assert_eq!(all(rfc3164), vec![(1, 2, 42)]);
-        assert_eq!(all(rfc5424), vec![(12, 7, 10_000_001)]);
+        assert_eq!(all(rfc5424), vec![(12, 7, 1_000_000_001)]);
         assert_eq!(all(done), vec![(5, 4, 300_001)]);
         assert_eq!(all(json), vec![(2, 1, 17)]);
     }

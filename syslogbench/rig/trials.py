@@ -186,6 +186,9 @@ class Trials:
     def trial(self, rate: float, duration: float) -> dict:
         per_sender = rate / len(self.names)
         messages = max(1, round(per_sender * duration))
+        if messages >= capacity.TRIAL_SEQ_SPAN:
+            return {"error": f"{messages:,} messages per sender do not fit a trial's sequence numbers "
+                             f"({capacity.TRIAL_SEQ_SPAN:,}): a lower rate or a shorter trial"}  # fmt: skip
         if (code := daemon_exit()) is not None:
             # No "error" key: the channel would turn the answer into a refusal and lose the exit code.
             return {"daemon_exit": code}

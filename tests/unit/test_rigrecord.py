@@ -75,3 +75,14 @@ def test_every_python_field_is_in_the_rust_example(examples: list[dict]) -> None
         kind = rigrecord.RECORDS.get(op) or REQUEST_KINDS[op]
         names = {f.name for f in fields(kind)} - {"op"}
         assert names == set(example) - {"op"}, op
+
+
+def test_both_sides_number_a_trials_messages_alike() -> None:
+    """The trial's number sits above the same span in Python's sequence numbers and the follower's."""
+    from pathlib import Path
+
+    from syslogbench.model import capacity
+
+    key = Path(__file__).resolve().parents[2] / "rig-rust" / "src" / "key.rs"
+    line = next(line for line in key.read_text().splitlines() if "const TRIAL_SEQ_SPAN" in line)
+    assert int(line.split("=")[1].strip(" ;").replace("_", "")) == capacity.TRIAL_SEQ_SPAN
