@@ -15,10 +15,10 @@ every image imports it.
 from __future__ import annotations
 
 import json
-import types
-import typing
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
+
+from syslogbench.model import codec
 
 T = TypeVar("T")
 
@@ -252,39 +252,12 @@ def write(record: object) -> dict[str, Any]:
 
 
 def read(kind: type[T], data: object, where: str = "record") -> T:
-    """A record from JSON data: every field there, no other key, each value of its field's type."""
-    if not isinstance(data, dict):
-        raise RecordError(f"{where}: expected an object, got {data!r}")
-    known = {f.name for f in fields(kind)}  # type: ignore[arg-type]
-    if unknown := sorted(set(data) - known):
-        raise RecordError(f"{where}: unknown key {unknown[0]!r}")
-    if missing := [name for name in known if name not in data]:
-        raise RecordError(f"{where}: missing key {missing[0]!r}")
-    hints = typing.get_type_hints(kind)
-    return kind(**{name: _value(hints[name], data[name], f"{where}.{name}") for name in known})
-
-
-def _value(hint: object, value: object, where: str) -> object:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is types.UnionType:  # X | None
-        if value is None:
-            return None
-        (hint,) = [arg for arg in args if arg is not type(None)]
-        origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if isinstance(hint, type) and is_dataclass(hint):
-        return read(hint, value, where)
-    if origin is list:
-        if not isinstance(value, list):
-            raise RecordError(f"{where}: expected a list, got {value!r}")
-        return [_value(args[0], item, f"{where}.{i}") for i, item in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise RecordError(f"{where}: expected an object, got {value!r}")
-        return {key: _value(args[1], item, f"{where}.{key}") for key, item in value.items()}
-    wanted = {int: (int,), float: (int, float), bool: (bool,), str: (str,)}[hint]  # type: ignore[index]
-    if not isinstance(value, wanted) or (hint is not bool and isinstance(value, bool)):
-        raise RecordError(f"{where}: expected {hint.__name__}, got {value!r}")  # type: ignore[union-attr]
-    return float(value) if hint is float else value  # type: ignore[arg-type]
+    """A record from JSON data: every field there, no other key, each value of its field's type (the
+    results' one strict reader, model/codec.py)."""
+    try:
+        return codec.load(kind, data, where)
+    except codec.CodecError as error:
+        raise RecordError(str(error)) from None
 
 
 REQUESTS: dict[type, str] = {
