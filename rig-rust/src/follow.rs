@@ -3,12 +3,13 @@
 //! received, late, duplicated (or copies), and lines of other trials (stale). Latency, from each message's
 //! intended send time to the moment its bytes were read, goes into an HdrHistogram.
 
-use crate::clock::{cpu_seconds, now, round};
+use crate::clock::{cpu_seconds, now, round, sleep_until, thread_cpu_seconds};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::key::{keys, trial_of, Key};
+use crate::schedule::Schedule;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
 use std::fs::File;
 use std::io::Read;
@@ -23,6 +24,10 @@ const DIGITS: u8 = 3;
 const BUSY_S: f64 = 0.0002;
 /// The longest wait in poll(): a look at the clock for the give-up time, and a rescan for new files.
 const POLL_MS: i32 = 20;
+/// Passes: at most one a millisecond, and at most this share of a core (PassPacer).
+const PASS_MIN_S: f64 = 0.001;
+const PASS_MAX_S: f64 = 0.01;
+const PASS_SHARE: f64 = 0.02;
 const READ_BYTES: usize = 1 << 20;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
@@ -41,6 +46,18 @@ pub struct TrialRequest {
     pub senders: Vec<String>,
     /// A message seen again is a copy (a user's config writes some to several files), not a duplicate.
     pub copies: bool,
+    /// The senders' tick (crate::schedule): latency is measured from the tick a message was due on.
+    pub tick_s: f64,
+}
+
+impl TrialRequest {
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            start: self.start,
+            rate: self.rate,
+            tick: self.tick_s,
+        }
+    }
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
@@ -151,9 +168,12 @@ pub fn is_output_name(name: &str) -> bool {
         && number(parts[4])
 }
 
+/// One followed file: where the last look stopped, and whether the daemon wrote to it since.
 struct Followed {
-    file: File,
+    path: PathBuf,
+    file: Option<File>,
     partial: Vec<u8>,
+    dirty: bool,
 }
 
 /// Every output file under the directory, read from where the last look stopped.
@@ -162,8 +182,11 @@ pub struct Output {
     everywhere: bool,
     inotify: i32,
     watches: HashMap<i32, PathBuf>,
-    files: HashMap<PathBuf, Followed>,
-    dirty: HashSet<PathBuf>,
+    files: Vec<Followed>,
+    by_path: HashMap<PathBuf, usize>,
+    /// (watch, name) to file: an inotify event finds its file without building a path.
+    by_event: HashMap<i32, HashMap<Vec<u8>, usize>>,
+    dirty: Vec<usize>,
     buffer: Vec<u8>,
 }
 
@@ -179,8 +202,10 @@ impl Output {
             everywhere,
             inotify,
             watches: HashMap::new(),
-            files: HashMap::new(),
-            dirty: HashSet::new(),
+            files: Vec::new(),
+            by_path: HashMap::new(),
+            by_event: HashMap::new(),
+            dirty: Vec::new(),
             buffer: vec![0; READ_BYTES],
         };
         output.watch(directory)?;
@@ -213,6 +238,33 @@ impl Output {
                 .is_some_and(is_output_name)
     }
 
+    /// The file's slot, made on first sight (not opened yet: read_dirty opens it).
+    fn slot(&mut self, path: PathBuf) -> usize {
+        if let Some(&slot) = self.by_path.get(&path) {
+            return slot;
+        }
+        self.files.push(Followed {
+            path: path.clone(),
+            file: None,
+            partial: Vec::new(),
+            dirty: false,
+        });
+        self.by_path.insert(path, self.files.len() - 1);
+        self.files.len() - 1
+    }
+
+    fn mark(&mut self, slot: usize) {
+        let followed = &mut self.files[slot];
+        if !followed.dirty {
+            followed.dirty = true;
+            self.dirty.push(slot);
+        }
+    }
+
+    pub fn has_dirty(&self) -> bool {
+        !self.dirty.is_empty()
+    }
+
     /// Every file there now is followed (new ones from their start) and looked at once.
     pub fn scan(&mut self) {
         let mut pending = vec![self.directory.clone()];
@@ -231,7 +283,8 @@ impl Output {
                     }
                     pending.push(path);
                 } else if kind.is_file() && self.wanted(&path) {
-                    self.dirty.insert(path);
+                    let slot = self.slot(path);
+                    self.mark(slot);
                 }
             }
         }
@@ -240,16 +293,12 @@ impl Output {
     /// Start from what is there now.
     pub fn skip_to_end(&mut self) {
         self.scan();
-        for path in std::mem::take(&mut self.dirty) {
-            if let Ok(mut file) = File::open(&path) {
+        for slot in std::mem::take(&mut self.dirty) {
+            let followed = &mut self.files[slot];
+            followed.dirty = false;
+            if let Ok(mut file) = File::open(&followed.path) {
                 let _ = std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0));
-                self.files.insert(
-                    path,
-                    Followed {
-                        file,
-                        partial: Vec::new(),
-                    },
-                );
+                followed.file = Some(file);
             }
         }
     }
@@ -297,19 +346,40 @@ impl Output {
                 let name = &events[at + header..at + header + event.len as usize];
                 let name = &name[..memchr::memchr(0, name).unwrap_or(name.len())];
                 at += header + event.len as usize;
-                let Some(directory) = self.watches.get(&event.wd) else {
-                    continue;
-                };
-                let path = directory.join(std::ffi::OsStr::from_bytes(name));
-                if event.mask & libc::IN_ISDIR != 0 {
-                    if self.everywhere {
-                        let _ = self.watch(&path);
-                        self.scan();
-                    }
-                } else if self.wanted(&path) {
-                    self.dirty.insert(path);
-                }
+                self.event(event.wd, event.mask, name);
             }
+        }
+    }
+
+    fn event(&mut self, wd: i32, mask: u32, name: &[u8]) {
+        if mask & libc::IN_Q_OVERFLOW != 0 {
+            // Events were lost: look at every file.
+            for slot in 0..self.files.len() {
+                self.mark(slot);
+            }
+            self.scan();
+            return;
+        }
+        if let Some(&slot) = self.by_event.get(&wd).and_then(|names| names.get(name)) {
+            self.mark(slot);
+            return;
+        }
+        let Some(directory) = self.watches.get(&wd) else {
+            return;
+        };
+        let path = directory.join(std::ffi::OsStr::from_bytes(name));
+        if mask & libc::IN_ISDIR != 0 {
+            if self.everywhere {
+                let _ = self.watch(&path);
+                self.scan();
+            }
+        } else if self.wanted(&path) {
+            let slot = self.slot(path);
+            self.by_event
+                .entry(wd)
+                .or_default()
+                .insert(name.to_vec(), slot);
+            self.mark(slot);
         }
     }
 
@@ -317,40 +387,38 @@ impl Output {
     /// time of each read and the whole lines it completed.
     fn read_dirty(&mut self, found: &mut dyn FnMut(f64, &[u8])) -> bool {
         let mut any = false;
-        for path in std::mem::take(&mut self.dirty) {
-            if !self.files.contains_key(&path) {
-                let Ok(file) = File::open(&path) else {
-                    continue;
-                };
-                self.files.insert(
-                    path.clone(),
-                    Followed {
-                        file,
-                        partial: Vec::new(),
-                    },
-                );
+        for slot in std::mem::take(&mut self.dirty) {
+            let followed = &mut self.files[slot];
+            followed.dirty = false;
+            if followed.file.is_none() {
+                followed.file = File::open(&followed.path).ok();
             }
-            let followed = self.files.get_mut(&path).unwrap();
+            let Some(file) = followed.file.as_mut() else {
+                continue;
+            };
             loop {
-                let got = match followed.file.read(&mut self.buffer) {
+                let got = match file.read(&mut self.buffer) {
                     Ok(0) | Err(_) => break,
                     Ok(got) => got,
                 };
                 let read_at = now(); // every line in these bytes was written by now
                 let data = &self.buffer[..got];
-                let Some(last) = memchr::memrchr(b'\n', data) else {
-                    followed.partial.extend_from_slice(data);
-                    continue;
-                };
-                any = true;
-                if followed.partial.is_empty() {
-                    found(read_at, &data[..=last]);
+                if let Some(last) = memchr::memrchr(b'\n', data) {
+                    any = true;
+                    if followed.partial.is_empty() {
+                        found(read_at, &data[..=last]);
+                    } else {
+                        followed.partial.extend_from_slice(&data[..=last]);
+                        found(read_at, &followed.partial);
+                        followed.partial.clear();
+                    }
+                    followed.partial.extend_from_slice(&data[last + 1..]);
                 } else {
-                    followed.partial.extend_from_slice(&data[..=last]);
-                    found(read_at, &followed.partial);
-                    followed.partial.clear();
+                    followed.partial.extend_from_slice(data);
                 }
-                followed.partial.extend_from_slice(&data[last + 1..]);
+                if got < self.buffer.len() {
+                    break; // a short read of a regular file: its end, for now (one read, not two)
+                }
             }
         }
         any
@@ -359,13 +427,13 @@ impl Output {
     /// Drop what was read from the page cache (between trials): the daemon's cgroup is charged for the
     /// cache of what it wrote, and a search's earlier trials would fill its memory limit.
     pub fn forget(&mut self) -> u64 {
-        for followed in self.files.values() {
+        let mut open = 0;
+        for file in self.files.iter().filter_map(|f| f.file.as_ref()) {
             // SAFETY: advice on a descriptor we own.
-            unsafe {
-                libc::posix_fadvise(followed.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED)
-            };
+            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            open += 1;
         }
-        self.files.len() as u64
+        open
     }
 }
 
@@ -379,6 +447,7 @@ pub struct Tally {
     pub early: u64,
     pub received: u64,
     latency: Histogram<u64>,
+    schedule: Schedule,
 }
 
 impl Tally {
@@ -407,6 +476,7 @@ impl Tally {
             received: 0,
             latency: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS)
                 .map_err(|e| e.to_string())?,
+            schedule: request.schedule(),
             request,
         })
     }
@@ -434,7 +504,7 @@ impl Tally {
         *flag = 1;
         count.received += 1;
         self.received += 1;
-        let latency = seen_at - (self.request.start + index as f64 / self.request.rate);
+        let latency = seen_at - self.schedule.intended(index);
         if latency > self.request.bound_s {
             count.late += 1;
         }
@@ -526,6 +596,40 @@ impl Looks {
     }
 }
 
+/// How often the follower makes a pass. A pass reads each file the daemon wrote to since the last one,
+/// so with many files (192 in the seed's split) and short intervals it makes about one read per line. The
+/// interval is the shortest that keeps passes within PASS_SHARE of a core, and never below PASS_MIN_S: the
+/// resolution this buys is recorded as the look gap.
+struct PassPacer {
+    previous_start: f64,
+    interval: f64,
+}
+
+impl PassPacer {
+    fn new() -> PassPacer {
+        PassPacer {
+            previous_start: 0.0,
+            interval: PASS_MIN_S,
+        }
+    }
+
+    /// Sleep until the next pass is due; whether it slept.
+    fn hold(&self, at: f64) -> bool {
+        let next = self.previous_start + self.interval;
+        if at >= next {
+            return false;
+        }
+        sleep_until(next);
+        true
+    }
+
+    /// A pass began at `start` and took `cpu_s` of this thread's CPU.
+    fn passed(&mut self, start: f64, cpu_s: f64) {
+        self.previous_start = start;
+        self.interval = (cpu_s / PASS_SHARE).clamp(PASS_MIN_S, PASS_MAX_S);
+    }
+}
+
 struct Args {
     directory: PathBuf,
     everywhere: bool,
@@ -608,22 +712,31 @@ fn trial(
     let mut looks = Looks::new();
     let mut expected: Option<u64> = None;
     let mut last_scan = now();
+    let mut pacer = PassPacer::new();
     let ended = loop {
         let before = now();
-        let stdin_ready = output.wait(requests.fd(), POLL_MS);
-        let woke = now();
+        let mut stdin_ready = output.wait(requests.fd(), POLL_MS);
+        let mut woke = now();
+        // At most one pass per interval: writes that come meanwhile are read together, in one read a file.
+        let held = output.has_dirty() && !stdin_ready && pacer.hold(woke);
+        if held {
+            stdin_ready = output.wait(requests.fd(), 0);
+            woke = now();
+        }
         if woke - last_scan > 0.1 {
             output.scan(); // a file inotify did not announce (created before its directory was watched)
             last_scan = woke;
         }
         let start = now();
+        let cpu_start = thread_cpu_seconds();
         let read = output.read_dirty(&mut |at, data| {
             for key in keys(data) {
                 tally.arrive(key, at);
             }
         });
         if read {
-            looks.pass(woke - before < BUSY_S, woke, start, now());
+            looks.pass(held || woke - before < BUSY_S, woke, start, now());
+            pacer.passed(start, thread_cpu_seconds() - cpu_start);
         }
         let mut stopped = requests.closed;
         if stdin_ready {
@@ -675,6 +788,7 @@ pub fn examples() -> Vec<serde_json::Value> {
         ledger_wait_s: 30.0,
         senders: vec!["host1-s1".into(), "host1-s2".into()],
         copies: false,
+        tick_s: 0.005,
     };
     let expect = ExpectRequest {
         sent: BTreeMap::from([("host1-s1".into(), 1000), ("host1-s2".into(), 990)]),
@@ -747,6 +861,7 @@ mod tests {
             ledger_wait_s: 30.0,
             senders: vec!["host1-s1".into(), "host2-s1".into()],
             copies,
+            tick_s: 0.0,
         }
     }
 
@@ -792,6 +907,45 @@ mod tests {
             Some(&1),
             "the early one, at 1 us: {histogram:?}"
         );
+    }
+
+    #[test]
+    fn latency_counts_from_the_tick_a_message_was_due_on() {
+        let mut tally = Tally::new(TrialRequest {
+            tick_s: 0.005,
+            ..request(false)
+        })
+        .unwrap();
+        let seq = 2 * crate::key::TRIAL_SEQ_SPAN + 2; // index 1: due at 100.001, sent on the tick at 100.005
+        tally.arrive(key(1, seq), 100.007);
+        assert_eq!(tally.histogram_us().get("2000"), Some(&1));
+    }
+
+    #[test]
+    fn a_dearer_pass_waits_longer_for_the_next_within_its_bounds() {
+        let mut pacer = PassPacer::new();
+        pacer.passed(10.0, 0.0);
+        assert_eq!(pacer.interval, PASS_MIN_S);
+        pacer.passed(10.0, 0.0001); // 100 us of CPU at a 2% share: one pass every 5 ms
+        assert!((pacer.interval - 0.005).abs() < 1e-12);
+        pacer.passed(10.0, 1.0);
+        assert_eq!(pacer.interval, PASS_MAX_S);
+        assert!(!pacer.hold(10.02), "due already: no wait");
+    }
+
+    #[test]
+    fn lost_events_make_every_followed_file_looked_at() {
+        let dir = std::env::temp_dir().join(format!("follow-overflow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["test.x.all.log", "test.y.all.log"] {
+            std::fs::write(dir.join(name), b"").unwrap();
+        }
+        let mut output = Output::new(&dir, false).unwrap();
+        output.skip_to_end();
+        assert!(!output.has_dirty());
+        output.event(-1, libc::IN_Q_OVERFLOW, b"");
+        assert_eq!(output.dirty.len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

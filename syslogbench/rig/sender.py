@@ -21,7 +21,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import machine, preprocess, scenarios, settings
+from syslogbench.model import capacity, machine, preprocess, scenarios, settings
 from syslogbench.model.ledger import OK, Ledger
 from syslogbench.model.messages import SenderId, datagram, render_lines
 from syslogbench.model.result import GeneratorReport, Tls
@@ -45,8 +45,6 @@ TLS_CA_ENV = "TLS_CA"
 # the daemon's receive window limits them all (ss: rwnd_limited 93 to 94% of the time), and its timers cost
 # the generators, on the daemon's cores, about twice the CPU on rsyslog (docs/measurement.md).
 TCP_CONGESTION = "reno"
-# A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop.
-TICK_S = 0.005
 
 
 def pin_congestion(sock: socket.socket) -> str | None:
@@ -157,7 +155,7 @@ def send_all(sender: SenderId, cfg: settings.Settings) -> Ledger:
         count = cfg.messages_per_sender + 1
         # Blocking sends: a daemon slower than us is the thing measured. The watcher's RUN_TIMEOUT bounds it.
         rig.ask(SendRequest(str(path), str(ends) if ends else None, count, float(scenario.rate), time.time(),
-                            None, TICK_S))  # fmt: skip
+                            None, capacity.SEND_TICK_S))  # fmt: skip
         sent = rig.answer(SendRecord, cfg.run_timeout)
         rig.ask(CloseRequest(DRAIN_TIMEOUT))
         closed = rig.answer(ClosedRecord, DRAIN_TIMEOUT * 2 + 10)

@@ -67,7 +67,6 @@ EXIT_SHOWS_S = 5.0  # a sender saw the daemon's connection fail: how long its ex
 # still wrote a 4,000 msg/s trial's backlog seconds later, and made the next trials' messages late.
 DRAIN_QUIET_S = 0.5  # no line of an earlier trial for this long
 DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
-TICK_S = 0.005  # a sender sleeps at least this long between batches
 CAPACITY_ENV = "CAPACITY"
 RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
@@ -213,7 +212,7 @@ class Trials:
         before = self.take("start")
         cpu0 = self.own_cpu()
         request = TrialRequest(self.number, per_sender, messages, start, self.bound_s, give_up, LEDGER_WAIT_S,
-                               list(self.names), self.user_config)  # fmt: skip
+                               list(self.names), self.user_config, capacity.SEND_TICK_S)  # fmt: skip
         tally = self.follow(request)
         died = self.exit_if_senders_failed()
         after = self.take("end") if died is None else None
@@ -378,7 +377,7 @@ def one_trial(
     trial, count, rate = int(spec["trial"]), int(spec["messages"]), float(spec["rate"])
     answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial)
     start, give_up = float(answer["start"]), float(answer["give_up"])
-    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, TICK_S))
+    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, capacity.SEND_TICK_S))
     try:
         return rig.answer(SendRecord, max(0.0, give_up - time.time()) + RIG_ANSWER_S)
     finally:

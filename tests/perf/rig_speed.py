@@ -8,8 +8,8 @@ blocks of 4,000 lines to 192 split files, as a daemon would, and the follower's 
 from its record (cpu_s, getrusage of the rig's process).
 
 send: each sender writes N messages of 120 bytes to a receiver on loopback that reads and drops them (a Python
-thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 s, and as a burst. The
-sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
+thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 s, and as a burst; and at
+25,000 msg/s (one of four senders) at ticks of 1, 2 and 5 ms. The sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
 
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
 part of `make test`: a benchmark whose output goes into docs/measurement.md.
@@ -66,7 +66,7 @@ def follow_speed(lines: int) -> dict[str, float]:
         rig.answer(Following, 30)
         start = time.time()
         names = [who.name for who in SENDERS]
-        rig.ask(TrialRequest(1, 1e9, per_sender, start, 3600.0, start + 3600, 30.0, names, False))
+        rig.ask(TrialRequest(1, 1e9, per_sender, start, 3600.0, start + 3600, 30.0, names, False, 0.0))
         rig.ask(ExpectRequest({name: per_sender for name in names}))
         files = [
             (directory / f"test.perf.facility.{p // 8}.severity.{p % 8}.log").open("ab") for p in range(192)
@@ -111,7 +111,12 @@ def drop_reader(listener: socket.socket, tls: ssl.SSLContext | None) -> threadin
 
 
 def send_speed(
-    transport: str, count: int, rate: float, certs: dict[str, Path], tmp: Path
+    transport: str,
+    count: int,
+    rate: float,
+    certs: dict[str, Path],
+    tmp: Path,
+    tick: float = capacity.SEND_TICK_S,
 ) -> dict[str, float]:
     lines = [
         render_line(SenderId(1, 1), i + 1, i % 192, "Nov 26 12:00:00", 8, size=LINE_BYTES)
@@ -140,7 +145,7 @@ def send_speed(
     sock.close()
     start = time.time() + 0.1
     burst = not rate and transport != "udp"  # a run's burst goes out whole, as in a run (sendfile over TCP)
-    rig.ask(SendRequest(str(path), None if burst else str(ends), count, rate, start, None, 0.005))
+    rig.ask(SendRequest(str(path), None if burst else str(ends), count, rate, start, None, tick))
     record = rig.answer(SendRecord, 600)
     rig.ask(CloseRequest(30.0))
     rig.answer(ClosedRecord, 90)
@@ -188,6 +193,11 @@ def main(argv: list[str]) -> int:
                 transport, 1_000_000, 100_000.0, certs, Path(tmp)
             )
             sends[f"{transport} burst"] = send_speed(transport, 2_000_000, 0.0, certs, Path(tmp))
+        # What the tick costs: one of a trial's four senders at 100,000 msg/s in all.
+        for tick in (0.001, 0.002, 0.005):
+            sends[f"tcp paced 25,000 msg/s, tick {tick * 1000:g} ms"] = send_speed(
+                "tcp", 250_000, 25_000.0, certs, Path(tmp), tick
+            )
         found["send"] = sends
     text = json.dumps(found, indent=2)
     print(text)
