@@ -715,7 +715,8 @@ fn trial(
     let mut pacer = PassPacer::new();
     let ended = loop {
         let before = now();
-        let mut stdin_ready = output.wait(requests.fd(), POLL_MS);
+        let timeout = if requests.has_line() { 0 } else { POLL_MS };
+        let mut stdin_ready = output.wait(requests.fd(), timeout);
         let mut woke = now();
         // At most one pass per interval: writes that come meanwhile are read together, in one read a file.
         let held = output.has_dirty() && !stdin_ready && pacer.hold(woke);
@@ -739,14 +740,17 @@ fn trial(
             pacer.passed(start, thread_cpu_seconds() - cpu_start);
         }
         let mut stopped = requests.closed;
-        if stdin_ready {
-            for line in requests.read_available() {
-                let (op, body) = split_op(&line)?;
-                match op.as_str() {
-                    "expect" => expected = Some(parse::<ExpectRequest>(&body)?.sent.values().sum()),
-                    "stop" => stopped = true,
-                    other => return Err(format!("unknown op {other:?} during a trial")),
-                }
+        let lines = if stdin_ready {
+            requests.read_available()
+        } else {
+            requests.buffered()
+        };
+        for line in lines {
+            let (op, body) = split_op(&line)?;
+            match op.as_str() {
+                "expect" => expected = Some(parse::<ExpectRequest>(&body)?.sent.values().sum()),
+                "stop" => stopped = true,
+                other => return Err(format!("unknown op {other:?} during a trial")),
             }
         }
         if stopped || requests.closed {

@@ -12,8 +12,12 @@ pub struct LineReader {
 
 impl LineReader {
     pub fn stdin() -> Self {
+        LineReader::on(0)
+    }
+
+    fn on(fd: i32) -> Self {
         LineReader {
-            fd: 0,
+            fd,
             buffer: Vec::new(),
             closed: false,
         }
@@ -26,7 +30,17 @@ impl LineReader {
     /// Read what is there (one read) and return every complete line buffered.
     pub fn read_available(&mut self) -> Vec<String> {
         self.fill();
+        self.buffered()
+    }
+
+    /// Every complete line already read (two requests can come in one read: the second waits here, and a
+    /// poll() on the descriptor would not show it).
+    pub fn buffered(&mut self) -> Vec<String> {
         std::iter::from_fn(|| self.take_line()).collect()
+    }
+
+    pub fn has_line(&self) -> bool {
+        memchr::memchr(b'\n', &self.buffer).is_some()
     }
 
     /// Block until one whole line is there (None: stdin closed).
@@ -118,4 +132,32 @@ where
     T: Deserialize<'de>,
 {
     Option::<T>::deserialize(deserializer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_request_read_with_the_first_is_kept_and_said_to_be_there() {
+        let mut ends = [0i32; 2];
+        // SAFETY: a pipe into an array we own.
+        assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+        let both = b"{\"op\":\"trial\"}\n{\"op\":\"expect\"}\n";
+        // SAFETY: write our bytes into the pipe's write end, then close it.
+        unsafe {
+            libc::write(ends[1], both.as_ptr().cast(), both.len());
+            libc::close(ends[1]);
+        }
+        let mut reader = LineReader::on(ends[0]);
+        assert_eq!(reader.next_line().as_deref(), Some("{\"op\":\"trial\"}"));
+        assert!(
+            reader.has_line(),
+            "the expect request came in the same read"
+        );
+        assert_eq!(reader.buffered(), vec!["{\"op\":\"expect\"}".to_string()]);
+        assert!(!reader.has_line());
+        // SAFETY: close the read end we own.
+        unsafe { libc::close(ends[0]) };
+    }
 }

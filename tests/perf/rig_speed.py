@@ -96,6 +96,52 @@ def follow_speed(lines: int) -> dict[str, float]:
     }
 
 
+def follow_paced(rate: int, seconds: float) -> dict[str, float]:
+    """The follower behind a daemon that writes each line on its own, to its facility and severity's file of
+    192 (as syslog-ng does with the seed's split): `rate` lines a second for `seconds`, in 1 ms steps."""
+    per_sender = int(rate * seconds) // len(SENDERS)
+    rendered = trial_lines(per_sender)
+    order = [(i, who) for i in range(per_sender) for who in SENDERS]
+    with tempfile.TemporaryDirectory(prefix="rig-follow-") as tmp:
+        directory = Path(tmp)
+        rig = Rig("follow", ["--dir", str(directory)])
+        rig.answer(Following, 30)
+        start = time.time() + 0.2
+        names = [who.name for who in SENDERS]
+        rig.ask(TrialRequest(1, rate / len(SENDERS), per_sender, start, 3600.0, start + 3600, 30.0, names,
+                             False, 0.0))  # fmt: skip
+        rig.ask(ExpectRequest({name: per_sender for name in names}))
+        fds = [
+            os.open(directory / f"test.perf.facility.{p // 8}.severity.{p % 8}.log",
+                    os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            for p in range(192)
+        ]  # fmt: skip
+        time.sleep(max(0.0, start - time.time()))
+        step = max(1, rate // 1000)
+        for first in range(0, len(order), step):
+            due = start + first / rate
+            if due > time.time():
+                time.sleep(due - time.time())
+            for i, who in order[first : first + step]:
+                os.write(fds[(i * 7) % 192], rendered[who][i])
+        tally = rig.answer(TallyRecord, 600)
+        rig.close()
+        for fd in fds:
+            os.close(fd)
+    received = sum(s.received for s in tally.senders)
+    assert received == per_sender * len(SENDERS), tally
+    return {
+        "rate": rate,
+        "lines": received,
+        "follower_cpu_s": tally.cpu_s,
+        "core_share": round(tally.cpu_s / seconds, 4),
+        "lines_per_cpu_s": round(received / tally.cpu_s) if tally.cpu_s else None,
+        "look_gap_max_ms": round(tally.look_gap_max_s * 1000, 3),
+        "look_gap_p99_ms": round(tally.look_gap_p99_s * 1000, 3),
+        "latency_p50_ms": tally.latency_ms.p50,
+    }
+
+
 def drop_reader(listener: socket.socket, tls: ssl.SSLContext | None) -> threading.Thread:
     def read() -> None:
         conn, _ = listener.accept()
@@ -185,6 +231,7 @@ def main(argv: list[str]) -> int:
         "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     found["follow"] = follow_speed(args.follow_lines)
+    found["follow, a line a write"] = [follow_paced(rate, 10.0) for rate in (35_000, 100_000)]
     with tempfile.TemporaryDirectory(prefix="rig-send-") as tmp:
         certs = tlscerts.generate(Path(tmp) / "tls")
         sends = {}
