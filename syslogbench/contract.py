@@ -287,6 +287,12 @@ class Control:
     def lasthop_cpu(self) -> Path:
         return self.root / "lasthop" / "cpu.json"
 
+    def lasthop_cpu_request(self, name: str) -> Path:
+        return self.root / "lasthop" / f"{name}.request"
+
+    def lasthop_cpu_at(self, name: str) -> Path:
+        return self.root / "lasthop" / f"cpu-{name}.json"
+
     @property
     def drained(self) -> Path:
         return self.root / "lasthop" / "drained.json"
@@ -311,7 +317,8 @@ def protocol_names() -> list[str]:
         c.start,
     ]
     names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
-    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu, c.drained, c.finish]
+    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu]
+    names += [c.lasthop_cpu_request("<name>"), c.lasthop_cpu_at("<name>"), c.drained, c.finish]
     return [str(name) for name in names]
 
 

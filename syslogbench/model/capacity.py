@@ -379,25 +379,30 @@ class RigCost:
     watcher_cpu_s: float | None  # the watcher's container (the compiled follower is in it)
     follower_cpu_s: float | None  # the compiled follower's own CPU over the trial
     daemon_cpu_s: float | None
-    share: float | None  # (senders + watcher) / daemon
+    share: float | None  # (senders + watcher + last hop) / daemon
     look_gap_max_s: float | None  # the longest a line could wait between being written and being read
     look_gap_p99_s: float | None
     flags: list[str] = field(default_factory=list)  # what makes this trial's figures the rig's
+    last_hop_cpu_s: float | None = None  # relay: the last hop's container (results before it lack it)
 
 
 def rig_cost(
     senders: list[SenderTrial], watcher_cpu_s: float | None, daemon_cpu_s: float | None, tally: object,
-    bound_s: float,
+    bound_s: float, last_hop_cpu_s: float | None = None,
 ) -> RigCost:  # fmt: skip
-    """tally: the follower's record (model.rigrecord.TallyRecord)."""
+    """tally: the follower's record (model.rigrecord.TallyRecord). last_hop_cpu_s: a relay trial's last hop
+    (None elsewhere, where there is none)."""
     cpus = [s.cpu_s for s in senders]
     senders_cpu = (
         round(sum(c for c in cpus if c is not None), 4) if all(c is not None for c in cpus) else None
     )
     total = None if senders_cpu is None or watcher_cpu_s is None else senders_cpu + watcher_cpu_s
+    if total is not None and last_hop_cpu_s is not None:
+        total += last_hop_cpu_s
     share = round(total / daemon_cpu_s, 4) if total is not None and daemon_cpu_s else None
     cost = RigCost(senders_cpu, watcher_cpu_s, getattr(tally, "cpu_s", None), daemon_cpu_s, share,
-                   getattr(tally, "look_gap_max_s", None), getattr(tally, "look_gap_p99_s", None))  # fmt: skip
+                   getattr(tally, "look_gap_max_s", None), getattr(tally, "look_gap_p99_s", None),
+                   last_hop_cpu_s=last_hop_cpu_s)  # fmt: skip
     if share is not None and share > RIG_SHARE_MAX:
         cost.flags.append(f"the rig took {share:.1%} of the daemon's CPU (over {RIG_SHARE_MAX:.0%})")
     gap = cost.look_gap_max_s
@@ -459,6 +464,7 @@ class Trial:
     copies: int = 0  # a user config's (SenderTrial.copies)
     early: int = 0  # messages seen before their intended time (clocks apart), recorded at 1 us
     follower_cpu_s: float | None = None  # the compiled follower's own CPU (also in watcher_cpu_s)
+    last_hop_cpu_s: float | None = None  # relay: the last hop's container over the trial
     rig: RigCost | None = None  # the rig's own cost and resolution; None in results from before it
 
     def consistent(self) -> str | None:

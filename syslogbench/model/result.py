@@ -672,6 +672,13 @@ class LastHopCpu:
 
 
 @dataclass
+class LastHopCpuAt:
+    """The last hop's cgroup CPU total when it saw a capacity trial's request (control: lasthop/cpu-<name>.json)."""
+
+    cpu_total_s: float | None = None
+
+
+@dataclass
 class HarnessCpu:
     """CPU seconds of each harness container from the start signal to the end of the run (the daemon's end
     snapshot, after its stop), each read by the container from its own cgroup. SEC runs in the watcher's."""

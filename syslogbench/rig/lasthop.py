@@ -230,6 +230,7 @@ class LastHop:
         if self.start_wall is None and control.CONTROL.start.exists():
             self.run0 = cgroup.own().cpu_total_s()
             self.start_wall = float(control.CONTROL.start.read_text().split()[0])
+        answer_cpu_requests()
 
     def drained(self) -> bool:
         """The central daemon has exited, every connection from it has ended and none waits to be accepted."""
@@ -270,6 +271,15 @@ def open_append(name: str) -> int:
 
 def wait_for_finish(timeout: float) -> None:
     control.wait_for(control.CONTROL.finish, timeout, "the finish signal", poll=IDLE_POLL_S)
+
+
+def answer_cpu_requests() -> None:
+    """A capacity trial's watcher asks for this cgroup's CPU at the trial's start and end: its share of the rig."""
+    for request in control.CONTROL.lasthop_cpu.parent.glob("*.request"):
+        name = request.name.removesuffix(".request")
+        at = result.LastHopCpuAt(cpu_total_s=cgroup.own().cpu_total_s())
+        control.write_json(control.CONTROL.lasthop_cpu_at(name), asdict(at))
+        request.unlink(missing_ok=True)
 
 
 def report_cpu(run0: float | None) -> None:

@@ -100,6 +100,8 @@ class Trials:
         self.follower: Rig | None = None  # started once the daemon is up (start_following)
         self.snapshot: Callable[[str], object] | None = None  # run.take_snapshot, set by serve()
         self.own_cpu: Callable[[], float | None] = lambda: None
+        # Relay: the last hop's cgroup CPU total now (harness.last_hop_cpu), by a name; None elsewhere.
+        self.last_hop_cpu: Callable[[str], float | None] = lambda _name: None
         self.machine: dict | None = None  # the daemon's machine, sent with the first trial's record
         self.transport = ""
 
@@ -196,6 +198,7 @@ class Trials:
         drained = self.follower.answer(DrainedRecord, DRAIN_MAX_S + RIG_ANSWER_S)
         self.follower.ask(None, "forget")
         self.follower.answer(ForgotRecord, RIG_ANSWER_S)
+        hop0 = self.last_hop_cpu(f"trial{self.number + 1}-start")  # before the trial: it answers in 0.1 s
         with self.changed:
             self.number += 1
             self.ready, self.ledgers = set(), {}
@@ -217,7 +220,9 @@ class Trials:
         died = self.exit_if_senders_failed()
         after = self.take("end") if died is None else None
         cpu = self.own_cpu()
-        record = self.record(tally, rate, duration, before, after, cpu0, cpu, died)
+        hop1 = self.last_hop_cpu(f"trial{self.number}-end")
+        hop = None if hop0 is None or hop1 is None else round(hop1 - hop0, 4)
+        record = self.record(tally, rate, duration, before, after, cpu0, cpu, died, hop)
         record["drain_s"], record["drained_lines"] = drained.waited_s, drained.stale
         if self.number == 1 and self.machine:
             record["machine"] = self.machine
@@ -277,6 +282,7 @@ class Trials:
         cpu0: float | None,
         cpu1: float | None,
         died: int | None,
+        last_hop_cpu: float | None = None,
     ) -> dict:
         with self.changed:
             reports = dict(self.ledgers)
@@ -310,7 +316,10 @@ class Trials:
             "daemon_cpu_s": daemon_cpu,
             "watcher_cpu_s": watcher_cpu,
             "follower_cpu_s": tally.cpu_s,
-            "rig": asdict(capacity.rig_cost(senders, watcher_cpu, daemon_cpu, tally, self.bound_s)),
+            "last_hop_cpu_s": last_hop_cpu,
+            "rig": asdict(
+                capacity.rig_cost(senders, watcher_cpu, daemon_cpu, tally, self.bound_s, last_hop_cpu)
+            ),
             "udp_rcvbuf_errors": udp.get("RcvbufErrors") if udp else None,
             "udp_in_errors": udp.get("InErrors") if udp else None,
             "senders": [asdict(s) for s in senders],

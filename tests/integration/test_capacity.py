@@ -158,6 +158,9 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
         assert trial["lost"] == trial["duplicated"] == 0, trial
         for sender in trial["senders"]:
             assert sender["sent"] == sender["received"] == sender["intended"], sender
+        # The last hop is part of the rig in a relay, and its CPU is in the rig's share (none elsewhere).
+        hop = trial["rig"]["last_hop_cpu_s"]
+        assert (hop is not None and hop > 0) if scenario == "relay" else hop is None, trial["rig"]
     assert result["ndr"]["lower_msgs_per_s"] == 1600.0, table  # RATE_MAX held
 
 

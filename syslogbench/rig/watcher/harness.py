@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import time
 
-from syslogbench.model.result import GeneratorReport, LastHopCpu, load
+from syslogbench.model.result import GeneratorReport, LastHopCpu, LastHopCpuAt, load
 from syslogbench.rig import cgroup, control
 from syslogbench.rig.outcome import Observed
 
-REPORT_WAIT_S = 5.0  # the generators hear of the daemon's exit within 0.2 s (channel), the last hop 0.5 s
+REPORT_WAIT_S = 5.0
+LAST_HOP_ANSWER_S = 2.0  # the last hop looks at its control files every 0.1 s  # the generators hear of the daemon's exit within 0.2 s (channel), the last hop 0.5 s
 
 
 def own_cpu() -> float | None:
@@ -20,6 +21,17 @@ def own_cpu() -> float | None:
 def since(start: float | None) -> float | None:
     now = own_cpu()
     return None if start is None or now is None else now - start
+
+
+def last_hop_cpu(name: str) -> float | None:
+    """A relay trial's last hop: its cgroup CPU total now (None if it did not answer in time)."""
+    answer = control.CONTROL.lasthop_cpu_at(name)
+    control.write_atomic(control.CONTROL.lasthop_cpu_request(name), "")
+    try:
+        control.wait_for(answer, LAST_HOP_ANSWER_S, f"the last hop's CPU {name!r}", poll=0.01)
+        return load(LastHopCpuAt, control.read_json(answer), answer.name).cpu_total_s
+    except (control.WaitTimeout, OSError, ValueError):
+        return None
 
 
 def generator_reports() -> list[GeneratorReport]:

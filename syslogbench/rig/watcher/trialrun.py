@@ -46,6 +46,8 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     try:
         scenario = scenarios.load(cfg.scenario)
         served.transport = scenario.transport
+        if scenario.destination == "relay":
+            served.last_hop_cpu = harness.last_hop_cpu
         run.decide(scenario)
         run.wait_until_ready(cfg)
         # Sent with the first trial (the warm-up): a UDP result records them (host/search.py).
