@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import tempfile
 import threading
@@ -26,10 +25,12 @@ from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossR
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, environment, lock, profiles, resources, setup, swarm, userconfig
-from syslogbench.host.compose import Compose, Up, project_name
+from syslogbench.host import environment, lock, userconfig
+from syslogbench.host import plan as run_plan
+from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.host.plan import Orchestrator, Plan, Rig
+from syslogbench.model import capacity, machine, result, settings
 from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import (
     Bound,
@@ -104,76 +105,43 @@ class TrialFailed(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What a capacity search runs, checked before any container starts."""
+class Search:
+    """What a capacity search runs, checked before any container starts: the run plan, the search's own
+    settings, and which cores (one host) or nodes (a swarm) each role has."""
 
-    profile: profiles.Profile
-    cfg: settings.Settings
-    env: dict[str, str]
-    scenario: scenarios.Scenario
+    plan: Plan
     cap: CapacitySettings
-    cpu_placement: dict[str, str]  # which cores (one host) or nodes (a swarm) each role has
-    user: userconfig.UserConfig | None = None
-    swarm: OnSwarm | None = None  # capacity --swarm
-
-
-@dataclass(frozen=True)
-class OnSwarm:
-    """The swarm's nodes and where the services go (host/swarm.py), and the registry the nodes pull from."""
-
-    nodes: list[swarm.Node]
-    placement: swarm.Placement
-    registry: str | None = None
+    cpu_placement: dict[str, str]
 
 
 def plan(
-    profile_name: str,
-    overrides: dict[str, str],
-    config: tuple[Path, bool] | None = None,
-    on_swarm: bool = False,
-    registry: str | None = None,
-) -> Plan:
+    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: run_plan.Config | None = None
+) -> Search:
     """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError, SwarmError)
     before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
     profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
     refuse_unused(rest)
-    profile = profiles.resolve(profile_name)
-    rest, options = userconfig.split_settings(rest)
-    user = userconfig.given(config, profile.daemon, options)
-    if user is not None and user.expect_dropped:
+    chosen = run_plan.make(profile_name, rest, on, config)
+    if chosen.user is not None and chosen.user.expect_dropped:
         raise settings.SettingsError(
             "capacity --config counts every message a trial sends, so a config that drops some on purpose "
-            f"(EXPECT_DROPPED={user.expect_dropped}) cannot be searched yet: use run --config for it"
+            f"(EXPECT_DROPPED={chosen.user.expect_dropped}) cannot be searched yet: use run --config for it"
         )
-    if on_swarm and int(cap.daemon_cores):
-        raise settings.SettingsError(
-            f"DAEMON_CORES={int(cap.daemon_cores)} is for one host: on a swarm the daemon has the central node and "
-            "the senders their own nodes; leave it out"
-        )
-    cores = capacity.placement(int(cap.daemon_cores), os.cpu_count() or 1)  # one that leaves none: one line
-    cfg, env = environment.run_env(rest)
-    userconfig.refuse_udp_rcvbuf(user, cfg.udp_rcvbuf)
-    scenario = scenarios.load(cfg.scenario)
-    if reasons := scenarios.unsupported(scenario, profile.features):
+    userconfig.refuse_udp_rcvbuf(chosen.user, chosen.cfg.udp_rcvbuf)
+    if reasons := chosen.unsupported:
         raise Unsupported(
-            f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}; pick another scenario"
+            f"{chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {'; '.join(reasons)}; pick "
+            "another scenario"
         )
-    if found := load_problems(cfg, scenario, profile, cap, user):
-        raise resources.DoesNotFit(settings.listed("the search cannot run", found))
+    scenario = chosen.scenario
     if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
         raise settings.SettingsError(
             f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
             f"a search of many trials has not got; pick a relay scenario whose target is "
             f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
         )
-    if not on_swarm:
-        return Plan(profile, cfg, env, scenario, cap, cores, user)
-    where = OnSwarm(*swarm.checked(profile, cfg, scenario, user, central_here=True), registry)
-    central = where.placement.central
-    nodes = {"daemon": f"node {central.hostname}",
-             "senders": "nodes " + ", ".join(n.hostname for n in where.placement.generators)}  # fmt: skip
-    return Plan(profile, cfg, env, scenario, cap, nodes, user, where)
+    return Search(chosen, cap, on.search_placement(chosen, int(cap.daemon_cores)))
 
 
 # Run settings a search has no use for: its trials set their own length and message count, and it ends
@@ -194,24 +162,6 @@ def refuse_unused(overrides: dict[str, str]) -> None:
     ]
     if unused:
         raise settings.SettingsError(settings.listed("settings capacity does not use", unused))
-
-
-def load_problems(
-    cfg: settings.Settings,
-    scenario: scenarios.Scenario,
-    profile: profiles.Profile,
-    cap: CapacitySettings,
-    user: userconfig.UserConfig | None,
-) -> list[str]:
-    """What `run` refuses of a load that cannot fit, as far as a search has it: more TCP sessions than the
-    config takes, a datagram too large. (A trial's messages are rendered to a file a chunk at a time
-    (rig/compiled.py write_rendered): no rate needs more REMOTE_MEM.)"""
-    files = user.files if user else None
-    found = [
-        resources.connections_problem(cfg, scenario, profile, files),
-        resources.datagram_problem(cfg, scenario),
-    ]
-    return [problem for problem in found if problem]
 
 
 # -- latency ------------------------------------------------------------------------------------------------
@@ -558,73 +508,39 @@ def latency_at_pdr(
 
 
 def run(
-    profile_name: str,
-    overrides: dict[str, str],
+    chosen: Search,
     results_dir: Path,
     build: bool = True,
     extra_files: tuple[Path, ...] = (),
     log: Callable[[str], None] = log,
     project: str | None = None,
-    config: tuple[Path, bool] | None = None,
     matrix: result.Matrix | None = None,
-    on_swarm: bool = False,
-    registry: str | None = None,
 ) -> int:
-    """Check, bring the rig up, search, write the result, bring it down. extra_files: compose files over
-    compose.yaml (a test's daemon config); config: a user's own (its path, and whether its text stays
-    private), checked by the daemon in its image before the rig comes up, as `run --config` does; matrix:
-    the cell of `matrix --capacity` this search is; on_swarm: on the swarm the docker CLI points at, the
-    images pushed to registry where given (as run --swarm)."""
-    chosen = plan(profile_name, overrides, config, on_swarm, registry)
+    """Bring the rig up on the plan's orchestrator, search, write the result, bring it down. extra_files:
+    compose files over compose.yaml (a test's daemon config); a user's config is checked by the daemon in
+    its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix --capacity` this
+    search is."""
     project = project or project_name()
-    user = chosen.user
-    with lock.project(project):
-        if chosen.swarm is not None:
-            return measure(chosen, on_the_swarm(chosen, project, log), results_dir, log, matrix)
-        if build:
-            setup.setup([chosen.profile.profile])
-        if user is not None:
-            port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
-            log(userconfig.check(user, chosen.profile.image, chosen.profile.profile, transport, port))
-        service = chosen.profile.profile
-        with userconfig.compose_files(user, service, chosen.cfg.scenario, extra_files) as files_over:
-            return measure(chosen, Compose(service, project, files_over), results_dir, log, matrix)
+    with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
+        return measure(chosen, rig, results_dir, log, matrix)
 
 
-def on_the_swarm(chosen: Plan, project: str, log: Callable[[str], None]) -> swarm.Stack:
-    """The rig as a stack, as run --swarm deploys it: images pushed where a registry is given, a user's
-    config checked by the daemon in its image first."""
-    where = chosen.swarm
-    assert where is not None
-    if where.registry:
-        swarm.push(where.registry, ["watcher", "generator", chosen.profile.profile])
-    if chosen.user is not None:
-        log(swarm.config_checked(chosen.user, chosen.profile, chosen.scenario, where.registry))
-
-    def render(capacity_env: dict[str, str]) -> str:
-        return swarm.rendered(chosen.profile, chosen.cfg, where.placement, where.registry, chosen.user,
-                              capacity_env)  # fmt: skip
-
-    return swarm.Stack(project, render, bool(where.registry))
-
-
-def measure(chosen: Plan, runner: Compose | swarm.Stack, results_dir: Path, log: Callable[[str], None],
+def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
             matrix: result.Matrix | None = None) -> int:  # fmt: skip
-    cap, cfg = chosen.cap, chosen.cfg
-    env = dict(chosen.env)
+    cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
+    env = dict(chosen.plan.env)
     lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
     env.update(contract.CapacityEnv(cap.latency_bound_s, lifetime).to_env())
     cores = chosen.cpu_placement
     env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
     staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
     env["RESULTS_DIR"] = str(staging.resolve())
-    # As `run` does on one host: the watcher then takes this one. On a swarm the watcher measures the
-    # central node itself and sends it with the first trial.
-    fingerprint = None if chosen.swarm else benchmark.measure_fingerprint(cfg, env)
+    # As `run` does on one host: the watcher then takes this one.
+    fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
     began = datetime.now(UTC)
     commit = project_commit()
-    log(f"capacity: {chosen.profile.profile}, scenario {chosen.scenario.id} ({chosen.scenario.transport}, "
-        f"{chosen.scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
+    log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
+        f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     outcome: list[Up] = []
     compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
     compose.start()
@@ -682,7 +598,7 @@ def ensure(directory: Path) -> Path:
     return directory
 
 
-def ask(runner: Compose, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
+def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
         compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
     """One trial, asked of the watcher; an answer with "error" when it could not be had."""
     if not compose.is_alive():
@@ -715,12 +631,12 @@ def last_json(text: str) -> dict | None:
     return None
 
 
-def end(runner: Compose, env: dict[str, str]) -> None:
+def end(runner: Rig, env: dict[str, str]) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
         runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
 
 
-def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[str, Latency],
+def build_result(chosen: Search, trials: list[Trial], found: Found, latency: dict[str, Latency],
                  began: datetime, fingerprint: result.Fingerprint | None = None,
                  central: dict | None = None) -> CapacityResult:  # fmt: skip
     """central: the daemon's machine as the watcher read it (a swarm's central node)."""
@@ -729,23 +645,18 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     if outcome == "found" and False in (found.ndr.confirmed, found.pdr.confirmed):
         outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
     outcome = "interrupted" if found.interrupted else outcome
-    facts = asdict(
-        replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
-    )
-    nodes = None
-    if chosen.swarm is not None:  # the central node's, not this machine's
-        facts = {**(central or {}), "docker_version": chosen.swarm.placement.central.engine}
-        facts.pop(contract.UDP_BUFFERS_KEY, None)  # udp_buffers holds them
-        nodes = [asdict(node) for node in chosen.swarm.nodes]
+    here = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
+    facts, nodes = chosen.plan.on.machine(asdict(here), central)
+    profile, scenario = chosen.plan.profile, chosen.plan.scenario
     return CapacityResult(
-        run_id=result.run_id(began, chosen.profile.profile, None) + f"-{chosen.scenario.id}",
+        run_id=result.run_id(began, profile.profile, None) + f"-{scenario.id}",
         kind="capacity",
-        profile=chosen.profile.profile,
-        daemon_version=chosen.profile.version,
-        scenario=chosen.scenario.id,
-        transport=chosen.scenario.transport,
-        destination=chosen.scenario.destination,
-        senders=chosen.cfg.senders,
+        profile=profile.profile,
+        daemon_version=profile.version,
+        scenario=scenario.id,
+        transport=scenario.transport,
+        destination=scenario.destination,
+        senders=chosen.plan.cfg.senders,
         settings=chosen.cap.as_dict(),
         started_utc=result.utc(began),
         finished_utc=result.utc(datetime.now(UTC)),
@@ -764,9 +675,9 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         nodes=nodes,
         errors=errors,
         notes=found.notes,
-        config=None if chosen.user is None else chosen.user.identity(),
-        load=load_of(chosen.cfg),
-        udp_buffers=udp_buffers(chosen, central) if chosen.scenario.transport == "udp" else None,
+        config=None if chosen.plan.user is None else chosen.plan.user.identity(),
+        load=load_of(chosen.plan.cfg),
+        udp_buffers=udp_buffers(chosen, central) if scenario.transport == "udp" else None,
     )
 
 
@@ -774,10 +685,10 @@ def load_of(cfg: settings.Settings) -> Load:
     return Load(cfg.hosts, cfg.senders_per_host, cfg.remote_mem, cfg.remote_cpus)
 
 
-def udp_buffers(chosen: Plan, central: dict | None) -> UdpBuffers:
+def udp_buffers(chosen: Search, central: dict | None) -> UdpBuffers:
     """UDP_RCVBUF as asked, and what the watcher read of the daemon's namespace (with the first trial)."""
     seen = (central or {}).get(contract.UDP_BUFFERS_KEY) or {}
-    return result.udp_buffers(chosen.cfg.udp_rcvbuf, seen)
+    return result.udp_buffers(chosen.plan.cfg.udp_rcvbuf, seen)
 
 
 def project_commit(root: Path = ROOT) -> str:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import cli, environment, search, setup
+from syslogbench.host import benchmark, cli, environment, search, setup, swarm
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -136,8 +136,10 @@ def test_a_scenario_the_daemon_cannot_run_is_n_a_as_for_run_and_check(
 
 @pytest.mark.parametrize("scenario", ["tls", "relay", "relay-slow-disk-assisted", "udp", "seed2014"])
 def test_every_transport_and_a_relay_whose_last_hop_reads_on_can_be_searched(scenario: str) -> None:
-    chosen = search.plan("rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"})
-    assert chosen.scenario.id == scenario
+    chosen = search.plan(
+        "rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"}, benchmark.OneHost()
+    )
+    assert chosen.plan.scenario.id == scenario
 
 
 # -- one trial on the real channel, a fake daemon writing the output ---------------------------------------
@@ -473,8 +475,10 @@ class StoppedRig:
 def test_a_search_stopped_by_a_signal_still_writes_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal: KeyboardInterrupt, says: str
 ) -> None:
-    chosen = search.plan("rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
-    monkeypatch.setattr(search.benchmark, "measure_fingerprint", lambda cfg, env: None)
+    chosen = search.plan(
+        "rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"}, benchmark.OneHost()
+    )
+    monkeypatch.setattr(benchmark, "measure_fingerprint", lambda cfg, env: None)
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
 
     def stopped_after_one_trial(measurer: search.Measurer, *args: object) -> search.Found:
@@ -499,16 +503,21 @@ def fake_swarm(monkeypatch: pytest.MonkeyPatch, local: str) -> None:
     from tests.unit.test_swarm import node, nodes
 
     found = nodes(node("n1", "central"), node("n2", "generator"), node("n3", "generator"))
-    monkeypatch.setattr(search.swarm, "swarm_nodes", lambda: found)
-    monkeypatch.setattr(search.swarm, "local_node", lambda: local)
+    monkeypatch.setattr(swarm, "swarm_nodes", lambda: found)
+    monkeypatch.setattr(swarm, "local_node", lambda: local)
 
 
 def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
     assert search.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
-    assert search.cpuset(search.plan("syslog-ng", {"DAEMON_CORES": "1"}).cpu_placement["daemon"]) != ""
+    assert (
+        search.cpuset(
+            search.plan("syslog-ng", {"DAEMON_CORES": "1"}, benchmark.OneHost()).cpu_placement["daemon"]
+        )
+        != ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -524,7 +533,7 @@ def test_a_swarm_search_it_cannot_drive_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     fake_swarm(monkeypatch, local)
-    monkeypatch.setattr(search.swarm, "deploy", lambda *a: pytest.fail("deployed"))
+    monkeypatch.setattr(swarm, "deploy", lambda *a: pytest.fail("deployed"))
     pairs = [f"{k}={v}" for k, v in settings.items()]
     assert cli.main(["capacity", "--swarm", "--profile", "syslog-ng", "HOSTS=2", *pairs]) == 2
     said = capsys.readouterr().out.strip().splitlines()
@@ -540,13 +549,14 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     """up deploys the stack with the search's environment for the watcher; exec finds no container until the
     watcher runs on this engine, which the search asks again for."""
     fake_swarm(monkeypatch, "id-n1")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     deployed: list[str] = []
-    monkeypatch.setattr(search.swarm, "deploy", lambda name, text, pull: deployed.append(text))
-    monkeypatch.setattr(search.swarm, "watch", lambda name, timeout: [])
-    monkeypatch.setattr(search.swarm, "tasks", lambda name: [])
-    monkeypatch.setattr(search.swarm, "docker", lambda *args, **kw: "")
-    stack = search.on_the_swarm(chosen, "sbtest", print)
+    monkeypatch.setattr(swarm, "deploy", lambda name, text, pull: deployed.append(text))
+    monkeypatch.setattr(swarm, "watch", lambda name, timeout: [])
+    monkeypatch.setattr(swarm, "tasks", lambda name: [])
+    monkeypatch.setattr(swarm, "docker", lambda *args, **kw: "")
+    with chosen.plan.on.rig(chosen.plan, "sbtest", False, (), print) as stack:
+        pass
     up = stack.up({"CAPACITY": "1", "LATENCY_BOUND": "1.0", "CAPACITY_MAX_S": "700", "HOSTS": "9"}, 60)
     assert up.code == 0
     watcher = yaml.safe_load(deployed[0])["services"]["watcher"]["environment"]
@@ -560,14 +570,16 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
 def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
     monkeypatch.setattr(environment, "docker_version", lambda: "client")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}
     data = search.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.machine["cpu_model"] == "central CPU" and data.machine["docker_version"] == "27.3.1"
     assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
-    one_host = search.build_result(search.plan("syslog-ng", {}), [], found, {}, datetime.now(UTC))
+    one_host = search.build_result(
+        search.plan("syslog-ng", {}, benchmark.OneHost()), [], found, {}, datetime.now(UTC)
+    )
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"
 
 
