@@ -31,7 +31,8 @@ from syslogbench.host import (
     plan,
     profiles,
     render,
-    search,
+    searchplan,
+    searchrun,
     setup,
     stack,
     swarm,
@@ -301,7 +302,7 @@ def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = overrides_of(args)  # the search's keys are not run settings: search.plan splits them
+    overrides = overrides_of(args)  # the search's keys are not run settings: searchplan.plan splits them
     if args.scenario:
         one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
@@ -309,8 +310,8 @@ def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
     results = writable_dir(args.results)
     config = config_of(args)
     try:
-        return search.run(search.plan(args.profile, overrides, on, config), results)
-    except search.Unsupported as reason:  # as run and check say it: n/a, not bad input
+        return searchrun.run(searchplan.plan(args.profile, overrides, on, config), results)
+    except searchplan.Unsupported as reason:  # as run and check say it: n/a, not bad input
         log(f"n/a: {reason}")
         return EXIT_CODES["n/a"]
 

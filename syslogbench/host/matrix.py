@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, plan, search, setup
+from syslogbench.host import benchmark, lock, plan, searchplan, searchrun, setup
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result
@@ -92,11 +92,11 @@ def run_capacity_matrix(
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
-    searches: dict[str, search.Search] = {}
+    searches: dict[str, searchplan.Search] = {}
     for name in canonical:
         try:
-            searches[name] = search.plan(name, overrides, benchmark.OneHost(), config)
-        except search.Unsupported as reason:
+            searches[name] = searchplan.plan(name, overrides, benchmark.OneHost(), config)
+        except searchplan.Unsupported as reason:
             log(f"n/a: {reason}")
     runnable = list(searches)
     skipped = [name for name in canonical if name not in searches]
@@ -114,7 +114,7 @@ def run_capacity_matrix(
                 log(progress_line(index, len(todo), time.monotonic() - started, "searches"))
                 log(f"replicate {replicate} of {name}")
                 cell = result.Matrix(mid, replicate)
-                codes.append(search.run(searches[name], results_dir, build=False, matrix=cell))
+                codes.append(searchrun.run(searches[name], results_dir, build=False, matrix=cell))
         except KeyboardInterrupt:
             log(f"capacity matrix {mid} stopped after {len(codes)} searches: run the same command to resume")  # fmt: skip
             raise

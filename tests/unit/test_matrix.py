@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, search, setup
+from syslogbench.host import calibrate, cli, matrix, searchplan, setup
 from syslogbench.host import userconfig as host_userconfig
 from syslogbench.model import userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
@@ -244,11 +244,11 @@ def test_matrix_config_mistakes_are_one_line_before_anything_runs(
 
 
 def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """run_capacity_matrix with search.run faked: each search writes a result through the model, as the real
+    """run_capacity_matrix with searchrun.run faked: each search writes a result through the model, as the real
     one does; what it was asked to search, in order."""
     calls: list[tuple[str, int]] = []
 
-    def fake_search(chosen: search.Search, results_dir: Path, build: bool, matrix: Matrix) -> int:
+    def fake_search(chosen: searchplan.Search, results_dir: Path, build: bool, matrix: Matrix) -> int:
         name = chosen.plan.profile.profile
         calls.append((name, matrix.replicate))
         number = len(list(results_dir.glob("capacity/*.json"))) + 1
@@ -258,7 +258,7 @@ def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, in
         (results_dir / "capacity" / f"r{number}.json").write_text(json.dumps(written))
         return EXIT_CODES["pass"]
 
-    monkeypatch.setattr(matrix.search, "run", fake_search)
+    monkeypatch.setattr(matrix.searchrun, "run", fake_search)
     monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(matrix, "log", lambda line: calls.append((line, 0)))
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
