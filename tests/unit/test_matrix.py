@@ -306,3 +306,11 @@ def test_matrix_capacity_takes_no_warmup(capsys: pytest.CaptureFixture[str]) -> 
         == EXIT_CODES["bad-input"]
     )
     assert "error: --warmup is for runs" in capsys.readouterr().out
+
+
+def test_the_calibration_file_is_read_strictly(tmp_path: Path) -> None:
+    assert calibrate.calibration().loggen.profile == "syslog-ng-4.8"
+    changed = tmp_path / "calibration.yaml"
+    changed.write_text(calibrate.CALIBRATION_FILE.read_text() + "extra: 1\n")
+    with pytest.raises(calibrate.settings.SettingsError, match="unknown key 'extra'"):
+        calibrate.calibration(changed)
