@@ -8,7 +8,7 @@ host, host/benchmark.py; or a swarm, host/swarm.py) is chosen once, so that no c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,7 +135,7 @@ def stray_words(pairs: list[str]) -> list[str]:
     return stray
 
 
-def resolve(name: str, pairs: list[str] = ()) -> profiles.Profile:  # type: ignore[assignment]
+def resolve(name: str, pairs: Sequence[str] = ()) -> profiles.Profile:
     """The profile, or a ProfileError that speaks of the profile, also when a space split its name."""
     table = profiles.names()
     stray = stray_words(list(pairs))
@@ -154,7 +154,7 @@ def make(
     overrides: dict[str, str],
     on: Orchestrator,
     config: Config | None = None,
-    pairs: list[str] = (),  # type: ignore[assignment]
+    pairs: Sequence[str] = (),
 ) -> Plan:
     """The plan, or one SettingsError that lists every problem: the profile (pairs: the command line's
     words, for a name a space split), the user config and its settings, the run settings, the scenario."""
