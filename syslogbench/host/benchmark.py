@@ -5,11 +5,13 @@ Everything a run needs is checked here, before any container starts.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import tempfile
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +30,8 @@ from syslogbench.host import (
 )
 from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.host.log import log
-from syslogbench.model import machine, result, scenarios, settings
+from syslogbench.host.plan import Plan, RunOptions
+from syslogbench.model import capacity, machine, result, scenarios, settings
 
 DEFAULT_PROFILE = "rsyslog8"
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
@@ -45,88 +48,93 @@ def worst_case_s(cfg: settings.Settings) -> int:
     return fingerprint.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
-def check_capacity(
-    profile_names: list[str], overrides: dict[str, str], files: list[Path] | None = None
-) -> None:
-    """Every profile's load checked before a matrix starts any container (n/a ones become results); files:
-    a user's own config (--config), read in place of each profile's."""
-    cfg, _ = environment.run_env(overrides)
-    scenario = scenarios.load(cfg.scenario)
-    for profile in map(profiles.resolve, profile_names):
-        if not scenarios.unsupported(scenario, profile.features):
-            resources.check(cfg, scenario, profile, log, files=files)
-
-
 def show_path(path: Path) -> None:
     """Without the report: the result's own summary line."""
     print(result.read(path).summary)
     print(f"\nResult file: {path}")
 
 
-def run(
-    profile_name: str,
-    overrides: dict[str, str],
-    results_dir: Path,
-    extra_env: dict[str, str] | None = None,
-    build: bool = True,
-    show: Callable[[Path], None] = show_path,
-    extra_files: tuple[Path, ...] = (),
-    project: str | None = None,
-    config: tuple[Path, bool] | None = None,
-) -> int:
-    """One run; extra_files are compose files over compose.yaml (the fault campaign's small logs volume);
-    config is a config of the user's own (its path, and whether its text stays private)."""
-    project = project or project_name()
-    profile = profiles.resolve(profile_name)
-    overrides, options = userconfig.split_settings(overrides)
-    user = userconfig.given(config, profile.daemon, options)
-    cfg, env = environment.run_env(overrides)
-    scenario = scenarios.load(cfg.scenario)
-    if reasons := scenarios.unsupported(scenario, profile.features):
-        return not_applicable(profile, cfg, scenario, reasons, results_dir)
-    if profile.registry_image and (build or not images.image_exists(profile.image)):
-        setup.registry_ready(
-            profile
-        )  # before any container: "needs Docker Hub: ..." rather than a failed build
-    files = user.files if user else None
-    resources.check(cfg, scenario, profile, log, files=files)  # a load that cannot fit: before any container
-    env.update(extra_env or {})
-    with (
-        userconfig.compose_files(user, profile.profile, cfg.scenario, extra_files) as files_over,
-        lock.project(project),  # a second run on this project is refused here, before anything is built
-    ):
-        return measure(
-            profile,
-            cfg,
-            scenario,
-            env,
-            results_dir,
-            Compose(profile.profile, project, files_over),
-            build,
-            show,
-            user,
-        )
+def run(chosen: Plan, results_dir: Path, options: RunOptions | None = None) -> int:
+    """One run of the plan, on its orchestrator; n/a (a result too) when the daemon cannot run the scenario.
+    The load is checked before any container."""
+    options = options or RunOptions(show_path)
+    if reasons := chosen.unsupported:
+        return not_applicable(chosen.profile, chosen.cfg, chosen.scenario, reasons, results_dir)
+    chosen.on.check(chosen)
+    return chosen.on.run(chosen, results_dir, options)
+
+
+@dataclass(frozen=True)
+class OneHost:
+    """Compose on this machine (host/compose.py): the orchestrator of a plan without --swarm."""
+
+    def check(self, chosen: Plan) -> None:
+        resources.check(chosen.cfg, chosen.scenario, chosen.profile, log, files=chosen.user_files)
+
+    def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
+        profile = chosen.profile
+        if profile.registry_image and (options.build or not images.image_exists(profile.image)):
+            setup.registry_ready(
+                profile
+            )  # before any container: "needs Docker Hub: ..." rather than a failed build
+        project = options.project or project_name()
+        env = {**chosen.env, **options.extra_env}
+        with (
+            userconfig.compose_files(
+                chosen.user, profile.profile, chosen.cfg.scenario, options.extra_files
+            ) as files,
+            lock.project(project),  # a second run on this project is refused here, before anything is built
+        ):
+            return measure(chosen, env, results_dir, Compose(profile.profile, project, files), options)
+
+    def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
+        """Which cores the daemon and the senders have (one that leaves none: one line); what `run` refuses
+        of a load that cannot fit, as far as a search has it: more TCP sessions than the config takes, a
+        datagram too large. (A trial's messages are rendered to a file a chunk at a time (rig/compiled.py
+        write_rendered): no rate needs more REMOTE_MEM.)"""
+        cores = capacity.placement(daemon_cores, os.cpu_count() or 1)
+        found = [
+            resources.connections_problem(chosen.cfg, chosen.scenario, chosen.profile, chosen.user_files),
+            resources.datagram_problem(chosen.cfg, chosen.scenario),
+        ]
+        if problems := [problem for problem in found if problem]:
+            raise resources.DoesNotFit(settings.listed("the search cannot run", problems))
+        return cores
+
+    @contextlib.contextmanager
+    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
+            log: Callable[[str], None]) -> Iterator[Compose]:  # fmt: skip
+        service = chosen.profile.profile
+        images_ready(chosen, build, log)
+        with userconfig.compose_files(chosen.user, service, chosen.cfg.scenario, extra_files) as files:
+            yield Compose(service, project, files)
+
+    def fingerprint(self, chosen: Plan, env: dict[str, str]) -> result.Fingerprint | None:
+        return measure_fingerprint(chosen.cfg, env)
+
+    def machine(self, facts: dict, central: dict | None) -> tuple[dict, list[dict] | None]:
+        return facts, None
+
+
+def images_ready(chosen: Plan, build: bool, log: Callable[[str], None]) -> None:
+    """The profile's image built (cached builds take seconds, and a stale image would measure old code), and
+    a user's config checked by the daemon in it, before any container of the run."""
+    if build:
+        setup.setup([chosen.profile.profile])
+    if chosen.user is not None:
+        port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
+        log(userconfig.check(chosen.user, chosen.profile.image, chosen.profile.profile, transport, port))
 
 
 def measure(
-    profile: profiles.Profile,
-    cfg: settings.Settings,
-    scenario: scenarios.Scenario,
-    env: dict[str, str],
-    results_dir: Path,
-    runner: Compose,
-    build: bool,
-    show: Callable[[Path], None],
-    user: userconfig.UserConfig | None = None,
+    chosen: Plan, env: dict[str, str], results_dir: Path, runner: Compose, options: RunOptions
 ) -> int:
     """Build, compose up, and show the result this run wrote (the project's lock is held)."""
+    profile, cfg, user = chosen.profile, chosen.cfg, chosen.user
     results_dir.mkdir(parents=True, exist_ok=True)
     for notice in environment.host_notices(cfg):
         log(f"notice: {notice}")
-    if build:  # cached builds take seconds, and a stale image would measure old code
-        setup.setup([profile.profile])
-    if user is not None:  # the daemon's own check, before any container of the run
-        log(userconfig.check(user, profile.image, profile.profile, scenario.transport, contract.CENTRAL_PORT))
+    images_ready(chosen, options.build, log)
     log(
         f"{profile.profile}: scenario {cfg.scenario} ({cfg.variant}), {cfg.hosts} hosts x "
         f"{cfg.senders_per_host} senders x {cfg.messages_per_sender:,} messages"
@@ -158,8 +166,11 @@ def measure(
         # long after that means the harness itself hung, so nothing was measured: "error", not "timeout".
         log("compose did not finish in time: every container was stopped")
         reasons.insert(0, f"compose did not finish within {cfg.run_timeout + STARTUP_ALLOWANCE_S} s")
+    show = options.show
     if not new:
-        path = written_from_outside(profile, cfg, scenario, containers, reasons, began, results_dir, found)
+        path = written_from_outside(
+            profile, cfg, chosen.scenario, containers, reasons, began, results_dir, found
+        )
         log(f"the watcher wrote no result: this one, written from outside, says why: {path}")
         show(path)
         return EXIT_CODES["error"]

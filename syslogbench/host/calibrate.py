@@ -15,22 +15,54 @@ import subprocess
 import tempfile
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+
+import yaml
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import environment, setup
+from syslogbench.host.compose import ROOT
 from syslogbench.host.log import log
-from syslogbench.model import settings
+from syslogbench.model import codec, settings
 from syslogbench.model.ledger import Ledger, failures
 from syslogbench.model.result import GeneratorReport, load
 
-LOGGEN_IMAGE = contract.image_name("syslog-ng-4.8")
-SINK_IMAGE = contract.image_name("baseline")
 GENERATOR_IMAGE = contract.image_name("generator")
 WAIT_S = 300
+CALIBRATION_FILE = ROOT / "daemons" / "_calibration.yaml"
+
+
+@dataclass(frozen=True)
+class Sink:
+    profile: str
+    command: list[str]
+
+
+@dataclass(frozen=True)
+class Loggen:
+    profile: str
+    name: str
+    command: str  # a bash command line: {messages}, {connections}, {host}, {port}
+    rate: str  # its summary line: rate, count, seconds
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """daemons/_calibration.yaml: the sink and the other sender."""
+
+    sink: Sink
+    loggen: Loggen
+
+
+def calibration(path: Path = CALIBRATION_FILE) -> Calibration:
+    """The file, read strictly: a key that is not known, or one missing, is one line."""
+    try:
+        return codec.load(Calibration, yaml.safe_load(path.read_text()), path.name)
+    except codec.CodecError as error:
+        raise settings.SettingsError(f"{path}: {error}") from None
 
 
 def docker(*args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -46,10 +78,11 @@ def limits(cfg: settings.Settings) -> list[str]:
     ]
 
 
-def start_sink(network: str, name: str) -> None:
+def start_sink(sink: Sink, network: str, name: str) -> None:
+    entrypoint, *args = sink.command
     docker(
-        "run", "-d", "--name", name, "--network", network, "--network-alias", "central",
-        "--entrypoint", "python3", SINK_IMAGE, "/etc/syslogbench/receiver.py", "--discard",
+        "run", "-d", "--name", name, "--network", network, "--network-alias", contract.CENTRAL_HOST,
+        "--entrypoint", entrypoint, contract.image_name(sink.profile), *args,
     )  # fmt: skip
 
 
@@ -123,29 +156,28 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
     return row
 
 
-def run_loggen(cfg: settings.Settings, network: str, connections: int, messages: int) -> dict[str, object]:
-    """loggen from syslog-ng-core, all out (--rate high), its CPU from the shell's `times` after it.
-
-    loggen's --number counts per connection, like our MESSAGES_PER_SENDER.
-    """
-    script = (
-        f"loggen --stream --rate 1000000000 --size 100 --number {messages} "
-        f"--active-connections {connections} central 514 2>&1; times"
+def run_loggen(
+    loggen: Loggen, cfg: settings.Settings, network: str, connections: int, messages: int
+) -> dict[str, object]:
+    """loggen, all out, its CPU from the shell's `times` after it (daemons/_calibration.yaml)."""
+    script = loggen.command.format(
+        messages=messages, connections=connections, host=contract.CENTRAL_HOST, port=contract.CENTRAL_PORT
     )
-    done = docker("run", "--rm", "--network", network, *limits(cfg), "--entrypoint", "bash", LOGGEN_IMAGE,
-                  "-c", script)  # fmt: skip
-    return parse_loggen(done.stdout)
+    done = docker("run", "--rm", "--network", network, *limits(cfg), "--entrypoint", "bash",
+                  contract.image_name(loggen.profile), "-c", script)  # fmt: skip
+    return parse_loggen(done.stdout, loggen)
 
 
-def parse_loggen(output: str) -> dict[str, object]:
-    """The `average rate` line, and the children's user/system time from `times`."""
-    rate = re.search(r"average rate = ([\d.]+) msg/sec, count=(\d+), time=([\d.]+)", output)
-    clock = re.findall(r"(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s", output)
+def parse_loggen(output: str, loggen: Loggen | None = None) -> dict[str, object]:
+    """The summary line, and the children's user/system time from `times`."""
+    loggen = loggen or calibration().loggen
+    rate = re.search(loggen.rate, output)
+    clock = re.findall(r"(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s", output)  # bash's `times`
     if rate is None or len(clock) < 2:
         raise RuntimeError(f"could not read loggen's output:\n{output[-2000:]}")
     user_m, user_s, system_m, system_s = clock[1]
     cpu = int(user_m) * 60 + float(user_s) + int(system_m) * 60 + float(system_s)
-    return figures("loggen (syslog-ng-core)", int(rate.group(2)), float(rate.group(3)), cpu)
+    return figures(loggen.name, int(rate.group(2)), float(rate.group(3)), cpu)
 
 
 def figures(name: str, messages: int, seconds: float, cpu_s: float) -> dict[str, object]:
@@ -161,14 +193,15 @@ def figures(name: str, messages: int, seconds: float, cpu_s: float) -> dict[str,
 
 def calibrate(messages: int, connections: int, results_dir: Path) -> Path:
     cfg, _ = environment.run_env({})
-    setup.setup(["baseline", "syslog-ng-4.8"])
+    chosen = calibration()
+    setup.setup([chosen.sink.profile, chosen.loggen.profile])
     network, sink = f"sbcal-{uuid.uuid4().hex[:6]}", f"sbcal-sink-{uuid.uuid4().hex[:6]}"
     docker("network", "create", "--internal", network)
     try:
-        start_sink(network, sink)
+        start_sink(chosen.sink, network, sink)
         rows = [
             run_ours(cfg, network, connections, messages),
-            run_loggen(cfg, network, connections, messages),
+            run_loggen(chosen.loggen, cfg, network, connections, messages),
         ]
     finally:
         docker("rm", "-f", sink, check=False)

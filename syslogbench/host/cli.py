@@ -28,13 +28,14 @@ from syslogbench.host import (
     images,
     matrix,
     pairs,
+    plan,
     profiles,
     render,
-    search,
+    searchplan,
+    searchrun,
     setup,
     stack,
     swarm,
-    userconfig,
 )
 from syslogbench.host.benchmark import DEFAULT_PROFILE
 from syslogbench.host.compose import ROOT
@@ -269,8 +270,26 @@ def profile_names(text: str) -> list[str]:
 def overrides_of(args: argparse.Namespace) -> dict[str, str]:
     """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
     if getattr(args, "profile", None) is not None:
-        check.resolve(args.profile, args.overrides)
+        plan.resolve(args.profile, args.overrides)
     return pairs.parse_overrides(args.overrides)
+
+
+def orchestrator(args: argparse.Namespace) -> plan.Orchestrator:
+    """Compose on this machine, or the swarm (--swarm): chosen here, once."""
+    if args.registry and not getattr(args, "swarm", True):
+        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
+    return swarm.Swarm(args.registry) if getattr(args, "swarm", False) else benchmark.OneHost()
+
+
+def config_of(args: argparse.Namespace) -> plan.Config | None:
+    """--config PATH and whether --config-private keeps its text out of the result."""
+    if args.config_private and not args.config:
+        raise settings.SettingsError("--config-private is for --config PATH")
+    return (args.config, args.config_private) if args.config else None
+
+
+def plan_of(args: argparse.Namespace, overrides: dict[str, str]) -> plan.Plan:
+    return plan.make(args.profile, overrides, orchestrator(args), config_of(args), args.overrides)
 
 
 # -- the commands ---------------------------------------------------------------------------------------------
@@ -279,37 +298,20 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
 def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
     writable_dir(args.results)
-    swarm_only(args)
-    config = config_of(args)
-    if args.swarm:
-        return swarm.run(
-            args.profile, overrides, args.results, args.registry, show=wiring.show, config=config
-        )
-    return benchmark.run(args.profile, overrides, args.results, show=wiring.show, config=config)
-
-
-def swarm_only(args: argparse.Namespace) -> None:
-    if args.registry and not args.swarm:
-        raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-
-
-def config_of(args: argparse.Namespace) -> tuple[Path, bool] | None:
-    """--config PATH and whether --config-private keeps its text out of the result."""
-    if args.config_private and not args.config:
-        raise settings.SettingsError("--config-private is for --config PATH")
-    return (args.config, args.config_private) if args.config else None
+    return benchmark.run(plan_of(args, overrides), args.results, plan.RunOptions(wiring.show))
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = overrides_of(args)  # the search's keys are not run settings: search.plan splits them
+    overrides = overrides_of(args)  # the search's keys are not run settings: searchplan.plan splits them
     if args.scenario:
         one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
-    swarm_only(args)
+    on = orchestrator(args)
+    results = writable_dir(args.results)
+    config = config_of(args)
     try:
-        return search.run(args.profile, overrides, writable_dir(args.results), config=config_of(args),
-                          on_swarm=args.swarm, registry=args.registry)  # fmt: skip
-    except search.Unsupported as reason:  # as run and check say it: n/a, not bad input
+        return searchrun.run(searchplan.plan(args.profile, overrides, on, config), results)
+    except searchplan.Unsupported as reason:  # as run and check say it: n/a, not bad input
         log(f"n/a: {reason}")
         return EXIT_CODES["n/a"]
 
@@ -327,13 +329,13 @@ def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 
 def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides, options = userconfig.split_settings(overrides_of(args))
+    overrides = overrides_of(args)
     out = writable_file(args.out) if args.out is not None else None
-    profile = profiles.resolve(args.profile)
-    user = userconfig.given(config_of(args), profile.daemon, options)
-    cfg, _ = environment.run_env(overrides)
+    chosen = plan_of(args, overrides)
     version = environment.docker_version()
-    text = stack.render(profile, cfg, registry=args.registry, docker_version=version, user=user)
+    text = stack.render(
+        chosen.profile, chosen.cfg, registry=args.registry, docker_version=version, user=chosen.user
+    )
     if out is None:
         print(text, end="")
         return EXIT_CODES["pass"]

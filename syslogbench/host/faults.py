@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, events, families, profiles, setup
+from syslogbench.host import benchmark, events, families, profiles, setup
+from syslogbench.host import plan as run_plan
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
 from syslogbench.host.log import log
 from syslogbench.model import result, scenarios
@@ -317,7 +318,8 @@ def one_run(
     overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
-    cfg, _ = environment.run_env(overrides)
+    chosen = run_plan.make(profile.profile, overrides, benchmark.OneHost())
+    cfg = chosen.cfg
     target = Target(project, profile.profile, cfg.hosts)
     run_dir = out / f"run{number:03d}"
     extra = ()
@@ -330,8 +332,8 @@ def one_run(
 
     def go() -> None:
         show = lambda path: None  # noqa: E731 (the campaign prints one line per run)
-        codes.append(benchmark.run(profile.profile, overrides, run_dir, build=False, show=show,
-                                   extra_files=extra, project=project))  # fmt: skip
+        options = run_plan.RunOptions(show, build=False, extra_files=extra, project=project)
+        codes.append(benchmark.run(chosen, run_dir, options))
 
     # Fresh volumes: the small logs volume of one run must not be another's, nor the other way round.
     Compose(profile.profile, project, extra).down({}, stop_s=5, volumes=True, quiet=True)

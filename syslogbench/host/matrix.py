@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, profiles, search, setup, userconfig
+from syslogbench.host import benchmark, lock, plan, searchplan, searchrun, setup
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result
@@ -91,17 +91,16 @@ def run_capacity_matrix(
     said before the first search; any other bad input stops the matrix before anything starts."""
     if replicates < 1:
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
-    canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    runnable, skipped = [], []
+    canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
+    searches: dict[str, searchplan.Search] = {}
     for name in canonical:
         try:
-            chosen = search.plan(name, overrides, config)
-        except search.Unsupported as reason:
-            skipped.append(name)
+            searches[name] = searchplan.plan(name, overrides, benchmark.OneHost(), config)
+        except searchplan.Unsupported as reason:
             log(f"n/a: {reason}")
-            continue
-        runnable.append(name)
-    sha = str(chosen.user.identity()["sha256"]) if runnable and chosen.user else None
+    runnable = list(searches)
+    skipped = [name for name in canonical if name not in searches]
+    sha = next(iter(searches.values())).plan.config_sha256 if searches else None
     mid = matrix_id(canonical, overrides, sha, kind="capacity")
     with lock.project(project_name()):
         skip = set() if fresh else set(done_searches(results_dir, mid))
@@ -115,9 +114,7 @@ def run_capacity_matrix(
                 log(progress_line(index, len(todo), time.monotonic() - started, "searches"))
                 log(f"replicate {replicate} of {name}")
                 cell = result.Matrix(mid, replicate)
-                codes.append(
-                    search.run(name, overrides, results_dir, build=False, config=config, matrix=cell)
-                )
+                codes.append(searchrun.run(searches[name], results_dir, build=False, matrix=cell))
         except KeyboardInterrupt:
             log(f"capacity matrix {mid} stopped after {len(codes)} searches: run the same command to resume")  # fmt: skip
             raise
@@ -160,44 +157,29 @@ def run_matrix(
         raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
         raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
-    canonical = list(dict.fromkeys(profiles.resolve(name).profile for name in names))
-    user = user_config(canonical, overrides, config)
-    # Every setting and load is checked before anything starts.
-    benchmark.check_capacity(canonical, userconfig.split_settings(overrides)[0], user.files if user else None)
-    mid = matrix_id(canonical, overrides, str(user.identity()["sha256"]) if user else None)
+    canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
+    plans = {name: plan.make(name, overrides, benchmark.OneHost(), config) for name in canonical}
+    # Every setting and load is checked before anything starts (n/a ones become results).
+    for chosen in plans.values():
+        if not chosen.unsupported:
+            chosen.on.check(chosen)
+    mid = matrix_id(canonical, overrides, plans[canonical[0]].config_sha256)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:
             # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
-            run_cells(
-                canonical, warmup, overrides, warmup_dir(results_dir), f"{mid}-warmup", fresh, show, config
-            )
-        return run_cells(canonical, replicates, overrides, results_dir, mid, fresh, show, config)
-
-
-def user_config(
-    canonical: list[str], overrides: dict[str, str], config: tuple[Path, bool] | None
-) -> userconfig.UserConfig | None:
-    """A user's config read as each profile's family (one line when a profile is of the other family); the
-    user-config settings (EXPECT_DROPPED) refused without one."""
-    options = userconfig.split_settings(overrides)[1]
-    if config is None:
-        userconfig.refuse_without_config(options)
-        return None
-    path, private = config
-    loaded = [userconfig.load(path, profiles.resolve(name).daemon, options, private) for name in canonical]
-    return loaded[0]
+            run_cells(plans, warmup, warmup_dir(results_dir), f"{mid}-warmup", fresh, show)
+        return run_cells(plans, replicates, results_dir, mid, fresh, show)
 
 
 def run_cells(
-    canonical: list[str],
+    plans: dict[str, plan.Plan],
     replicates: int,
-    overrides: dict[str, str],
     results_dir: Path,
     mid: str,
     fresh: bool,
     show: Callable[[Path], None],
-    config: tuple[Path, bool] | None = None,
 ) -> int:
+    canonical = list(plans)
     skip = set() if fresh else done_cells(results_dir, mid)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
     log(f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)")
@@ -208,9 +190,7 @@ def run_cells(
             log(progress_line(index, len(todo), time.monotonic() - started))
             log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
-            code = benchmark.run(
-                name, overrides, results_dir, extra_env=env, build=False, show=show, config=config
-            )
+            code = benchmark.run(plans[name], results_dir, plan.RunOptions(show, extra_env=env, build=False))
             codes.append(code)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command line says which, and exits with its code
         log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")

@@ -149,7 +149,7 @@ def stack(
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). user: a config of the
     user's own (--config), in place of the profile's. capacity_env: more of the watcher's environment (a
-    capacity search's, host/search.py)."""
+    capacity search's, host/searchrun.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
     spec = {

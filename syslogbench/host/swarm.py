@@ -10,23 +10,25 @@ so that the next deploy does not fail with "network not found". docs/swarm.md ha
 from __future__ import annotations
 
 import base64
+import contextlib
 import gzip
 import json
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, images, lock, profiles, resources, stack, userconfig
+from syslogbench.host import benchmark, images, lock, resources, stack, userconfig
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.model import result, scenarios, settings
+from syslogbench.host.plan import Plan, RunOptions
+from syslogbench.model import result, settings
 
 Show = Callable[[Path], None]
 
@@ -264,51 +266,82 @@ def amend(written: result.Result, nodes: list[Node], reasons: list[str]) -> resu
     return written
 
 
-def run(
-    profile_name: str,
-    overrides: dict[str, str],
-    results_dir: Path,
-    registry: str | None = None,
-    show: Show = benchmark.show_path,
-    config: tuple[Path, bool] | None = None,
-) -> int:
-    """Check, deploy, follow, collect, remove: the exit code is the verdict's, as on one host. config: a
-    user's own config (its path, and whether its text stays private)."""
-    profile = profiles.resolve(profile_name)
-    overrides, options = userconfig.split_settings(overrides)
-    user = userconfig.given(config, profile.daemon, options)
-    cfg, _ = environment.run_env(overrides)
-    scenario = scenarios.load(cfg.scenario)
-    if reasons := scenarios.unsupported(scenario, profile.features):
-        return benchmark.not_applicable(profile, cfg, scenario, reasons, results_dir)
-    nodes, placement = checked(profile, cfg, scenario, user)
-    name = project_name()
-    with lock.project(name):
-        if registry:
-            push(registry, ["watcher", "generator", profile.profile])
+@dataclass
+class Swarm:
+    """The swarm the Docker CLI points at: the orchestrator of a plan with --swarm. registry: where the
+    images are pushed for the nodes to pull (None: they are on the nodes already). check finds the nodes
+    and where the services go, once."""
+
+    registry: str | None = None
+    nodes: list[Node] = field(default_factory=list)
+    placement: Placement | None = None
+
+    def check(self, chosen: Plan, central_here: bool = False) -> None:
+        self.nodes, self.placement = checked(chosen, central_here)
+
+    def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
+        """Deploy, follow, collect, remove: the exit code is the verdict's, as on one host."""
+        assert self.placement is not None, "Swarm.check first"
+        name = options.project or project_name()
+        with lock.project(name):
+            self.images(chosen, log)
+            text = rendered(chosen, self.placement, self.registry)
+            return deploy_and_collect(name, text, chosen, self.nodes, results_dir, bool(self.registry),
+                                      options.show)  # fmt: skip
+
+    def images(self, chosen: Plan, log: Callable[[str], None]) -> None:
+        """The run's images pushed where a registry is given, and a user's config checked by the daemon."""
+        if self.registry:
+            push(self.registry, ["watcher", "generator", chosen.profile.profile])
         else:
             log(
                 f"no --registry: the images {contract.image_name('...')} must be on the nodes already "
                 "(docs/swarm.md: docker save | docker load)"
             )
-        if user is not None:
-            log(config_checked(user, profile, scenario, registry))
-        text = rendered(profile, cfg, placement, registry, user)
-        return deploy_and_collect(name, text, profile, cfg, nodes, results_dir, bool(registry), show)
+        if chosen.user is not None:
+            log(config_checked(chosen, self.registry))
+
+    def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
+        if daemon_cores:
+            raise settings.SettingsError(
+                f"DAEMON_CORES={daemon_cores} is for one host: on a swarm the daemon has the central node and "
+                "the senders their own nodes; leave it out"
+            )
+        self.check(chosen, central_here=True)
+        assert self.placement is not None
+        return {"daemon": f"node {self.placement.central.hostname}",
+                "senders": "nodes " + ", ".join(n.hostname for n in self.placement.generators)}  # fmt: skip
+
+    @contextlib.contextmanager
+    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
+            log: Callable[[str], None]) -> Iterator[Stack]:  # fmt: skip
+        """The rig as a stack, as run --swarm deploys it (build and extra_files are one host's)."""
+        placement = self.placement
+        assert placement is not None, "Swarm.search_placement first"
+        self.images(chosen, log)
+
+        def render(capacity_env: dict[str, str]) -> str:
+            return rendered(chosen, placement, self.registry, capacity_env)
+
+        yield Stack(project, render, bool(self.registry))
+
+    def fingerprint(self, chosen: Plan, env: dict[str, str]) -> result.Fingerprint | None:
+        return None  # the watcher measures the central node itself and sends it with the first trial
+
+    def machine(self, facts: dict, central: dict | None) -> tuple[dict, list[dict] | None]:
+        """The central node's facts, not this machine's."""
+        assert self.placement is not None
+        found = {**(central or {}), "docker_version": self.placement.central.engine}
+        found.pop(contract.UDP_BUFFERS_KEY, None)  # udp_buffers holds them
+        return found, [asdict(node) for node in self.nodes]
 
 
-def checked(
-    profile: profiles.Profile,
-    cfg: settings.Settings,
-    scenario: scenarios.Scenario,
-    user: userconfig.UserConfig | None,
-    central_here: bool = False,
-) -> tuple[list[Node], Placement]:
+def checked(chosen: Plan, central_here: bool = False) -> tuple[list[Node], Placement]:
     """The nodes and where the services go, and the load's own limits as on one host (one line each, before
     anything is deployed); disk space is each node's, which this machine cannot see. central_here: the
     engine the docker CLI points at must be the central node's (a capacity search's trials go by docker exec)."""
     nodes = swarm_nodes()
-    placement = place(nodes, cfg.hosts)
+    placement = place(nodes, chosen.cfg.hosts)
     central = placement.central
     if central_here and local_node() != central.id:
         raise SwarmError(
@@ -320,57 +353,47 @@ def checked(
     unseen = resources.Disk(
         "the nodes' Docker data roots", None, "each node has its own; not checked from here"
     )
-    resources.check(cfg, scenario, profile, log, disk=lambda: unseen, files=user.files if user else None)
+    resources.check(chosen.cfg, chosen.scenario, chosen.profile, log, disk=lambda: unseen,
+                    files=chosen.user_files)  # fmt: skip
     for notice in placement.notices:
         log(f"notice: {notice}")
     return nodes, placement
 
 
 def rendered(
-    profile: profiles.Profile,
-    cfg: settings.Settings,
-    placement: Placement,
-    registry: str | None,
-    user: userconfig.UserConfig | None,
-    capacity_env: dict[str, str] | None = None,
+    chosen: Plan, placement: Placement, registry: str | None, capacity_env: dict[str, str] | None = None
 ) -> str:
     """The stack file for these nodes; capacity_env: more of the watcher's environment (a capacity search's)."""
     return stack.render(
-        profile,
-        cfg,
+        chosen.profile,
+        chosen.cfg,
         registry=registry,
         docker_version=placement.central.engine,
         generator_nodes=len(placement.generators),
         central_cores=placement.central.cores,
-        user=user,
+        user=chosen.user,
         capacity_env=capacity_env,
     )
 
 
-def config_checked(
-    user: userconfig.UserConfig, profile: profiles.Profile, scenario: scenarios.Scenario, registry: str | None
-) -> str:
+def config_checked(chosen: Plan, registry: str | None) -> str:
     """The daemon's own check of a --config, in the profile's image on the engine the docker CLI points at
     (the files go over standard input, so that engine may be a node of the swarm)."""
+    profile, user = chosen.profile, chosen.user
+    assert user is not None
     image = stack.image(profile.profile, registry, contract.image_tag())
     if not registry and not images.image_exists(image):
         raise userconfig.UserConfigError(
             f"--config is checked by {profile.daemon} in the image {image} on the engine the docker CLI points "
             "at, which does not have it: load it there as on the nodes (docs/swarm.md), or give --registry"
         )
-    return userconfig.check(user, image, profile.profile, scenario.transport, contract.CENTRAL_PORT)
+    return userconfig.check(user, image, profile.profile, chosen.scenario.transport, contract.CENTRAL_PORT)
 
 
 def deploy_and_collect(
-    name: str,
-    text: str,
-    profile: profiles.Profile,
-    cfg: settings.Settings,
-    nodes: list[Node],
-    results_dir: Path,
-    pull: bool,
-    show: Show,
+    name: str, text: str, chosen: Plan, nodes: list[Node], results_dir: Path, pull: bool, show: Show
 ) -> int:
+    profile, cfg = chosen.profile, chosen.cfg
     results_dir.mkdir(parents=True, exist_ok=True)
     began = datetime.now(UTC)
     log(
@@ -390,9 +413,7 @@ def deploy_and_collect(
         reasons.insert(
             0, f"the watcher wrote no result on its output (docker service logs); its task: {said}"
         )
-        path = benchmark.written_from_outside(
-            profile, cfg, scenarios.load(cfg.scenario), [], reasons, began, results_dir
-        )
+        path = benchmark.written_from_outside(profile, cfg, chosen.scenario, [], reasons, began, results_dir)
         show(path)
         return contract.EXIT_CODES["error"]
     written = amend(written, nodes, reasons)
@@ -457,10 +478,10 @@ def local_node() -> str:
 
 @dataclass
 class Stack:
-    """A capacity search's rig on the swarm, driven as host/search.py drives compose's (host/compose.py):
+    """A capacity search's rig on the swarm, driven as host/searchrun.py drives compose's (host/compose.py):
     up deploys the stack and returns once the watcher's task has ended, exec runs a command in a service's
     container, down removes the stack. The trials go to the watcher by `docker exec` on the engine the docker
-    CLI points at, which must be the central node's (search.plan checks it before anything is deployed)."""
+    CLI points at, which must be the central node's (Swarm.search_placement checks it before anything is deployed)."""
 
     project: str
     render: Callable[[dict[str, str]], str]  # the watcher's capacity environment -> the stack file

@@ -189,7 +189,7 @@ def beyond_s(cap: CapacitySettings) -> float:
 
 
 def lifetime_s(cap: CapacitySettings) -> float:
-    """How long the rig serves a search: SEARCH_MAX, and beyond it the last trials' drains (host/search.py)."""
+    """How long the rig serves a search: SEARCH_MAX, and beyond it the last trials' drains (host/searchrun.py)."""
     return cap.search_max_s + beyond_s(cap)
 
 
@@ -453,7 +453,7 @@ class Trial:
     # Before the trial: how long the earlier trials' lines took to stop arriving, and how many there were.
     drain_s: float | None = None
     # The longest gap between two looks at the output. Past half of LATENCY_BOUND the watcher itself was held
-    # up (a busy machine) and made latencies up: the search repeats such a trial (host/search.py).
+    # up (a busy machine) and made latencies up: the search repeats such a trial (host/measurer.py).
     sample_max_s: float | None = None
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import search
+from syslogbench.host import benchmark, plan, searchplan, searchrun
 from syslogbench.host.compose import Compose
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
     Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
     settings = dict(SETTINGS, SCENARIO=scenario)
-    code = search.run(PROFILE, settings, tmp_path, build=True, project=PROJECT, config=(config, False))
+    code = searchrun.run(planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT)
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -113,7 +113,7 @@ def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path
     began = time.monotonic()
     killer.start()
     settings = dict(SETTINGS, SCENARIO="plain", RATE_MIN="200", RATE_MAX="2000", SEARCH_MAX="120")
-    code = search.run(profile, settings, tmp_path, build=True, project=PROJECT)
+    code = searchrun.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
     ended = time.monotonic()
     killer.join(5)
     [path] = (tmp_path / "capacity").glob("*.json")
@@ -141,7 +141,7 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
     Compose(profile, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
     settings = dict(SETTINGS, SCENARIO=scenario, RATE_MIN="400", RATE_MAX="1600", TRIAL_FINAL="2",
                     SEARCH_MAX="60", LATENCY_BOUND="1")  # fmt: skip
-    code = search.run(profile, settings, tmp_path, build=True, project=PROJECT)
+    code = searchrun.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -176,7 +176,7 @@ def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_i
     confirm_s, bound = 10.0, float(SETTINGS["LATENCY_BOUND"])
     settings = dict(SETTINGS, TRIAL_FINAL="2", TRIAL_SUM="2", EXCEED_RATIO="0", CONFIRM_S=f"{confirm_s:g}",
                     SEARCH_MAX="240")  # fmt: skip
-    code = search.run(PROFILE, settings, tmp_path, build=True, project=PROJECT, config=(config, False))
+    code = searchrun.run(planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT)
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -206,3 +206,8 @@ def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_i
     assert result["settings"]["confirm_s"] == confirm_s and result["commit"]
     assert result["load"] == {"hosts": 1, "senders_per_host": 2, "remote_mem_bytes": result["load"]["remote_mem_bytes"],
                               "remote_cpus": result["load"]["remote_cpus"]}  # fmt: skip
+
+
+def planned(profile: str, settings: dict[str, str], config: plan.Config | None = None) -> searchplan.Search:
+    """The search as `capacity` plans it, on this machine."""
+    return searchplan.plan(profile, settings, benchmark.OneHost(), config)

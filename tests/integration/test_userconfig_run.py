@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, userconfig
+from syslogbench.host import benchmark, plan, userconfig
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 
@@ -110,7 +110,8 @@ def test_a_bad_config_is_one_line_before_any_container(
     project = f"{os.environ.get('TEST_PROJECT', 'syslogbench-test')}-bad"
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", project)
     with pytest.raises(userconfig.UserConfigError) as refused:
-        benchmark.run(profile, dict(SMALL), tmp_path, build=False, config=(path, False))
+        chosen = plan.make(profile, dict(SMALL), benchmark.OneHost(), (path, False))
+        benchmark.run(chosen, tmp_path, plan.RunOptions(benchmark.show_path, build=False))
     assert re.search(said, str(refused.value)) and "\n" not in str(refused.value), str(refused.value)
     started = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],

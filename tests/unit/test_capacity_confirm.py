@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from syslogbench.host import measurer as measuring
 from syslogbench.host import search
 from syslogbench.model import capacity
 from tests.unit.test_capacity_search import simulated
@@ -35,7 +36,7 @@ CAP = capacity.CapacitySettings(
 
 
 def confirmed(cap: capacity.CapacitySettings, answer=queued, budget_s: float = 3600.0):  # noqa: ANN001, ANN201
-    measurer = search.Measurer(answer, cap, sleep=lambda s: None)
+    measurer = measuring.Measurer(answer, cap, sleep=lambda s: None)
     found = search.search(measurer, cap, print)
     assert not found.errors, found.errors
     latency = search.confirm(measurer, found, cap, time.monotonic() + budget_s, print)
@@ -58,7 +59,7 @@ def test_a_rate_a_short_trial_passed_but_a_long_one_cannot_steps_down_until_it_h
     # Each step is at least BACKOFF down (about 2,900 msg/s to 2,100 in four confirmations), and the PDR took
     # the NDR's passed confirmation as its own: no trial more.
     rates = [t.offered_msgs_per_s for t in confirms]
-    assert all(b <= search.BACKOFF * a + 0.1 for a, b in zip(rates, rates[1:], strict=False)), rates
+    assert all(b <= measuring.BACKOFF * a + 0.1 for a, b in zip(rates, rates[1:], strict=False)), rates
     assert found.pdr.confirmed_msgs_per_s == ndr.confirmed_msgs_per_s and rates.count(rates[-1]) == 1
     assert set(latency) == {"10%", "50%", "90%"}
     # No published rate is contradicted by a later trial at or below it.
@@ -108,7 +109,7 @@ def test_a_latency_trial_that_breaks_the_pdr_steps_it_down() -> None:
 
 def test_a_sender_bound_latency_trial_is_noted_not_used() -> None:
     cap = replace(CAP, confirm_s=0)
-    measurer = search.Measurer(lambda r, d: simulated(r, d, sender_limit=1000), cap, sleep=lambda s: None)
+    measurer = measuring.Measurer(lambda r, d: simulated(r, d, sender_limit=1000), cap, sleep=lambda s: None)
     found = search.Found(capacity.Bound(0.0, 1500.0, 1600.0), capacity.Bound(cap.pdr_target, 1500.0, 1600.0))
     latency = search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
     assert set(latency) == {"10%", "50%"}  # 90% of 1,500 is beyond the senders' 1,000
@@ -127,7 +128,7 @@ def test_without_confirmation_a_latency_trial_that_breaks_the_ndr_unpublishes_it
         return record
 
     cap = replace(CAP, confirm_s=0, trial_sum_s=0, initial_trial_s=2)
-    measurer = search.Measurer(loses_at_half, cap, sleep=lambda s: None)
+    measurer = measuring.Measurer(loses_at_half, cap, sleep=lambda s: None)
     found = search.Found(capacity.Bound(0.0, 2000.0, 2100.0), capacity.Bound(cap.pdr_target, 2000.0, 2100.0))
     search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
     assert found.ndr.confirmed is False and found.ndr.published() is None

@@ -15,7 +15,17 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import cli, environment, search, setup
+from syslogbench.host import (
+    benchmark,
+    cli,
+    environment,
+    search,
+    searchplan,
+    searchrun,
+    setup,
+    swarm,
+)
+from syslogbench.host import measurer as measuring
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -136,8 +146,10 @@ def test_a_scenario_the_daemon_cannot_run_is_n_a_as_for_run_and_check(
 
 @pytest.mark.parametrize("scenario", ["tls", "relay", "relay-slow-disk-assisted", "udp", "seed2014"])
 def test_every_transport_and_a_relay_whose_last_hop_reads_on_can_be_searched(scenario: str) -> None:
-    chosen = search.plan("rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"})
-    assert chosen.scenario.id == scenario
+    chosen = searchplan.plan(
+        "rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"}, benchmark.OneHost()
+    )
+    assert chosen.plan.scenario.id == scenario
 
 
 # -- one trial on the real channel, a fake daemon writing the output ---------------------------------------
@@ -273,8 +285,8 @@ def test_a_daemon_dead_before_a_trial_reaches_the_host_as_its_death(
     died()
     answer = channel.Link().call("trial_run", rate=20, duration=1)
     assert answer == {"daemon_exit": 137}
-    with pytest.raises(search.DaemonDied, match=r"exit code 137\) during the trial at 20 msg/s"):
-        search.Measurer(lambda rate, seconds: dict(answer), capacity.CapacitySettings()).trial(20, 1)
+    with pytest.raises(measuring.DaemonDied, match=r"exit code 137\) during the trial at 20 msg/s"):
+        measuring.Measurer(lambda rate, seconds: dict(answer), capacity.CapacitySettings()).trial(20, 1)
 
 
 @pytest.mark.parametrize("exit_after_s", [0.3, None])
@@ -294,17 +306,17 @@ def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
     record = channel.Link().call("trial_run", rate=20, duration=0.2)
     sender.join(10)
     served.end({})
-    measurer = search.Measurer(lambda rate, seconds: dict(record), capacity.CapacitySettings())
+    measurer = measuring.Measurer(lambda rate, seconds: dict(record), capacity.CapacitySettings())
     if exit_after_s is not None:
         assert record["daemon_exit"] == 137 and record["errors"] == [
             "the daemon exited with code 137 during this trial"
         ]
-        with pytest.raises(search.DaemonDied, match="during the trial at 20 msg/s"):
+        with pytest.raises(measuring.DaemonDied, match="during the trial at 20 msg/s"):
             measurer.trial(20, 0.2)
     else:
         assert record["daemon_exit"] is None
         assert record["errors"] == ["host1-s1: failed: send: Connection reset by peer (os error 104)"]
-        with pytest.raises(search.TrialFailed, match="1 sender.s. failed at 20 msg/s: failed: send: Conn"):
+        with pytest.raises(measuring.TrialFailed, match="1 sender.s. failed at 20 msg/s: failed: send: Conn"):
             measurer.trial(20, 0.2)
     assert len(measurer.trials) == 1  # kept in the result either way
 
@@ -357,7 +369,7 @@ SHORT = capacity.CapacitySettings(
 
 
 def test_the_search_finds_the_rate_a_simulated_daemon_holds() -> None:
-    measurer = search.Measurer(simulated, SHORT, sleep=lambda s: None)
+    measurer = measuring.Measurer(simulated, SHORT, sleep=lambda s: None)
     found = search.search(measurer, SHORT, print)
     assert not found.errors
     low, high = found.ndr.lower_msgs_per_s, found.ndr.upper_msgs_per_s
@@ -376,7 +388,7 @@ def test_a_search_that_ignored_late_messages_would_find_far_more() -> None:
     def lenient(rate: float, duration: float) -> dict:
         return simulated(rate, duration) | {"late": 0}
 
-    found = search.search(search.Measurer(lenient, SHORT, sleep=lambda s: None), SHORT, print)
+    found = search.search(measuring.Measurer(lenient, SHORT, sleep=lambda s: None), SHORT, print)
     assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s > 5 * HELD
 
 
@@ -384,7 +396,7 @@ def test_a_sender_bound_trial_is_not_believed_the_search_starts_again_below_it()
     def weak_senders(rate: float, duration: float) -> dict:
         return simulated(rate, duration, sender_limit=1500)
 
-    found = search.search(search.Measurer(weak_senders, SHORT, sleep=lambda s: None), SHORT, print)
+    found = search.search(measuring.Measurer(weak_senders, SHORT, sleep=lambda s: None), SHORT, print)
     assert found.rig_limit == 1500
     assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s <= 1500 * 0.9
 
@@ -395,7 +407,7 @@ def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
     def held_up_once(rate: float, duration: float) -> dict:
         return simulated(rate, duration) | {"sample_max_s": next(answers, 0.02)}
 
-    measurer = search.Measurer(held_up_once, SHORT, sleep=lambda s: None)
+    measurer = measuring.Measurer(held_up_once, SHORT, sleep=lambda s: None)
     measurer.measure(1.0, 1000.0)
     assert [(t.purpose, t.sample_max_s) for t in measurer.trials] == [("repeated", 0.9), ("search", 0.02)]
 
@@ -407,7 +419,7 @@ def test_a_rate_the_watcher_cannot_follow_is_not_believed_the_search_starts_agai
     def watcher_limited(rate: float, duration: float) -> dict:
         return simulated(rate, duration) | {"sample_max_s": 2.0 if rate > 12_000 else 0.02}
 
-    measurer = search.Measurer(watcher_limited, SHORT, sleep=lambda s: None)
+    measurer = measuring.Measurer(watcher_limited, SHORT, sleep=lambda s: None)
     found = search.search(measurer, SHORT, print)
     assert found.rig_limit is not None and found.rig_limit > 12_000
     assert any("the watcher was held up" in note for note in found.notes), found.notes
@@ -417,20 +429,10 @@ def test_a_rate_the_watcher_cannot_follow_is_not_believed_the_search_starts_agai
 
 
 def test_a_daemon_that_dies_ends_the_search_with_the_rate_it_died_at() -> None:
-    measurer = search.Measurer(lambda r, d: simulated(r, d, die_above=5000), SHORT, sleep=lambda s: None)
+    measurer = measuring.Measurer(lambda r, d: simulated(r, d, die_above=5000), SHORT, sleep=lambda s: None)
     found = search.search(measurer, SHORT, print)
     assert found.died_at is not None and found.died_at > 5000
     assert any("the daemon died" in error for error in found.errors)
-
-
-def test_latencies_merge_as_histograms_not_as_averaged_percentiles() -> None:
-    one = capacity.trial_from_dict(simulated(1000, 1) | {"latency_histogram_us": {"1000": 99, "500000": 1}})
-    two = capacity.trial_from_dict(simulated(1000, 1) | {"latency_histogram_us": {"2000": 100}})
-    # 199 values: 99 at 1 ms, 100 at 2 ms, 1 at 500 ms. Averaging each trial's p50 would give 1.5 ms.
-    both = search.percentiles(search.merged([one, two]))
-    assert both.p50 == pytest.approx(2.0, rel=0.01)
-    assert both.p99 == pytest.approx(2.0, rel=0.01)
-    assert both.max == pytest.approx(500, rel=0.01)
 
 
 def test_the_table_shows_each_trial_and_both_rates() -> None:
@@ -473,18 +475,20 @@ class StoppedRig:
 def test_a_search_stopped_by_a_signal_still_writes_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal: KeyboardInterrupt, says: str
 ) -> None:
-    chosen = search.plan("rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
-    monkeypatch.setattr(search.benchmark, "measure_fingerprint", lambda cfg, env: None)
+    chosen = searchplan.plan(
+        "rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"}, benchmark.OneHost()
+    )
+    monkeypatch.setattr(benchmark, "measure_fingerprint", lambda cfg, env: None)
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
 
-    def stopped_after_one_trial(measurer: search.Measurer, *args: object) -> search.Found:
+    def stopped_after_one_trial(measurer: measuring.Measurer, *args: object) -> search.Found:
         measurer.trials.append(capacity.trial_from_dict(simulated(100.0, 1.0)))
         raise signal
 
-    monkeypatch.setattr(search, "search", stopped_after_one_trial)
+    monkeypatch.setattr(searchrun, "search", stopped_after_one_trial)
     rig = StoppedRig()
     with pytest.raises(type(signal)):
-        search.measure(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
+        searchrun.measure(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
     [path] = (tmp_path / "capacity").glob("*.json")
     written = capacity.read(path)
     assert (written.outcome, len(written.trials), rig.downs) == ("interrupted", 1, 1)
@@ -499,16 +503,21 @@ def fake_swarm(monkeypatch: pytest.MonkeyPatch, local: str) -> None:
     from tests.unit.test_swarm import node, nodes
 
     found = nodes(node("n1", "central"), node("n2", "generator"), node("n3", "generator"))
-    monkeypatch.setattr(search.swarm, "swarm_nodes", lambda: found)
-    monkeypatch.setattr(search.swarm, "local_node", lambda: local)
+    monkeypatch.setattr(swarm, "swarm_nodes", lambda: found)
+    monkeypatch.setattr(swarm, "local_node", lambda: local)
 
 
 def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
-    assert search.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
-    assert search.cpuset(search.plan("syslog-ng", {"DAEMON_CORES": "1"}).cpu_placement["daemon"]) != ""
+    assert searchrun.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
+    assert (
+        searchrun.cpuset(
+            searchplan.plan("syslog-ng", {"DAEMON_CORES": "1"}, benchmark.OneHost()).cpu_placement["daemon"]
+        )
+        != ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -524,7 +533,7 @@ def test_a_swarm_search_it_cannot_drive_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     fake_swarm(monkeypatch, local)
-    monkeypatch.setattr(search.swarm, "deploy", lambda *a: pytest.fail("deployed"))
+    monkeypatch.setattr(swarm, "deploy", lambda *a: pytest.fail("deployed"))
     pairs = [f"{k}={v}" for k, v in settings.items()]
     assert cli.main(["capacity", "--swarm", "--profile", "syslog-ng", "HOSTS=2", *pairs]) == 2
     said = capsys.readouterr().out.strip().splitlines()
@@ -540,13 +549,14 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     """up deploys the stack with the search's environment for the watcher; exec finds no container until the
     watcher runs on this engine, which the search asks again for."""
     fake_swarm(monkeypatch, "id-n1")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     deployed: list[str] = []
-    monkeypatch.setattr(search.swarm, "deploy", lambda name, text, pull: deployed.append(text))
-    monkeypatch.setattr(search.swarm, "watch", lambda name, timeout: [])
-    monkeypatch.setattr(search.swarm, "tasks", lambda name: [])
-    monkeypatch.setattr(search.swarm, "docker", lambda *args, **kw: "")
-    stack = search.on_the_swarm(chosen, "sbtest", print)
+    monkeypatch.setattr(swarm, "deploy", lambda name, text, pull: deployed.append(text))
+    monkeypatch.setattr(swarm, "watch", lambda name, timeout: [])
+    monkeypatch.setattr(swarm, "tasks", lambda name: [])
+    monkeypatch.setattr(swarm, "docker", lambda *args, **kw: "")
+    with chosen.plan.on.rig(chosen.plan, "sbtest", False, (), print) as stack:
+        pass
     up = stack.up({"CAPACITY": "1", "LATENCY_BOUND": "1.0", "CAPACITY_MAX_S": "700", "HOSTS": "9"}, 60)
     assert up.code == 0
     watcher = yaml.safe_load(deployed[0])["services"]["watcher"]["environment"]
@@ -554,20 +564,22 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     assert watcher["HOSTS"] == "2"  # the settings come from the plan, not from the compose environment
     done = stack.exec({}, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 5)
     assert done.returncode == 1 and done.stdout == ""
-    assert search.last_json(done.stdout) is None
+    assert searchrun.last_json(done.stdout) is None
 
 
 def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_swarm(monkeypatch, "id-n1")
     monkeypatch.setattr(environment, "docker_version", lambda: "client")
-    chosen = search.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, on_swarm=True)
+    chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}
-    data = search.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = searchrun.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.machine["cpu_model"] == "central CPU" and data.machine["docker_version"] == "27.3.1"
     assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
-    one_host = search.build_result(search.plan("syslog-ng", {}), [], found, {}, datetime.now(UTC))
+    one_host = searchrun.build_result(
+        searchplan.plan("syslog-ng", {}, benchmark.OneHost()), [], found, {}, datetime.now(UTC)
+    )
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"
 
 

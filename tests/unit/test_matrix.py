@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, setup
+from syslogbench.host import calibrate, cli, matrix, searchplan, setup
+from syslogbench.host import userconfig as host_userconfig
 from syslogbench.model import userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
@@ -55,25 +57,42 @@ def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[
     """run_matrix with benchmark.run faked: what it was asked to run, in order."""
     calls: list[tuple[str, Path, dict[str, str]]] = []
 
-    def fake_run(
-        name: str,
-        overrides: dict,
-        results_dir: Path,
-        extra_env: dict,
-        build: bool,
-        show: object,
-        config: object,
-    ) -> int:
-        calls.append((name, results_dir, extra_env))
+    def fake_run(chosen: FakePlan, results_dir: Path, options: matrix.plan.RunOptions) -> int:
+        calls.append((chosen.profile.profile, results_dir, options.extra_env))
         return EXIT_CODES["pass"]
 
     monkeypatch.setattr(matrix.benchmark, "run", fake_run)
     monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(matrix, "log", lambda line: None)
-    monkeypatch.setattr(matrix.benchmark, "check_capacity", lambda names, overrides, files: None)
-    monkeypatch.setattr(matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name}))
+    monkeypatch.setattr(matrix.plan, "resolve", lambda name: type("P", (), {"profile": name}))
+    monkeypatch.setattr(matrix.plan, "make", FakePlan.make)
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
     return calls
+
+
+@dataclass
+class FakePlan:
+    """A plan of a made-up profile: its user config read as rsyslog's, nothing else checked."""
+
+    profile: object
+    user: object
+    unsupported: tuple = ()
+
+    @property
+    def on(self) -> FakePlan:
+        return self  # its own orchestrator, whose load check passes
+
+    def check(self, chosen: object) -> None:
+        return None
+
+    @property
+    def config_sha256(self) -> str | None:
+        return str(self.user.identity()["sha256"]) if self.user else None  # type: ignore[attr-defined]
+
+    @classmethod
+    def make(cls, name: str, overrides: dict, on: object, config: object = None) -> FakePlan:
+        options = host_userconfig.split_settings(overrides)[1]
+        return cls(type("P", (), {"profile": name})(), host_userconfig.given(config, "rsyslog", options))  # type: ignore[arg-type]
 
 
 def test_warmup_runs_first_apart_and_under_their_own_id(
@@ -175,19 +194,16 @@ def test_a_user_config_gives_the_matrix_its_own_id_and_reaches_every_run(
     calls = quiet_matrix(monkeypatch)
     real_run = matrix.benchmark.run
 
-    def keep(*args: object, config: object, **kwargs: object) -> int:
-        configs.append(config)
-        return real_run(*args, config=config, **kwargs)  # type: ignore[arg-type]
+    def keep(chosen: FakePlan, *args: object) -> int:
+        configs.append(chosen.user.root.resolve())  # type: ignore[attr-defined]
+        return real_run(chosen, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(matrix.benchmark, "run", keep)
-    monkeypatch.setattr(
-        matrix.profiles, "resolve", lambda name: type("P", (), {"profile": name, "daemon": "rsyslog"})
-    )
     conf = tmp_path / "rsyslog.conf"
     conf.write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n*.* /var/log/all\n')
     given = (conf, False)
     assert matrix.run_matrix(["a"], 2, {}, tmp_path, False, config=given) == EXIT_CODES["pass"]
-    assert configs == [given, given] and len(calls) == 2
+    assert configs == [conf.resolve()] * 2 and len(calls) == 2
     ours = matrix.matrix_id(["a"], {})
     assert (
         {env["MATRIX_ID"] for _, _, env in calls} == {matrix.matrix_id(["a"], {}, model_sha(conf))} != {ours}
@@ -228,12 +244,12 @@ def test_matrix_config_mistakes_are_one_line_before_anything_runs(
 
 
 def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """run_capacity_matrix with search.run faked: each search writes a result through the model, as the real
+    """run_capacity_matrix with searchrun.run faked: each search writes a result through the model, as the real
     one does; what it was asked to search, in order."""
     calls: list[tuple[str, int]] = []
 
-    def fake_search(name: str, overrides: dict, results_dir: Path, build: bool, config: object,
-                    matrix: Matrix) -> int:  # fmt: skip
+    def fake_search(chosen: searchplan.Search, results_dir: Path, build: bool, matrix: Matrix) -> int:
+        name = chosen.plan.profile.profile
         calls.append((name, matrix.replicate))
         number = len(list(results_dir.glob("capacity/*.json"))) + 1
         written = a_result(f"r{number}-{name}") | {"profile": name, "matrix": {"id": matrix.id,
@@ -242,7 +258,7 @@ def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, in
         (results_dir / "capacity" / f"r{number}.json").write_text(json.dumps(written))
         return EXIT_CODES["pass"]
 
-    monkeypatch.setattr(matrix.search, "run", fake_search)
+    monkeypatch.setattr(matrix.searchrun, "run", fake_search)
     monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(matrix, "log", lambda line: calls.append((line, 0)))
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
@@ -290,3 +306,11 @@ def test_matrix_capacity_takes_no_warmup(capsys: pytest.CaptureFixture[str]) -> 
         == EXIT_CODES["bad-input"]
     )
     assert "error: --warmup is for runs" in capsys.readouterr().out
+
+
+def test_the_calibration_file_is_read_strictly(tmp_path: Path) -> None:
+    assert calibrate.calibration().loggen.profile == "syslog-ng-4.8"
+    changed = tmp_path / "calibration.yaml"
+    changed.write_text(calibrate.CALIBRATION_FILE.read_text() + "extra: 1\n")
+    with pytest.raises(calibrate.settings.SettingsError, match="unknown key 'extra'"):
+        calibrate.calibration(changed)

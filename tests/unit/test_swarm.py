@@ -10,7 +10,7 @@ from syslogbench import contract
 from syslogbench.host import swarm
 from syslogbench.model.result import Samples
 from syslogbench.rig import outcome
-from syslogbench.rig.watcher import run as watcher_run
+from syslogbench.rig.watcher import resultfile
 from tests.unit.test_result import observed
 
 
@@ -86,7 +86,7 @@ def test_failed_tasks_other_than_the_watcher_are_problems() -> None:
 def test_the_result_survives_the_watcher_output(capsys: pytest.CaptureFixture[str]) -> None:
     rows = [[float(i), 0.5, 0.25, 1024.0, float(i)] for i in range(5000)]
     result = replace(outcome.result(observed()), samples=Samples(rows=rows))
-    watcher_run.print_result(result)
+    resultfile.print_result(result)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 1
     assert all(len(line) <= contract.RESULT_LINE_CHARS + 40 for line in lines)

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from syslogbench import contract
+from syslogbench.host import benchmark, search, searchplan, searchrun, userconfig
 from syslogbench.host import environment as host_environment
-from syslogbench.host import search, userconfig
 from syslogbench.model import capacity, result, settings
 from syslogbench.rig import snmp
 from tests.unit.conftest import env
@@ -94,11 +94,11 @@ def test_a_udp_capacity_result_records_udp_rcvbuf_the_sysctls_and_the_load(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(host_environment, "docker_version", lambda: "test")
-    chosen = search.plan("syslog-ng-4.8", {"SCENARIO": "udp", "UDP_RCVBUF": "4m", "HOSTS": "1",
-                                           "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"})  # fmt: skip
+    chosen = searchplan.plan("syslog-ng-4.8", {"SCENARIO": "udp", "UDP_RCVBUF": "4m", "HOSTS": "1",
+                                           "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"}, benchmark.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     central = {contract.UDP_BUFFERS_KEY: {"rmem_default": "212992", "rmem_max": "4194304"}}
-    data = search.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = searchrun.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.udp_buffers == result.UdpBuffers(
         4 * 1024**2, 212992, 4194304, 8 * 1024**2,
         "the kernel's rule: 2 x min(UDP_RCVBUF, rmem_max); SO_RCVBUFFORCE needs CAP_NET_ADMIN",
@@ -120,5 +120,5 @@ def test_the_capacity_reader_refuses_unknown_keys_and_reads_old_results() -> Non
 
 
 def test_the_commit_is_git_s_or_unknown_and_why(tmp_path: Path) -> None:
-    assert len(search.project_commit().split()[0]) == 40
-    assert search.project_commit(tmp_path).startswith("unknown (not a git checkout: ")
+    assert len(searchrun.project_commit().split()[0]) == 40
+    assert searchrun.project_commit(tmp_path).startswith("unknown (not a git checkout: ")

@@ -15,6 +15,7 @@ from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SEVERITIES, SenderId
 from syslogbench.model.preprocess import Expectation
 from syslogbench.rig import fanout
+from syslogbench.rig.watcher import files as watcher_files
 from syslogbench.rig.watcher import outputend
 
 SEED = 2014
@@ -266,7 +267,7 @@ class Cfg:
 
 
 def test_the_run_ends_on_every_done_in_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputend.Ledgers, "update", lambda self: {})
+    monkeypatch.setattr(watcher_files.Ledgers, "update", lambda self: {})
     end = outputend.OutputEnd(tmp_path, Cfg(), 5, 30)  # type: ignore[arg-type]
     (tmp_path / "done.log").write_bytes(b"")
     end.update(1.0)
@@ -282,7 +283,7 @@ def test_the_run_ends_on_every_done_in_any_file(tmp_path: Path, monkeypatch: pyt
 
 
 def test_no_output_and_quiet_output_end_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputend.Ledgers, "update", lambda self: {"a": {}, "b": {}})
+    monkeypatch.setattr(watcher_files.Ledgers, "update", lambda self: {"a": {}, "b": {}})
     silent = outputend.OutputEnd(tmp_path, Cfg(), 5, 30)  # type: ignore[arg-type]
     silent.update(29.0)
     assert not silent.ended

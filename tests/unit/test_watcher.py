@@ -23,7 +23,18 @@ from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import cgroup, channel, compiled, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.watcher import concerns, done, fault, files, guard, progress, run, samples, udp
+from syslogbench.rig.watcher import (
+    concerns,
+    done,
+    fault,
+    files,
+    guard,
+    progress,
+    resultfile,
+    run,
+    samples,
+    udp,
+)
 from tests.unit.conftest import env
 
 ENV = env(small=True, SCENARIO="unit", SENDERS_PER_HOST=3)
@@ -595,7 +606,7 @@ def volumes(control_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         (tmp_path / name).mkdir()
     monkeypatch.setattr(control, "LOGS", tmp_path / "logs")
     monkeypatch.setattr(contract, "QUEUE_DIR", tmp_path / "queue")
-    monkeypatch.setattr(run, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(resultfile, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(run, "HEALTH_FILE", tmp_path / "watcher-ready")
     monkeypatch.setattr(channel, "PORT", 0)  # any free port: the control channel is not what is tested here
     monkeypatch.setattr(run, "STOPPING_STOP_TIMEOUT", 0.1)
@@ -779,7 +790,7 @@ def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     real, tried = result_model.write_atomic, []
 
     def write_atomic(path: Path, text: str) -> None:
-        if path.parent == run.RESULTS:
+        if path.parent == resultfile.RESULTS:
             tried.append(path)
             if len(text) > limit:
                 (path.parent / f".{path.name}.tmp1").write_text(text[:limit])

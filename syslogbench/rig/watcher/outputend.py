@@ -20,7 +20,7 @@ from syslogbench.model.messages import DONE_RE
 from syslogbench.model.settings import Settings
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher.concern import Ending
-from syslogbench.rig.watcher.files import Ledgers
+from syslogbench.rig.watcher.quiet import QuietOutput
 
 
 class OutputEnd(Ending):
@@ -33,18 +33,17 @@ class OutputEnd(Ending):
         self.done: set[tuple[int, int]] = set()
         self.last_done: float | None = None
         self.bytes = 0
-        self.last_growth: float | None = None
-        self.ledgers = Ledgers()
-        self.ledgers_in: float | None = None
+        self.quiet = QuietOutput(cfg.senders, quiet_s)
+
+    @property
+    def last_growth(self) -> float | None:
+        return self.quiet.last_growth
 
     def update(self, now: float) -> None:
         before = len(self.done)
-        if self.read_new():
-            self.last_growth = now
+        quiet = self.quiet.over(now, self.read_new())
         if len(self.done) > before:
             self.last_done = now
-        if self.ledgers_in is None and len(self.ledgers.update()) >= self.cfg.senders:
-            self.ledgers_in = now
         if self.done >= self.wanted:
             self.trigger = Trigger.DONE_IN_OUTPUT
         elif self.bytes == 0 and now >= self.no_output_s:
@@ -53,9 +52,7 @@ class OutputEnd(Ending):
                 f"the daemon wrote no file under {userconfig.DAEMON_LOG_DIR} in {self.no_output_s:g} s: does the "
                 "config write its output there? (writes elsewhere are not counted: see config.not_counted)"
             )
-        elif (
-            self.ledgers_in is not None and now - max(self.ledgers_in, self.last_growth or 0) >= self.quiet_s
-        ):
+        elif quiet:
             self.trigger = Trigger.OUTPUT_QUIET
 
     def read_new(self) -> bool:

@@ -1,0 +1,127 @@
+"""The capacity search's measurer: one trial per call, asked of the watcher, and what a trial says of the rig
+rather than of the daemon (the senders could not offer the rate, the watcher could not follow it)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from MLRsearch import AbstractMeasurer, MeasurementResult
+
+from syslogbench.model import capacity
+from syslogbench.model.capacity import CapacitySettings, Trial
+
+# A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
+# senders reached, or below the rate the watcher could not follow.
+BACKOFF = 0.9
+STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
+
+
+class TrialStopped(RuntimeError):
+    """A trial ended the search: no later trial can run."""
+
+
+class DaemonDied(TrialStopped):
+    def __init__(self, rate: float, code: int | None) -> None:
+        super().__init__(f"the daemon died (exit code {code}) during the trial at {rate:,.0f} msg/s")
+        self.rate, self.code = rate, code
+
+
+class RigBound(RuntimeError):
+    """The rig, not the daemon, limited the trial: it says nothing of the daemon. limit: the rate the rig
+    reached (or could not follow); top: the RATE_MAX the search starts again with."""
+
+    def __init__(self, text: str, limit: float, top: float) -> None:
+        super().__init__(text)
+        self.limit, self.top = limit, top
+
+
+class SenderBound(RigBound):
+    """The senders could not offer the rate."""
+
+    def __init__(self, rate: float, achieved: float | None) -> None:
+        reached = achieved or rate / 2
+        text = f"the senders reached only {achieved or 0:,.0f} of {rate:,.0f} msg/s"
+        super().__init__(text, reached, BACKOFF * reached)
+
+
+class WatcherBound(RigBound):
+    """The watcher could not follow the output at this rate: held up in every attempt at the trial."""
+
+    def __init__(self, rate: float, gap_s: float | None) -> None:
+        super().__init__(
+            f"the watcher was held up ({gap_s or 0:.1f} s between two looks at the output) in "
+            f"{STALL_REPEATS + 1} trials at {rate:,.0f} msg/s: it cannot follow that rate here",
+            rate,
+            BACKOFF * rate,
+        )
+
+
+class TrialFailed(TrialStopped):
+    """The rig could not run a trial (the watcher's answer says why)."""
+
+
+RunTrial = Callable[[float, float], dict]  # (total msg/s, seconds) -> the watcher's trial record
+
+
+class Measurer(AbstractMeasurer):
+    """MLRsearch's measurer: one trial per call, with the pause before it; every trial kept."""
+
+    def __init__(
+        self, run_trial: RunTrial, cap: CapacitySettings, sleep: Callable[[float], None] = time.sleep
+    ):
+        self.run_trial, self.cap, self.sleep = run_trial, cap, sleep
+        self.trials: list[Trial] = []
+        self.machine: dict | None = None  # the daemon's machine, as the watcher sends it with the first trial
+
+    def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
+        if self.trials:
+            self.sleep(self.cap.pause_s)  # queues drain before the next rate
+        answer = self.run_trial(rate, duration)
+        self.machine = answer.pop("machine", None) or self.machine
+        if answer.get("daemon_exit") is not None and "number" not in answer:
+            raise DaemonDied(rate, answer["daemon_exit"])
+        if "number" not in answer:
+            raise TrialFailed(answer.get("error") or f"no trial record: {answer}")
+        trial = capacity.trial_from_dict(answer)
+        trial.purpose = purpose
+        if problem := trial.consistent():
+            trial.errors.append(f"accounting: {problem}")
+        self.trials.append(trial)
+        if trial.daemon_exit is not None:
+            raise DaemonDied(rate, trial.daemon_exit)
+        if failed := [s for s in trial.senders if s.status.startswith("failed")]:
+            # Its process has ended: no later trial can run. The trial keeps the reason in its errors.
+            raise TrialFailed(f"{len(failed)} sender(s) failed at {rate:,.0f} msg/s: {failed[0].status}")
+        return trial
+
+    def stalled(self, trial: Trial) -> bool:
+        return trial.sample_max_s is not None and trial.sample_max_s > self.cap.latency_bound_s / 2
+
+    def checked(self, rate: float, duration: float, purpose: str = "search") -> Trial:
+        """A trial the daemon alone decided: one the watcher was held up in is run again (at most
+        STALL_REPEATS more times); RigBound when the watcher or the senders limited it. Every trial the
+        search, the confirmation and the latency use passes here."""
+        trial = self.trial(rate, duration, purpose)
+        for _ in range(STALL_REPEATS):
+            if not self.stalled(trial):
+                break
+            trial.purpose = "repeated"  # kept, but not used
+            trial = self.trial(rate, duration, purpose)
+        if self.stalled(trial):
+            trial.purpose = "repeated"
+            raise WatcherBound(rate, trial.sample_max_s)
+        if trial.sender_bound:
+            raise SenderBound(rate, trial.achieved_msgs_per_s)
+        return trial
+
+    def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
+        trial = self.checked(intended_load, intended_duration)
+        # Late is lost: only what arrived within LATENCY_BOUND of its intended time was forwarded.
+        return MeasurementResult(
+            intended_duration=intended_duration,
+            intended_load=intended_load,
+            intended_count=trial.intended,
+            offered_count=trial.sent,
+            forwarding_count=trial.received - trial.late,
+        )

@@ -1,0 +1,80 @@
+"""A capacity search's plan: the run plan, the search's own settings, and where each role runs, checked
+before any container starts (docs/capacity.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from syslogbench.host import plan as run_plan
+from syslogbench.host import userconfig
+from syslogbench.host.plan import Orchestrator, Plan
+from syslogbench.model import capacity, settings
+from syslogbench.model import userconfig as userconfig_model
+from syslogbench.model.capacity import CapacitySettings
+
+# A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
+RELAY_TARGETS = ("normal", "slow")
+
+
+class Unsupported(settings.SettingsError):
+    """The profile cannot run the scenario's transport or destination: `matrix --capacity` counts it n/a."""
+
+
+@dataclass(frozen=True)
+class Search:
+    """What a capacity search runs, checked before any container starts: the run plan, the search's own
+    settings, and which cores (one host) or nodes (a swarm) each role has."""
+
+    plan: Plan
+    cap: CapacitySettings
+    cpu_placement: dict[str, str]
+
+
+def plan(
+    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: run_plan.Config | None = None
+) -> Search:
+    """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError, SwarmError)
+    before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
+    profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
+    cap, rest = capacity.split(overrides)
+    refuse_unused(rest)
+    chosen = run_plan.make(profile_name, rest, on, config)
+    if chosen.user is not None and chosen.user.expect_dropped:
+        raise settings.SettingsError(
+            "capacity --config counts every message a trial sends, so a config that drops some on purpose "
+            f"(EXPECT_DROPPED={chosen.user.expect_dropped}) cannot be searched yet: use run --config for it"
+        )
+    userconfig.refuse_udp_rcvbuf(chosen.user, chosen.cfg.udp_rcvbuf)
+    if reasons := chosen.unsupported:
+        raise Unsupported(
+            f"{chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {'; '.join(reasons)}; pick "
+            "another scenario"
+        )
+    scenario = chosen.scenario
+    if scenario.destination == "relay" and scenario.relay_target not in RELAY_TARGETS:
+        raise settings.SettingsError(
+            f"scenario {scenario.id}: its last hop pauses ({scenario.relay_target}) once, at a run's start, which "
+            f"a search of many trials has not got; pick a relay scenario whose target is "
+            f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
+        )
+    return Search(chosen, cap, on.search_placement(chosen, int(cap.daemon_cores)))
+
+
+# Run settings a search has no use for: its trials set their own length and message count, and it ends
+# when the search does. Each is named with the commands that take it.
+NOT_FOR_CAPACITY = {
+    "MESSAGES_PER_SENDER": "its trials send as many as each rate and length needs; for run, check, matrix",
+    "RUN_TIMEOUT": "it ends when the search does (SEARCH_MAX); for run, check, matrix",
+    userconfig_model.QUIET_ENV: "its trials end on their own; for run --config and matrix --config",
+}
+
+
+def refuse_unused(overrides: dict[str, str]) -> None:
+    """A setting the search would ignore is refused, so that no one reads a result as if it had held."""
+    unused = [
+        f"{key}: capacity does not use it ({NOT_FOR_CAPACITY[key]})"
+        for key in NOT_FOR_CAPACITY
+        if key in overrides
+    ]
+    if unused:
+        raise settings.SettingsError(settings.listed("settings capacity does not use", unused))

@@ -1,0 +1,249 @@
+"""`syslogbench capacity`: the daemon's NDR and PDR for one scenario's transport and destination, found by
+MLRsearch over trials against a daemon that stays up (docs/capacity.md).
+
+The daemon, the watcher and the generators come up once, on the plan's orchestrator (compose on one host,
+host/compose.py, or a swarm stack); each trial is one `trial_run` on the control channel, asked through
+`docker compose exec` (or `docker exec`) in the watcher (rig/trials.py). The plan is host/searchplan.py, the
+trials host/measurer.py, the search host/search.py, the latency host/latency.py. The result goes to
+results/capacity/<run id>.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.contract import EXIT_CODES
+from syslogbench.host import environment, lock
+from syslogbench.host.compose import Up, project_name
+from syslogbench.host.log import log
+from syslogbench.host.measurer import Measurer
+from syslogbench.host.plan import Rig
+from syslogbench.host.search import Found, confirm, search
+from syslogbench.host.searchplan import Search
+from syslogbench.model import capacity, machine, result, settings
+from syslogbench.model.capacity import (
+    Bound,
+    CapacityResult,
+    CapacitySettings,
+    Latency,
+    Load,
+    Trial,
+    UdpBuffers,
+)
+
+EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common start, compose exec itself
+# The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
+# watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
+FIRST_TRIAL_ALLOWANCE_S = 360.0
+UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
+INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
+ROOT = Path(__file__).resolve().parents[2]  # the project's checkout: its commit goes into each result
+
+
+def run(
+    chosen: Search,
+    results_dir: Path,
+    build: bool = True,
+    extra_files: tuple[Path, ...] = (),
+    log: Callable[[str], None] = log,
+    project: str | None = None,
+    matrix: result.Matrix | None = None,
+) -> int:
+    """Bring the rig up on the plan's orchestrator, search, write the result, bring it down. extra_files:
+    compose files over compose.yaml (a test's daemon config); a user's config is checked by the daemon in
+    its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix --capacity` this
+    search is."""
+    project = project or project_name()
+    with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
+        return measure(chosen, rig, results_dir, log, matrix)
+
+
+def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
+            matrix: result.Matrix | None = None) -> int:  # fmt: skip
+    cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
+    env = dict(chosen.plan.env)
+    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
+    env.update(contract.CapacityEnv(cap.latency_bound_s, lifetime).to_env())
+    cores = chosen.cpu_placement
+    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
+    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
+    env["RESULTS_DIR"] = str(staging.resolve())
+    # As `run` does on one host: the watcher then takes this one.
+    fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
+    began = datetime.now(UTC)
+    commit = project_commit()
+    log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
+        f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
+    outcome: list[Up] = []
+    compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
+    compose.start()
+    measurer = Measurer(
+        lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
+    )
+    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+    latency: dict[str, Latency] = {}
+    stopped: KeyboardInterrupt | None = None
+    try:
+        started = time.monotonic()
+        found = search(measurer, cap, log, found)
+        # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
+        latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
+    except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
+        stopped = signal
+        found.interrupted = True
+        done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
+        found.errors.append(
+            f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
+        )
+    finally:
+        end(runner, env)
+        compose.join(UP_ALLOWANCE_S)
+        runner.down(env)
+        for leftover in staging.glob("*"):
+            leftover.unlink()
+        staging.rmdir()
+    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint, measurer.machine)
+    data.matrix = None if matrix is None else asdict(matrix)
+    data.commit = commit
+    write_result(data, results_dir, log)
+    if stopped is not None:
+        raise stopped
+    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+
+
+def write_result(data: CapacityResult, results_dir: Path, log: Callable[[str], None]) -> Path:
+    path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
+    path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
+    print(capacity.table(data.to_dict()))
+    for error in data.errors:
+        log(f"error: {error}")
+    log(f"result: {path}")
+    return path
+
+
+def cpuset(cores: str) -> str:
+    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
+    return cores if cores[:1].isdigit() else ""
+
+
+def ensure(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
+        compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
+    """One trial, asked of the watcher; an answer with "error" when it could not be had."""
+    if not compose.is_alive():
+        return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
+    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S
+    timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
+    args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
+    for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
+        try:
+            done = runner.exec(env, "watcher", args, timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
+        answer = last_json(done.stdout)
+        if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
+            return answer
+        if not compose.is_alive():
+            break
+        time.sleep(2)
+    return {"error": f"no trial answer from the watcher: {(done.stderr or done.stdout).strip()[-300:]}"}
+
+
+def last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+def end(runner: Rig, env: dict[str, str]) -> None:
+    with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
+        runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
+
+
+def build_result(chosen: Search, trials: list[Trial], found: Found, latency: dict[str, Latency],
+                 began: datetime, fingerprint: result.Fingerprint | None = None,
+                 central: dict | None = None) -> CapacityResult:  # fmt: skip
+    """central: the daemon's machine as the watcher read it (a swarm's central node)."""
+    errors = [*found.errors, *(e for t in trials for e in t.errors)]
+    outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
+    if outcome == "found" and False in (found.ndr.confirmed, found.pdr.confirmed):
+        outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
+    outcome = "interrupted" if found.interrupted else outcome
+    here = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
+    facts, nodes = chosen.plan.on.machine(asdict(here), central)
+    profile, scenario = chosen.plan.profile, chosen.plan.scenario
+    return CapacityResult(
+        run_id=result.run_id(began, profile.profile, None) + f"-{scenario.id}",
+        kind="capacity",
+        profile=profile.profile,
+        daemon_version=profile.version,
+        scenario=scenario.id,
+        transport=scenario.transport,
+        destination=scenario.destination,
+        senders=chosen.plan.cfg.senders,
+        settings=chosen.cap.as_dict(),
+        started_utc=result.utc(began),
+        finished_utc=result.utc(datetime.now(UTC)),
+        outcome=outcome,
+        ndr_msgs_per_s=found.ndr.published(),
+        pdr_msgs_per_s=found.pdr.published(),
+        pdr_loss_ratio=chosen.cap.pdr_target,
+        ndr=found.ndr,
+        pdr=found.pdr,
+        trials=trials,
+        latency_at_pdr=latency,
+        cpu_placement=chosen.cpu_placement,
+        rig_limit_msgs_per_s=found.rig_limit,
+        died_at_msgs_per_s=found.died_at,
+        machine=facts,
+        nodes=nodes,
+        errors=errors,
+        notes=found.notes,
+        config=None if chosen.plan.user is None else chosen.plan.user.identity(),
+        load=load_of(chosen.plan.cfg),
+        udp_buffers=udp_buffers(chosen, central) if scenario.transport == "udp" else None,
+    )
+
+
+def load_of(cfg: settings.Settings) -> Load:
+    return Load(cfg.hosts, cfg.senders_per_host, cfg.remote_mem, cfg.remote_cpus)
+
+
+def udp_buffers(chosen: Search, central: dict | None) -> UdpBuffers:
+    """UDP_RCVBUF as asked, and what the watcher read of the daemon's namespace (with the first trial)."""
+    seen = (central or {}).get(contract.UDP_BUFFERS_KEY) or {}
+    return result.udp_buffers(chosen.plan.cfg.udp_rcvbuf, seen)
+
+
+def project_commit(root: Path = ROOT) -> str:
+    """The project's commit at the command's start, so a result names the code that made it; "unknown"
+    and why when this is not a git checkout (an unpacked archive) or git is missing."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=30, check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unknown (git could not run: {error})"
+    if done.returncode != 0:
+        return f"unknown (not a git checkout: {(done.stderr.strip().splitlines() or ['git failed'])[-1]})"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    return done.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
