@@ -44,6 +44,8 @@ SETTINGS = {
     "EXCEED_RATIO": "0",
     "CONFIRM_S": "0",
 }
+# Each search takes the session's fingerprint instead of measuring its own (conftest.py).
+pytestmark = pytest.mark.usefixtures("fingerprint_once")
 
 
 @pytest.mark.parametrize("scenario", ["plain", "udp"])  # TCP, then UDP

@@ -34,7 +34,8 @@ ENDS_IN_TIMEOUT = {"RUN_TIMEOUT": "30", "LEDGER_WAIT": "10"}
 
 
 @pytest.fixture(scope="module")
-def rsyslog_built() -> None:
+def rsyslog_built(fingerprint_once: None) -> None:
+    """Its images, and the session's fingerprint for every run (conftest.py)."""
     setup.setup([PROFILE.profile])
 
 
