@@ -17,7 +17,7 @@ import random
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -311,11 +311,18 @@ def leftovers(project: str) -> list[str]:
 
 
 def one_run(
-    number: int, profile_name: str, kind: Kind, rng: random.Random, out: Path, project: str
+    number: int,
+    profile_name: str,
+    kind: Kind,
+    rng: random.Random,
+    out: Path,
+    project: str,
+    waits: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """One faulted run through `syslogbench run` itself, in a thread, with the fault from this one."""
+    """One faulted run through `syslogbench run` itself, in a thread, with the fault from this one. waits:
+    RUN_TIMEOUT and LEDGER_WAIT other than the campaign's (a test's, for a fault known to end in a timeout)."""
     profile = profiles.resolve(profile_name)
-    overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT}
+    overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT, **(waits or {})}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
     chosen = run_plan.make(profile.profile, overrides, benchmark.OneHost())

@@ -63,6 +63,7 @@ def watcher_env(cfg: settings.Settings, docker_version: str, tag: str) -> dict[s
         "REMOTE_CPUS": str(cfg.remote_cpus),
         "REMOTE_MEM": str(cfg.remote_mem),
         "RUN_TIMEOUT": str(cfg.run_timeout),
+        "LEDGER_WAIT": str(cfg.ledger_wait),
         "KEEP_LOGS": "1" if cfg.keep_logs else "0",
         "HOSTS": str(cfg.hosts),
         "SENDERS_PER_HOST": str(cfg.senders_per_host),

@@ -28,6 +28,9 @@ MIN_MEMORY = 6 * 1024**2  # Docker refuses memory limits below 6 MiB.
 # UDP_RCVBUF: imudp refuses a rcvbufSize above 1 GiB (and uses the default instead); below a page the
 # kernel gives its own minimum anyway.
 UDP_RCVBUF_RANGE = (4096, 1024**3)
+# LEDGER_WAIT: how long the watcher waits, once the run has ended, for the ledgers of senders that have not
+# reported (a sender whose generator lost its network never will); unset, the most.
+LEDGER_WAIT_RANGE = (1, 60)
 # Rendering the messages and connecting, before the start signal: `run` allows this on top of RUN_TIMEOUT.
 START_ALLOWANCE_S = 600
 # After compose: the engine's events, `docker ps` and `inspect`, and `down` (host/benchmark.py, worst_case_s).
@@ -102,6 +105,8 @@ class Settings:
     # UDP_RCVBUF: the receive buffer, in bytes, a UDP listener asks of the kernel (rsyslog's rcvbufSize,
     # syslog-ng's so-rcvbuf()); None: not set, the kernel's default (net.core.rmem_default).
     udp_rcvbuf: int | None = None
+    # LEDGER_WAIT: seconds the watcher waits after the run for the ledgers of senders that have not reported.
+    ledger_wait: int = LEDGER_WAIT_RANGE[1]
 
     @property
     def senders(self) -> int:
@@ -344,6 +349,12 @@ class _Reader:
             return None
         return size
 
+    def optional_integer(self, key: str, default: int, minimum: int, maximum: int) -> int:
+        """A whole number between minimum and maximum, or the default when the key is not set."""
+        if self.env.get(key) in (None, ""):
+            return default
+        return self.integer(key, minimum, maximum)
+
     def load_value(self, key: str, own: int, minimum: int, maximum: int | None = None) -> int:
         """The scenario's value (own), unless the environment sets the key."""
         if self.env.get(key) in (None, ""):
@@ -399,6 +410,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
         keep_logs=reader.flag("KEEP_LOGS"),
         seed=reader.load_value("SEED", own["SEED"], 0),
         udp_rcvbuf=reader.buffer("UDP_RCVBUF"),
+        ledger_wait=reader.optional_integer("LEDGER_WAIT", LEDGER_WAIT_RANGE[1], *LEDGER_WAIT_RANGE),
     )
     # Only when its inputs are valid: a bad HOSTS would otherwise add a misleading second complaint.
     inputs_valid = not reader.bad & {"SCENARIO", "HOSTS", "SENDERS_PER_HOST", "DONE_THRESHOLD"}

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from syslogbench.host import images, profiles, setup, userconfig
+from syslogbench.contract import FINGERPRINT_ENV
+from syslogbench.host import environment, fingerprint, images, profiles, setup, userconfig
 from syslogbench.host.compose import Compose
+from syslogbench.model.result import Fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 # Separate names let two checkouts run their integration tests on one machine at once.
@@ -56,8 +58,30 @@ def built() -> None:
     setup.setup([p.profile for p in profiles.all_profiles()], skip_unreachable=True)
 
 
+@pytest.fixture(scope="session")
+def machine_fingerprint(built: None) -> Fingerprint | None:
+    """The machine's fingerprint, measured once for the session as `syslogbench run` measures it. A run
+    measures one before the senders may start: 3 s on a quiet 2-core machine, 17 to 30 s with a load of 20 on
+    it. The tests' runs take this one instead; none of them reads it. The watcher's own measurement is
+    test_fingerprint_run.py's, `syslogbench run`'s test_matrix_and_calibration.py's. None: it failed, and
+    each run measures its own."""
+    cfg, _ = environment.run_env(dict(SMALL))
+    found, _ = fingerprint.measure(cfg)
+    return found
+
+
+@pytest.fixture(scope="module")
+def fingerprint_once(machine_fingerprint: Fingerprint | None) -> Iterator[None]:
+    """`syslogbench run` and `capacity` called in this process (benchmark.run, search.run) get the session's
+    fingerprint from fingerprint.measure instead of measuring one each."""
+    why = "" if machine_fingerprint is not None else "the session's fingerprint failed"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fingerprint, "measure", lambda cfg, image=None: (machine_fingerprint, why))
+        yield
+
+
 @pytest.fixture
-def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
+def bench(built: None, machine_fingerprint: Fingerprint | None, tmp_path: Path) -> Callable[..., Run]:
     def run(
         profile: str,
         overrides: dict[str, str] | None = None,
@@ -88,6 +112,8 @@ def bench(built: None, tmp_path: Path) -> Callable[..., Run]:
             (tmp_path / "extra.yaml").write_text(extra_compose)
             extra.append(tmp_path / "extra.yaml")
         env = {**os.environ, **SMALL, "KEEP_LOGS": "1", **(overrides or {}), "RESULTS_DIR": str(results)}
+        if machine_fingerprint is not None:  # the watcher takes it instead of measuring its own
+            env.setdefault(FINGERPRINT_ENV, json.dumps(machine_fingerprint.to_dict(), sort_keys=True))
         if "GENERATORS" not in (overrides or {}):  # as `syslogbench run` does: one generator per host
             env["GENERATORS"] = env["HOSTS"]
         runner = Compose(profile, PROJECT, tuple(extra))

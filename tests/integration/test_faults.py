@@ -26,16 +26,24 @@ WATCHER_KILL = faults.Kind(
     lambda target, hit: f"the watcher wrote no result ({hit} exited with code 137 (SIGKILL)",
     faults.KILLED,
 )
+# For the faults that end the run in a timeout (nothing more arrives, or a cut generator's senders never
+# report): the campaign's RUN_TIMEOUT of 45 s is for any fault on a loaded machine; here the paced load's other
+# senders end by 10 s (within 0.5-8 s of the start for the fault). LEDGER_WAIT: what the watcher then waits for
+# the ledgers of senders that never report, 60 s by default.
+ENDS_IN_TIMEOUT = {"RUN_TIMEOUT": "30", "LEDGER_WAIT": "10"}
 
 
 @pytest.fixture(scope="module")
-def rsyslog_built() -> None:
+def rsyslog_built(fingerprint_once: None) -> None:
+    """Its images, and the session's fingerprint for every run (conftest.py)."""
     setup.setup([PROFILE.profile])
 
 
-def fault_run(kind: faults.Kind, tmp_path: Path) -> tuple[faults.Outcome, model.Result]:
+def fault_run(
+    kind: faults.Kind, tmp_path: Path, waits: dict[str, str] | None = None
+) -> tuple[faults.Outcome, model.Result]:
     """One run of the campaign with this fault; it landed, every invariant held, and its one result."""
-    outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT)
+    outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT, waits)
     assert outcome.problems == [], outcome
     assert outcome.landed, outcome
     assert outcome.elapsed_s <= outcome.bound_s
@@ -124,7 +132,7 @@ def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_
 
 def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path) -> None:
     """Nothing arrives after the pause: the watcher's timeout, and the engine's events name the pause."""
-    outcome, result = fault_run(faults.KINDS["daemon-pause"], tmp_path)
+    outcome, result = fault_run(faults.KINDS["daemon-pause"], tmp_path, ENDS_IN_TIMEOUT)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert engine_line(result).endswith(f"{outcome.hit} was still paused when the run ended")
     assert result.end.trigger == "timeout"
@@ -135,7 +143,7 @@ def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path
 
 
 def test_a_generator_cut_from_the_network(rsyslog_built: None, tmp_path: Path) -> None:
-    outcome, result = fault_run(faults.KINDS["generator-disconnect"], tmp_path)
+    outcome, result = fault_run(faults.KINDS["generator-disconnect"], tmp_path, ENDS_IN_TIMEOUT)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert f"{outcome.hit} was disconnected from network {PROJECT}_bench" in engine_line(result)
     cut = [s.id for s in result.senders if not s.done_seen]

@@ -77,6 +77,7 @@ SEED_ENV = {
     "KEEP_LOGS": "0",
     "SEED": "2014",
     "UDP_RCVBUF": "",  # the kernel's default
+    "LEDGER_WAIT": "",  # 60 s
 }
 # A small machine and one sender of ten messages: what the tests that run something start from.
 SMALL = {"CENTRAL_CPUS": 1, "CENTRAL_MEM": "64m", "REMOTE_CPUS": 1, "REMOTE_MEM": "64m", "HOSTS": 1}
@@ -203,6 +204,7 @@ REMOTE_MEM=512m
 RUN_TIMEOUT=900
 KEEP_LOGS=0
 UDP_RCVBUF=
+LEDGER_WAIT=
 SCENARIO=seed2014
 """
 

@@ -50,7 +50,7 @@ def test_committed_env_gives_the_seed_scenario() -> None:
 def test_env_file_holds_only_the_machine_and_the_scenario_id() -> None:
     assert set(settings.read_env_file(ENV_FILE)) == {
         "SCENARIO", "CENTRAL_CPUS", "CENTRAL_MEM", "REMOTE_CPUS", "REMOTE_MEM", "RUN_TIMEOUT", "KEEP_LOGS",
-        "UDP_RCVBUF",
+        "UDP_RCVBUF", "LEDGER_WAIT",
     }  # fmt: skip
 
 
@@ -336,4 +336,14 @@ def test_run_timeout_has_a_ceiling() -> None:
     assert problems_of(RUN_TIMEOUT="6361") == (
         "RUN_TIMEOUT=6361 is above 6,360: the daemon's supervisor stops it MAX_LIFETIME=7200 s after it starts, "
         "and rendering and connecting may take 600 s of that, and the end of the run 240 s: use at most 6360"
+    )
+
+
+def test_ledger_wait_is_60_unless_set_lower() -> None:
+    assert settings.from_env(seed_env()).ledger_wait == 60  # .env leaves it empty
+    assert settings.from_env(seed_env(LEDGER_WAIT="5")).ledger_wait == 5
+    assert problems_of(LEDGER_WAIT="0") == "LEDGER_WAIT=0 is below 1: use a value of at least 1"
+    assert problems_of(LEDGER_WAIT="61") == "LEDGER_WAIT=61 is above 60: use at most 60"
+    assert problems_of(LEDGER_WAIT="soon") == (
+        "LEDGER_WAIT='soon' is not a whole number in ASCII digits: use e.g. LEDGER_WAIT=1"
     )

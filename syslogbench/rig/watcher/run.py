@@ -210,7 +210,7 @@ def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
         obs.errors.insert(0, reason)
 
 
-def wait_for_ledgers(cfg: settings.Settings, timeout: float = 60) -> None:
+def wait_for_ledgers(cfg: settings.Settings, timeout: float) -> None:
     """Senders write their ledger just after their queue drains; give stragglers a moment."""
     deadline = time.monotonic() + timeout
     while len(read_ledgers()) < cfg.senders and time.monotonic() < deadline:
@@ -226,7 +226,7 @@ def remove_test_files() -> None:
             path.unlink()
 
 
-def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float = 60) -> None:
+def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
     wait_for_ledgers(cfg, ledger_wait)
     ledgers = read_ledgers()
     reconcile_output(cfg, obs, ledgers)
@@ -328,7 +328,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     if obs.end is not None:  # the window's end, as for the daemon's CPU
         obs.watcher_cpu_s = harness.since(cpu0)
     relay.after_stop(obs)
-    conclude(cfg, obs)
+    conclude(cfg, obs, cfg.ledger_wait)
 
 
 def own_memory() -> HarnessContainer:
