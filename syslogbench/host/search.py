@@ -732,6 +732,9 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
     facts = asdict(
         replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
     )
+    clocks = capacity.clocks_of(trials, chosen.cap.latency_bound_s)
+    # The search still ran; its latencies (and over TCP its late counts) are then not on one clock.
+    distrust = [] if clocks is None or clocks.trusted else [f"latency is not trusted: {clocks.why}"]
     nodes = None
     if chosen.swarm is not None:  # the central node's, not this machine's
         facts = {**(central or {}), "docker_version": chosen.swarm.placement.central.engine}
@@ -763,10 +766,11 @@ def build_result(chosen: Plan, trials: list[Trial], found: Found, latency: dict[
         machine=facts,
         nodes=nodes,
         errors=errors,
-        notes=found.notes,
+        notes=[*found.notes, *distrust],
         config=None if chosen.user is None else chosen.user.identity(),
         load=load_of(chosen.cfg),
         udp_buffers=udp_buffers(chosen, central) if chosen.scenario.transport == "udp" else None,
+        clocks=clocks,
     )
 
 

@@ -142,6 +142,20 @@ def machine_line(data: Mapping) -> str:
         text
         + (f"; fingerprint: {', '.join(figures)}" if figures else "; no fingerprint")
         + (f"; CPU placement: {placement}" if placement else "")
+        + clocks_text(data.get("clocks"))
+    )
+
+
+def clocks_text(clocks: Mapping | None) -> str:
+    """Each generator's clock against the watcher's, on a swarm where it matters (one host: all near 0)."""
+    if not clocks or not any(node.get("node") for node in clocks["nodes"]):
+        return "" if not clocks or clocks["trusted"] else f"; latency not trusted: {clocks['why']}"
+    nodes = ", ".join(
+        f"{node['node']} {node['offset_s'] * 1000:+.1f} +/- {node['uncertainty_s'] * 1000:.1f} ms"
+        for node in clocks["nodes"]
+    )
+    return f"; clocks against the watcher's: {nodes}" + (
+        "" if clocks["trusted"] else f"; latency not trusted: {clocks['why']}"
     )
 
 
