@@ -283,7 +283,7 @@ class SenderTrial:
     # got was moved by clock_offset_s onto its own clock. None in results from before clocks were checked.
     clock_offset_s: float | None = None
     clock_uncertainty_s: float | None = None
-    node: str | None = None  # its generator's swarm node (NODE_HOSTNAME); None on one host
+    node: str | None = None  # its generator's node (NODE_HOSTNAME): a swarm node, or the one host's name
 
     @property
     def unsent(self) -> int:
@@ -407,7 +407,7 @@ class NodeClock:
     """One generator's clock over a search: from the checks before its trials (each sender's, each trial)."""
 
     host: str  # the generator, e.g. "host1"
-    node: str | None  # its swarm node; None on one host
+    node: str | None  # its node (a swarm node, or the one host's name); None if the sender did not say
     offset_s: float  # the check with the smallest uncertainty: the generator's clock minus the watcher's
     uncertainty_s: float  # the largest uncertainty of a correction applied in the search (the worst trial's)
     offset_min_s: float  # the offsets applied ranged over these: their spread is the drift, plus noise

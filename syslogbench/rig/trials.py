@@ -69,7 +69,7 @@ DRAIN_QUIET_S = 0.5  # no line of an earlier trial for this long
 DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
 TICK_S = 0.005  # a sender sleeps at least this long between batches
 CAPACITY_ENV = "CAPACITY"
-NODE_ENV = "NODE_HOSTNAME"  # a swarm task's node (host/stack.py sets it); unset on one host
+NODE_ENV = "NODE_HOSTNAME"  # a swarm node (host/stack.py); on one host its name (environment.py)
 RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # A sender opens its connection to the daemon and starts its compiled sender on it (rig/sender.py).

@@ -152,7 +152,8 @@ def test_the_report_s_machine_line_gives_each_node_s_clock_and_a_refusal() -> No
     node = {"host": "host1", "node": "node2", "offset_s": -2.0003, "uncertainty_s": 0.0004,
             "offset_min_s": -2.0003, "offset_max_s": -2.0, "checks": 4}  # fmt: skip
     trusted = {"nodes": [node], "limit_s": 0.05, "trusted": True, "why": None, "how": ""}
-    assert clocks_text(trusted) == "; clocks against the watcher's: node2 -2000.3 +/- 0.4 ms"
-    assert clocks_text({**trusted, "trusted": False, "why": "W"}).endswith("; latency not trusted: W")
-    assert clocks_text({**trusted, "nodes": [{**node, "node": None}]}) == ""  # one host
-    assert clocks_text(None) == ""
+    assert clocks_text(trusted, True) == "; clocks against the watcher's: node2 -2000.3 +/- 0.4 ms"
+    assert clocks_text({**trusted, "trusted": False, "why": "W"}, True).endswith("; latency not trusted: W")
+    assert clocks_text(trusted, False) == ""  # one host: one clock
+    assert clocks_text({**trusted, "trusted": False, "why": "W"}, False) == "; latency not trusted: W"
+    assert clocks_text(None, True) == ""
