@@ -3,7 +3,7 @@ PROFILE ?= rsyslog8
 PY := .venv/bin/python
 VENV := .venv/.installed
 # daemons/Dockerfile builds every Debian daemon version; the registry-based ones keep their own.
-DOCKERFILES := rig-rust/Dockerfile daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile tests/integration/swarm/Dockerfile
+DOCKERFILES := rig-rust/Dockerfile daemons/Dockerfile $(wildcard daemons/*/Dockerfile) watcher/Dockerfile generators/Dockerfile tests/integration/swarm/Dockerfile tests/integration/swarm/faketime/Dockerfile
 SHELL_SCRIPTS := daemons/_common/supervise.sh watcher/entrypoint.sh .ci/run
 WORKFLOWS := $(wildcard .github/workflows/*.yml)
 

@@ -24,7 +24,7 @@ WATCHER_HOST = "watcher"
 CONTROL_PORT = 5140
 # Its requests, one JSON line each, in the order of docs/DESIGN.md's channel table (a unit test holds the two
 # equal): each is answered by one line.
-CHANNEL_OPS = ("hello", "listening", "ready", "start", "ledger", "end", "generator", "finish")
+CHANNEL_OPS = ("hello", "listening", "ready", "start", "ledger", "end", "generator", "finish", "clock")
 # A capacity run's trials (syslogbench/rig/trials.py, docs/capacity.md), served on the same channel.
 TRIAL_OPS = ("trial", "trial_ready", "trial_ledger", "trial_run", "trial_end")
 # On Swarm no directory of the user's is mounted on the central node: the watcher prints the result on its

@@ -156,6 +156,20 @@ buffers() {
     done | put "$control/daemon/buffers"
 }
 
+# The UDP listener's own receive buffer, as the kernel holds it: ss -m asks over sock_diag (netlink), which
+# needs no capability, and prints skmem's rb (sk_rcvbuf: what getsockopt(SO_RCVBUF) gives, twice the
+# request). Read once the port is bound, before daemon/ready, so the watcher finds it beside the sysctls.
+# IPv4 first: the rig sends over IPv4, and rsyslog opens an IPv6 socket too.
+socket_buffer() {
+    [ "$transport" = udp ] || return 0
+    rb=""
+    for family in -4 -6; do
+        rb=$(ss -H -u -l -n -m "$family" "sport = :$port" 2>/dev/null | sed -n 's/.*skmem:([^)]*rb\([0-9]*\).*/\1/p' | head -n 1)
+        [ -n "$rb" ] && break
+    done
+    { cat "$control/daemon/buffers"; echo "socket_rcvbuf ${rb:-unread}"; } | put "$control/daemon/buffers"
+}
+
 # shellcheck disable=SC2329 # called by trap
 on_signal() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
@@ -198,6 +212,7 @@ while [ ! -f "$control/finish" ]; do
         append_sample "$samples"
     fi
     if [ ! -f "$control/daemon/ready" ] && listening; then
+        socket_buffer
         : | put "$control/daemon/ready"
     fi
     answer_snapshot_requests

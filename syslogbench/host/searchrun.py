@@ -191,6 +191,9 @@ def build_result(chosen: Search, trials: list[Trial], found: Found, latency: dic
     here = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
     facts, nodes = chosen.plan.on.machine(asdict(here), central)
     profile, scenario = chosen.plan.profile, chosen.plan.scenario
+    clocks = capacity.clocks_of(trials, chosen.cap.latency_bound_s)
+    # The search still ran; its latencies (and over TCP its late counts) are then not on one clock.
+    distrust = [] if clocks is None or clocks.trusted else [f"latency is not trusted: {clocks.why}"]
     return CapacityResult(
         run_id=result.run_id(began, profile.profile, None) + f"-{scenario.id}",
         kind="capacity",
@@ -217,10 +220,11 @@ def build_result(chosen: Search, trials: list[Trial], found: Found, latency: dic
         machine=facts,
         nodes=nodes,
         errors=errors,
-        notes=found.notes,
+        notes=[*found.notes, *distrust],
         config=None if chosen.plan.user is None else chosen.plan.user.identity(),
         load=load_of(chosen.plan.cfg),
         udp_buffers=udp_buffers(chosen, central) if scenario.transport == "udp" else None,
+        clocks=clocks,
     )
 
 

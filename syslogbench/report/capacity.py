@@ -142,7 +142,23 @@ def machine_line(data: Mapping) -> str:
         text
         + (f"; fingerprint: {', '.join(figures)}" if figures else "; no fingerprint")
         + (f"; CPU placement: {placement}" if placement else "")
+        + clocks_text(data.get("clocks"), bool(nodes))
     )
+
+
+def clocks_text(clocks: Mapping | None, swarm: bool) -> str:
+    """Each generator's clock against the watcher's on a swarm, where it matters (one host has one clock), and
+    the refusal wherever there is one."""
+    if not clocks:
+        return ""
+    refused = "" if clocks["trusted"] else f"; latency not trusted: {clocks['why']}"
+    if not swarm:
+        return refused
+    nodes = ", ".join(
+        f"{node['node'] or node['host']} {node['offset_s'] * 1000:+.1f} +/- {node['uncertainty_s'] * 1000:.1f} ms"
+        for node in clocks["nodes"]
+    )
+    return f"; clocks against the watcher's: {nodes}{refused}"
 
 
 def search_blocks(data: Mapping, numbers: Mapping[str, int]) -> list[Block]:

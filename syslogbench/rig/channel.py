@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench import contract
+from syslogbench.model import capacity
 from syslogbench.model.ledger import Ledger
 from syslogbench.rig import control
 
@@ -114,6 +115,15 @@ class Link:
     def wait_end(self, timeout: float) -> None:
         """Until the end of the run (the daemon's exit, or finish), for the harness's own CPU figure."""
         self.call("end", timeout=timeout)
+
+    def clock_check(self, rounds: int) -> capacity.ClockCheck:
+        """This node's clock against the watcher's: `rounds` round trips, the shortest kept (NTP's way)."""
+        samples = []
+        for _ in range(rounds):
+            sent = time.time()
+            remote = float(self.call("clock")["now"])
+            samples.append((sent, remote, time.time()))
+        return capacity.best_round_trip(samples)
 
     def generator(self, host: int, report: dict) -> None:
         self.call("generator", host=host, report=report)
@@ -234,6 +244,8 @@ class Server:
 
     def answer(self, request: dict) -> dict:
         op = request.get("op")
+        if op == "clock":  # first: read as close to the request's arrival as this thread can
+            return {"now": time.time()}
         if op == "hello":
             return self.hello()
         if op == "ready":

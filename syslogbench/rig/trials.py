@@ -68,6 +68,7 @@ EXIT_SHOWS_S = 5.0  # a sender saw the daemon's connection fail: how long its ex
 DRAIN_QUIET_S = 0.5  # no line of an earlier trial for this long
 DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
 CAPACITY_ENV = "CAPACITY"
+NODE_ENV = "NODE_HOSTNAME"  # a swarm node (host/stack.py); on one host its name (environment.py)
 RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
 WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # A sender opens its connection to the daemon and starts its compiled sender on it (rig/sender.py).
@@ -90,6 +91,8 @@ class Trials:
         self.spec: dict | None = None  # the current trial, as the senders get it
         self.ready: set[str] = set()
         self.ledgers: dict[str, SendRecord | FailedRecord] = {}
+        # Each sender's clock check of the current trial (its trial_ready): offset, uncertainty, node.
+        self.clocks: dict[str, tuple[float, float, str | None]] = {}
         self.number = 0
         self.over = threading.Event()  # trial_end, or the watcher gave up
         self.ready_to_run = threading.Event()  # the daemon and every sender are up
@@ -134,10 +137,13 @@ class Trials:
     def sender_ready(self, request: dict) -> dict:
         """Rendered: wait until every sender is, then all get one start time."""
         name, trial = channel.sender_name(request), int(request["trial"])
+        clock = sender_clock(request)
         with self.changed:
             if not self.spec or self.spec["trial"] != trial:
                 return {"error": f"trial {trial} is not the current one"}
             self.ready.add(name)
+            if clock is not None:
+                self.clocks[name] = clock
             if len(self.ready) == len(self.names) and "start" not in self.spec:
                 self.spec["start"] = start = time.time() + START_LEAD_S
                 # Past this, a message is late whenever it arrives: the senders stop, the watcher counts.
@@ -146,7 +152,10 @@ class Trials:
             self.changed.wait_for(lambda: "start" in (self.spec or {}) or self.over.is_set(), READY_WAIT_S)
             if not self.spec or "start" not in self.spec:
                 return {"error": "the other senders were not ready in time"}
-            return {"start": self.spec["start"], "give_up": self.spec["give_up"]}
+            # On the sender's clock: its schedule then meets the follower's intended times (watcher's clock).
+            shift = self.clocks[name][0] if name in self.clocks else 0.0
+            return {"start": capacity.watcher_to_sender(self.spec["start"], shift),
+                    "give_up": capacity.watcher_to_sender(self.spec["give_up"], shift)}  # fmt: skip
 
     def ledger(self, request: dict) -> dict:
         """A sender's record of the trial (its compiled sender's, or why it failed), read strictly."""
@@ -201,7 +210,7 @@ class Trials:
         hop0 = self.last_hop_cpu(f"trial{self.number + 1}-start")  # before the trial: it answers in 0.1 s
         with self.changed:
             self.number += 1
-            self.ready, self.ledgers = set(), {}
+            self.ready, self.ledgers, self.clocks = set(), {}, {}
             self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration,
                          "bound": self.bound_s}  # fmt: skip
             self.changed.notify_all()
@@ -293,6 +302,9 @@ class Trials:
                                   counts.get(name), reports.get(name), self.transport, self.bound_s)
             for name in self.names
         ]  # fmt: skip
+        for sender in senders:
+            if sender.id in self.clocks:
+                sender.clock_offset_s, sender.clock_uncertainty_s, sender.node = self.clocks[sender.id]
         totals = capacity.trial_totals(senders)
         achieved = [s.rate_achieved for s in senders]
         udp = udp_delta(before, after)
@@ -326,6 +338,18 @@ class Trials:
             "daemon_exit": died,
             "errors": errors,
         }
+
+
+def sender_clock(request: dict) -> tuple[float, float, str | None] | None:
+    """A sender's clock check from its trial_ready (offset, uncertainty, node); None from a sender that sent
+    none (its start is then the watcher's as it is)."""
+    if request.get("clock_offset_s") is None:
+        return None
+    offset, uncertainty = float(request["clock_offset_s"]), float(request["clock_uncertainty_s"])
+    if not (abs(offset) < 86_400 and 0 <= uncertainty < 86_400):  # a day: NaN or nonsense, not a clock
+        raise ValueError(f"not a clock check: offset {offset}, uncertainty {uncertainty}")
+    node = request.get("node")
+    return round(offset, 6), round(uncertainty, 6), None if node is None else str(node)
 
 
 def cpu_delta(before: object | None, after: object | None) -> float | None:
@@ -384,7 +408,12 @@ def one_trial(
     path = WORK_DIR / f"trial-{sender.name}.msgs"
     ends = render(path, sender, cfg, scenario, spec)
     trial, count, rate = int(spec["trial"]), int(spec["messages"]), float(spec["rate"])
-    answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial)
+    # Checked before each trial, after rendering (which would lengthen the round trips): a clock that drifts
+    # over a long search is followed.
+    clock = link.clock_check(capacity.CLOCK_ROUNDS)
+    answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial,
+                       clock_offset_s=clock.offset_s, clock_uncertainty_s=clock.uncertainty_s,
+                       node=os.environ.get(NODE_ENV))  # fmt: skip
     start, give_up = float(answer["start"]), float(answer["give_up"])
     rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, capacity.SEND_TICK_S))
     try:

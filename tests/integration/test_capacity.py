@@ -88,6 +88,14 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     else:  # TCP: it waits in the destination's queue, late
         assert over and all(t["late"] > 0 for t in over), table
     assert result["transport"] == ("udp" if scenario == "udp" else "tcp")
+    if scenario == "udp":  # the socket's own buffer (ss -m in the daemon's image): no UDP_RCVBUF, the default
+        buffers = result["udp_buffers"]
+        assert buffers["socket_read_bytes"] == buffers["socket_bytes"] == buffers["rmem_default"] > 0, buffers
+    # One host: the generator's clock is the watcher's, which the check before each trial says.
+    clocks = result["clocks"]
+    assert clocks["trusted"] and [n["host"] for n in clocks["nodes"]] == ["host1"], clocks
+    near = [abs(n["offset_s"]) <= n["uncertainty_s"] + 0.001 and n["node"] for n in clocks["nodes"]]
+    assert all(near), clocks
     # Below the rate held, nothing was lost. (Far above it, the destination's queue overflows and syslog-ng
     # drops: 159 of 6,038 at 2,135 msg/s for 2.8 s over TCP, each counted lost, not late.)
     assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table

@@ -4,6 +4,7 @@ and the syslog traffic over an overlay network. Exact counts, as on one host; th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -176,6 +177,73 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
     assert result["machine"]["fingerprint"] is not None  # measured by the watcher on node1
     left = docker("network", "ls", "-q", "--filter", f"name={STACK}", env=env)
     assert left == ""
+
+
+# node2's generator runs with its wall clock this many seconds behind (libfaketime, tests/integration/swarm/
+# faketime/Dockerfile): over LATENCY_BOUND, so an uncorrected search would count every one of its messages late.
+INJECTED_OFFSET_S = -2.0
+
+
+@contextlib.contextmanager
+def clock_off_on(swarm: Swarm, node: str, offset_s: float) -> Iterator[None]:
+    """node's generator image, for the duration, is the project's with libfaketime preloaded: every process
+    in it reads CLOCK_REALTIME offset_s away from the kernel's (containers share the kernel's clock, so this
+    is how one node's clock is made to differ). The node's own image is put back afterwards."""
+    generator = image_name("generator")
+    faked = f"{image_name('generator-faketime')}"
+    docker("build", "-q", "-t", faked, "--build-arg", f"GENERATOR={generator}", "--build-arg",
+           f"OFFSET={offset_s:+g}", str(ROOT / "tests/integration/swarm/faketime"), timeout=600)  # fmt: skip
+    own = swarm.node_cli(node, "image", "inspect", "-f", "{{.Id}}", generator)
+    swarm.load(node, [faked])
+    swarm.node_cli(node, "tag", faked, generator)
+    try:
+        yield
+    finally:
+        swarm.node_cli(node, "tag", own, generator)
+
+
+def test_capacity_on_three_nodes_measures_and_corrects_a_node_s_clock_offset(
+    swarm: Swarm, tmp_path: Path
+) -> None:
+    """One generator's node 2 s behind the watcher's: the result records its offset within the measured
+    uncertainty (the other node's near 0), and the latencies are those of the daemon, not off by 2 s."""
+    shape = {"SCENARIO": "plain", "HOSTS": "2", "SENDERS_PER_HOST": "1", "RATE_MIN": "100", "RATE_MAX": "400",
+             "SEARCH_WIDTH": "0.5", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "2", "TRIAL_PAUSE": "0.5",
+             "SEARCH_MAX": "120", "LATENCY_BOUND": "0.5", "TRIAL_SUM": "0", "EXCEED_RATIO": "0",
+             "CONFIRM_S": "0"}  # fmt: skip
+    env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
+    with clock_off_on(swarm, swarm.nodes[1], INJECTED_OFFSET_S):
+        done = subprocess.run(
+            [sys.executable, "-m", "syslogbench", "capacity", "--swarm", "--profile", "syslog-ng",
+             "--results", str(tmp_path), *(f"{k}={v}" for k, v in shape.items())],
+            env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    output = done.stdout + done.stderr
+    [path] = (tmp_path / "capacity").glob("*.json")
+    result = json.loads(path.read_text())
+    assert done.returncode == EXIT_CODES["pass"], output[-3000:]
+    clocks = result["clocks"]
+    print(f"clocks: {json.dumps(clocks['nodes'])}")
+    print("latency ms (p50/p99/max): " + "; ".join(
+        f"{t['offered_msgs_per_s']:.0f} msg/s {t['latency_ms']['p50']}/{t['latency_ms']['p99']}/{t['latency_ms']['max']}"
+        for t in result["trials"]))  # fmt: skip
+    by_node = {node["node"]: node for node in clocks["nodes"]}
+    assert set(by_node) == {"node2", "node3"}, clocks
+    off, right = by_node["node2"], by_node["node3"]
+    # Within the stated uncertainty (half the best round trip), plus 1 ms for the preloaded library's own
+    # clock reads; the same check before every trial.
+    assert abs(off["offset_s"] - INJECTED_OFFSET_S) <= off["uncertainty_s"] + 0.001, off
+    assert off["offset_min_s"] >= INJECTED_OFFSET_S - off["uncertainty_s"] - 0.001, off
+    assert off["offset_max_s"] <= INJECTED_OFFSET_S + off["uncertainty_s"] + 0.001, off
+    assert abs(right["offset_s"]) <= right["uncertainty_s"] + 0.001, right
+    assert clocks["trusted"] and clocks["limit_s"] == 0.05, clocks
+    # Corrected: the faked node's messages are neither 2 s late nor early; no trial near these rates loses.
+    for trial in result["trials"]:
+        assert trial["early"] == 0 and trial["late"] == 0 and trial["lost"] == 0, trial
+        assert trial["latency_ms"]["max"] < 1000 * abs(INJECTED_OFFSET_S) / 2, trial["latency_ms"]
+        for sender in trial["senders"]:
+            assert sender["clock_offset_s"] is not None and sender["node"] in by_node, sender
+    assert result["outcome"] == "found", result["errors"]
 
 
 def test_a_missing_label_is_named_before_anything_is_deployed(swarm: Swarm, tmp_path: Path) -> None:

@@ -122,3 +122,13 @@ def test_the_capacity_reader_refuses_unknown_keys_and_reads_old_results() -> Non
 def test_the_commit_is_git_s_or_unknown_and_why(tmp_path: Path) -> None:
     assert len(searchrun.project_commit().split()[0]) == 40
     assert searchrun.project_commit(tmp_path).startswith("unknown (not a git checkout: ")
+
+
+def test_the_socket_s_own_buffer_is_recorded_beside_the_rule_s() -> None:
+    """The supervisor appends `socket_rcvbuf N` (ss -m's rb) once the daemon listens; "unread" when it
+    could not (an image without ss): then only the rule's figure is there."""
+    seen = {"rmem_default": "212992", "rmem_max": "4194304", "socket_rcvbuf": "8388608"}
+    asked = result.udp_buffers(4 * 1024**2, seen)
+    assert (asked.socket_bytes, asked.socket_read_bytes) == (8 * 1024**2, 8 * 1024**2)
+    unread = result.udp_buffers(None, {**seen, "socket_rcvbuf": "unread"})
+    assert (unread.socket_bytes, unread.socket_read_bytes) == (212992, None)
