@@ -119,9 +119,7 @@ def follow_paced(rate: int, seconds: float) -> dict[str, float]:
         time.sleep(max(0.0, start - time.time()))
         step = max(1, rate // 1000)
         for first in range(0, len(order), step):
-            due = start + first / rate
-            if due > time.time():
-                time.sleep(due - time.time())
+            time.sleep(max(0.0, start + first / rate - time.time()))
             for i, who in order[first : first + step]:
                 os.write(fds[(i * 7) % 192], rendered[who][i])
         tally = rig.answer(TallyRecord, 600)
