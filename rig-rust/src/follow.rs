@@ -602,6 +602,7 @@ impl Looks {
 /// resolution this buys is recorded as the look gap.
 struct PassPacer {
     previous_start: f64,
+    previous_cpu: f64,
     interval: f64,
 }
 
@@ -609,6 +610,7 @@ impl PassPacer {
     fn new() -> PassPacer {
         PassPacer {
             previous_start: 0.0,
+            previous_cpu: thread_cpu_seconds(),
             interval: PASS_MIN_S,
         }
     }
@@ -623,10 +625,14 @@ impl PassPacer {
         true
     }
 
-    /// A pass began at `start` and took `cpu_s` of this thread's CPU.
-    fn passed(&mut self, start: f64, cpu_s: f64) {
+    /// A pass began at `start`; `cpu` is this thread's CPU total at its end. What the thread spent since the
+    /// previous pass counts, its waking and sleeping too: on a virtual machine a wake-up costs tens of us,
+    /// more than a small pass's reads.
+    fn passed(&mut self, start: f64, cpu: f64) {
+        let spent = (cpu - self.previous_cpu).max(0.0);
         self.previous_start = start;
-        self.interval = (cpu_s / PASS_SHARE).clamp(PASS_MIN_S, PASS_MAX_S);
+        self.previous_cpu = cpu;
+        self.interval = (spent / PASS_SHARE).clamp(PASS_MIN_S, PASS_MAX_S);
     }
 }
 
@@ -729,7 +735,6 @@ fn trial(
             last_scan = woke;
         }
         let start = now();
-        let cpu_start = thread_cpu_seconds();
         let read = output.read_dirty(&mut |at, data| {
             for key in keys(data) {
                 tally.arrive(key, at);
@@ -737,7 +742,7 @@ fn trial(
         });
         if read {
             looks.pass(held || woke - before < BUSY_S, woke, start, now());
-            pacer.passed(start, thread_cpu_seconds() - cpu_start);
+            pacer.passed(start, thread_cpu_seconds());
         }
         let mut stopped = requests.closed;
         let lines = if stdin_ready {
@@ -928,11 +933,12 @@ mod tests {
     #[test]
     fn a_dearer_pass_waits_longer_for_the_next_within_its_bounds() {
         let mut pacer = PassPacer::new();
-        pacer.passed(10.0, 0.0);
+        pacer.previous_cpu = 5.0;
+        pacer.passed(10.0, 5.0);
         assert_eq!(pacer.interval, PASS_MIN_S);
-        pacer.passed(10.0, 0.0001); // 100 us of CPU at a 2% share: one pass every 5 ms
-        assert!((pacer.interval - 0.005).abs() < 1e-12);
-        pacer.passed(10.0, 1.0);
+        pacer.passed(10.0, 5.0001); // 100 us of CPU since the last pass at a 2% share: one every 5 ms
+        assert!((pacer.interval - 0.005).abs() < 1e-9);
+        pacer.passed(10.0, 6.0);
         assert_eq!(pacer.interval, PASS_MAX_S);
         assert!(!pacer.hold(10.02), "due already: no wait");
     }
