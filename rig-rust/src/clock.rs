@@ -21,16 +21,6 @@ pub fn cpu_seconds() -> f64 {
     secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
-/// This thread's CPU seconds (what one pass of the follower costs).
-pub fn thread_cpu_seconds() -> f64 {
-    let mut spec: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: clock_gettime writes into the struct we own.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut spec) } != 0 {
-        return 0.0;
-    }
-    spec.tv_sec as f64 + spec.tv_nsec as f64 / 1e9
-}
-
 /// Sleep until the epoch time `until` (no sleep if it has passed).
 pub fn sleep_until(until: f64) {
     let wait = until - now();

@@ -3,10 +3,9 @@
 //! received, late, duplicated (or copies), and lines of other trials (stale). Latency, from each message's
 //! intended send time to the moment its bytes were read, goes into an HdrHistogram.
 
-use crate::clock::{cpu_seconds, now, round, sleep_until, thread_cpu_seconds};
+use crate::clock::{cpu_seconds, now, round};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::key::{keys, trial_of, Key};
-use crate::schedule::Schedule;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -24,10 +23,6 @@ const DIGITS: u8 = 3;
 const BUSY_S: f64 = 0.0002;
 /// The longest wait in poll(): a look at the clock for the give-up time, and a rescan for new files.
 const POLL_MS: i32 = 20;
-/// Passes: at most one a millisecond, and at most this share of a core (PassPacer).
-const PASS_MIN_S: f64 = 0.001;
-const PASS_MAX_S: f64 = 0.01;
-const PASS_SHARE: f64 = 0.02;
 const READ_BYTES: usize = 1 << 20;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
@@ -46,18 +41,6 @@ pub struct TrialRequest {
     pub senders: Vec<String>,
     /// A message seen again is a copy (a user's config writes some to several files), not a duplicate.
     pub copies: bool,
-    /// The senders' tick (crate::schedule): latency is measured from the tick a message was due on.
-    pub tick_s: f64,
-}
-
-impl TrialRequest {
-    fn schedule(&self) -> Schedule {
-        Schedule {
-            start: self.start,
-            rate: self.rate,
-            tick: self.tick_s,
-        }
-    }
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
@@ -261,10 +244,6 @@ impl Output {
         }
     }
 
-    pub fn has_dirty(&self) -> bool {
-        !self.dirty.is_empty()
-    }
-
     /// Every file there now is followed (new ones from their start) and looked at once.
     pub fn scan(&mut self) {
         let mut pending = vec![self.directory.clone()];
@@ -447,7 +426,6 @@ pub struct Tally {
     pub early: u64,
     pub received: u64,
     latency: Histogram<u64>,
-    schedule: Schedule,
 }
 
 impl Tally {
@@ -476,7 +454,6 @@ impl Tally {
             received: 0,
             latency: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS)
                 .map_err(|e| e.to_string())?,
-            schedule: request.schedule(),
             request,
         })
     }
@@ -504,7 +481,7 @@ impl Tally {
         *flag = 1;
         count.received += 1;
         self.received += 1;
-        let latency = seen_at - self.schedule.intended(index);
+        let latency = seen_at - (self.request.start + index as f64 / self.request.rate);
         if latency > self.request.bound_s {
             count.late += 1;
         }
@@ -596,46 +573,6 @@ impl Looks {
     }
 }
 
-/// How often the follower makes a pass. A pass reads each file the daemon wrote to since the last one,
-/// so with many files (192 in the seed's split) and short intervals it makes about one read per line. The
-/// interval is the shortest that keeps passes within PASS_SHARE of a core, and never below PASS_MIN_S: the
-/// resolution this buys is recorded as the look gap.
-struct PassPacer {
-    previous_start: f64,
-    previous_cpu: f64,
-    interval: f64,
-}
-
-impl PassPacer {
-    fn new() -> PassPacer {
-        PassPacer {
-            previous_start: 0.0,
-            previous_cpu: thread_cpu_seconds(),
-            interval: PASS_MIN_S,
-        }
-    }
-
-    /// Sleep until the next pass is due; whether it slept.
-    fn hold(&self, at: f64) -> bool {
-        let next = self.previous_start + self.interval;
-        if at >= next {
-            return false;
-        }
-        sleep_until(next);
-        true
-    }
-
-    /// A pass began at `start`; `cpu` is this thread's CPU total at its end. What the thread spent since the
-    /// previous pass counts, its waking and sleeping too: on a virtual machine a wake-up costs tens of us,
-    /// more than a small pass's reads.
-    fn passed(&mut self, start: f64, cpu: f64) {
-        let spent = (cpu - self.previous_cpu).max(0.0);
-        self.previous_start = start;
-        self.previous_cpu = cpu;
-        self.interval = (spent / PASS_SHARE).clamp(PASS_MIN_S, PASS_MAX_S);
-    }
-}
-
 struct Args {
     directory: PathBuf,
     everywhere: bool,
@@ -718,18 +655,11 @@ fn trial(
     let mut looks = Looks::new();
     let mut expected: Option<u64> = None;
     let mut last_scan = now();
-    let mut pacer = PassPacer::new();
     let ended = loop {
         let before = now();
         let timeout = if requests.has_line() { 0 } else { POLL_MS };
-        let mut stdin_ready = output.wait(requests.fd(), timeout);
-        let mut woke = now();
-        // At most one pass per interval: writes that come meanwhile are read together, in one read a file.
-        let held = output.has_dirty() && !stdin_ready && pacer.hold(woke);
-        if held {
-            stdin_ready = output.wait(requests.fd(), 0);
-            woke = now();
-        }
+        let stdin_ready = output.wait(requests.fd(), timeout);
+        let woke = now();
         if woke - last_scan > 0.1 {
             output.scan(); // a file inotify did not announce (created before its directory was watched)
             last_scan = woke;
@@ -741,8 +671,7 @@ fn trial(
             }
         });
         if read {
-            looks.pass(held || woke - before < BUSY_S, woke, start, now());
-            pacer.passed(start, thread_cpu_seconds());
+            looks.pass(woke - before < BUSY_S, woke, start, now());
         }
         let mut stopped = requests.closed;
         let lines = if stdin_ready {
@@ -797,7 +726,6 @@ pub fn examples() -> Vec<serde_json::Value> {
         ledger_wait_s: 30.0,
         senders: vec!["host1-s1".into(), "host1-s2".into()],
         copies: false,
-        tick_s: 0.005,
     };
     let expect = ExpectRequest {
         sent: BTreeMap::from([("host1-s1".into(), 1000), ("host1-s2".into(), 990)]),
@@ -870,7 +798,6 @@ mod tests {
             ledger_wait_s: 30.0,
             senders: vec!["host1-s1".into(), "host2-s1".into()],
             copies,
-            tick_s: 0.0,
         }
     }
 
@@ -919,31 +846,6 @@ mod tests {
     }
 
     #[test]
-    fn latency_counts_from_the_tick_a_message_was_due_on() {
-        let mut tally = Tally::new(TrialRequest {
-            tick_s: 0.005,
-            ..request(false)
-        })
-        .unwrap();
-        let seq = 2 * crate::key::TRIAL_SEQ_SPAN + 2; // index 1: due at 100.001, sent on the tick at 100.005
-        tally.arrive(key(1, seq), 100.007);
-        assert_eq!(tally.histogram_us().get("2000"), Some(&1));
-    }
-
-    #[test]
-    fn a_dearer_pass_waits_longer_for_the_next_within_its_bounds() {
-        let mut pacer = PassPacer::new();
-        pacer.previous_cpu = 5.0;
-        pacer.passed(10.0, 5.0);
-        assert_eq!(pacer.interval, PASS_MIN_S);
-        pacer.passed(10.0, 5.0001); // 100 us of CPU since the last pass at a 2% share: one every 5 ms
-        assert!((pacer.interval - 0.005).abs() < 1e-9);
-        pacer.passed(10.0, 6.0);
-        assert_eq!(pacer.interval, PASS_MAX_S);
-        assert!(!pacer.hold(10.02), "due already: no wait");
-    }
-
-    #[test]
     fn lost_events_make_every_followed_file_looked_at() {
         let dir = std::env::temp_dir().join(format!("follow-overflow-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -952,7 +854,7 @@ mod tests {
         }
         let mut output = Output::new(&dir, false).unwrap();
         output.skip_to_end();
-        assert!(!output.has_dirty());
+        assert!(output.dirty.is_empty());
         output.event(-1, libc::IN_Q_OVERFLOW, b"");
         assert_eq!(output.dirty.len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();

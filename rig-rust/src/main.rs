@@ -16,7 +16,6 @@ mod io;
 mod key;
 mod mapped;
 mod reconcile;
-mod schedule;
 mod send;
 mod tls;
 

@@ -24,11 +24,9 @@ from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 # At 10,000,000 a 60 s confirmation at 1,000,000 msg/s over 4 senders (15,000,000 each) ran into the next
 # trial's numbers, and a third of it counted as stale; rig-rust/src/key.rs holds the same span.
 TRIAL_SEQ_SPAN = 1_000_000_000
-# A paced sender wakes once per tick and sends what is due: its load is one batch per tick, and a message is
-# due on the first tick at or after its own time (intended_time). Latency counts from that tick, so a
-# sender's holding of a message until its batch is not counted as the daemon's. A shorter tick costs a
-# wake-up and a send call per sender per tick: one sender at 25,000 msg/s over TCP took 3.5% of a core at a
-# 1 ms tick, against 1.3% at 5 ms (tests/perf/rig_speed.py, docs/measurement.md).
+# A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop. A
+# shorter tick costs a wake-up and a send call per sender per tick (tests/perf/rig_speed.py measures 1, 2
+# and 5 ms).
 SEND_TICK_S = 0.005
 # Latencies are kept in microseconds, rounded to 3 significant digits (HdrHistogram's precision below):
 # the watcher sends {rounded value: count}, the host records it into an HdrHistogram.
@@ -246,13 +244,9 @@ def trial_of(seq: int) -> tuple[int, int]:
     return trial, rest - 1
 
 
-def intended_time(start: float, index: int, rate: float, tick: float = SEND_TICK_S) -> float:
-    """When message `index` of a sender is due: on the first tick at or after start + index/rate (the rig's
-    rig-rust/src/schedule.rs says the same)."""
-    offset = index / rate
-    if tick <= 0:
-        return start + offset
-    return start + max(0, math.ceil(offset / tick - 1e-9)) * tick
+def intended_time(start: float, index: int, rate: float) -> float:
+    """When message `index` of a sender is due: the first at the start, then one every 1/rate s."""
+    return start + index / rate
 
 
 def rounded_us(latency_s: float) -> int:

@@ -104,7 +104,6 @@ class TrialRequest:
     ledger_wait_s: float
     senders: list[str]
     copies: bool
-    tick_s: float  # the senders' tick: latency counts from the tick a message was due on (SEND_TICK_S)
 
 
 @dataclass

@@ -224,7 +224,7 @@ class Trials:
         before = self.take("start")
         cpu0 = self.own_cpu()
         request = TrialRequest(self.number, per_sender, messages, start, self.bound_s, give_up, LEDGER_WAIT_S,
-                               list(self.names), self.user_config, capacity.SEND_TICK_S)  # fmt: skip
+                               list(self.names), self.user_config)  # fmt: skip
         tally = self.follow(request)
         died = self.exit_if_senders_failed()
         after = self.take("end") if died is None else None
