@@ -1,7 +1,14 @@
-//! `follow`: the output follower of a capacity run. It wakes on inotify when the daemon writes, reads only
-//! what was appended (whole lines), parses each line's key once, and counts per sender and per trial:
-//! received, late, duplicated (or copies), and lines of other trials (stale). Latency, from each message's
-//! intended send time to the moment its bytes were read, goes into an HdrHistogram.
+//! `follow`: the output follower of a capacity run. It reads only what was appended (whole lines), parses
+//! each line's key once, and counts per sender and per trial: received, late, duplicated (or copies), and
+//! lines of other trials (stale). Latency, from each message's intended send time to the moment its bytes
+//! were read, goes into an HdrHistogram.
+//!
+//! It wakes on inotify when the daemon writes to a file of the latency sample, and looks at every other
+//! file once a poll interval. A daemon that writes its 192 split files a line at a time (syslog-ng) makes
+//! one inotify event per line, about 1 us of the follower's CPU each (and the daemon's, to make it): above
+//! SAMPLE_LINES_S the follower watches only one split file in K (by facility x 8 + severity, which every
+//! sender draws uniformly at random, so the sample is a uniform one of the messages), and reads the others
+//! every poll interval, which decides late-or-not to within that interval but gives no latency figure.
 
 use crate::clock::{cpu_seconds, now, round};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
@@ -24,6 +31,12 @@ const BUSY_S: f64 = 0.0002;
 /// The longest wait in poll(): a look at the clock for the give-up time, and a rescan for new files.
 const POLL_MS: i32 = 20;
 const READ_BYTES: usize = 1 << 20;
+/// Lines per second the follower takes on inotify, for the latency's sample; above it, a share of the files.
+const SAMPLE_LINES_S: f64 = 5_000.0;
+/// The poll interval of the files outside the sample, as a share of LATENCY_BOUND, and its limits.
+const POLL_SHARE: f64 = 0.02;
+const POLL_MIN_S: f64 = 0.001;
+const POLL_MAX_S: f64 = 0.020;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -102,6 +115,11 @@ pub struct TallyRecord {
     /// the passes: the latency's resolution.
     pub look_gap_max_s: f64,
     pub look_gap_p99_s: f64,
+    /// The longest a line in a file outside the latency's sample could wait before it was read (0: every
+    /// file was in the sample): how finely late was told from on time there.
+    pub poll_gap_max_s: f64,
+    /// Received messages whose latency is in the histogram (those in the sample's files).
+    pub sampled: u64,
     /// The follower's own CPU over the trial.
     pub cpu_s: f64,
     /// Why the trial's following ended: "all-arrived", "give-up", or "stopped".
@@ -151,12 +169,36 @@ pub fn is_output_name(name: &str) -> bool {
         && number(parts[4])
 }
 
-/// One followed file: where the last look stopped, and whether the daemon wrote to it since.
+/// A split file's facility x 8 + severity ("test.x.facility.3.severity.5.log" -> 29); None for any other.
+pub fn split_pri(name: &[u8]) -> Option<u64> {
+    let name = std::str::from_utf8(name).ok()?;
+    let parts: Vec<&str> = name.strip_suffix(".log")?.rsplitn(5, '.').collect();
+    match parts[..] {
+        [severity, "severity", facility, "facility", _] => {
+            Some(facility.parse::<u64>().ok()? * 8 + severity.parse::<u64>().ok()?)
+        }
+        _ => None,
+    }
+}
+
+/// Open for reading without updating the access time where we may (the file's owner, or CAP_FOWNER): the
+/// daemon's file is always newer than its last read, so with relatime every read would dirty its inode.
+fn open_noatime(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NOATIME);
+    options.open(path).or_else(|_| File::open(path)).ok()
+}
+
+/// One followed file: where the last look stopped, whether the daemon wrote to it since, and its inotify
+/// watch while it is in the latency's sample.
 struct Followed {
     path: PathBuf,
     file: Option<File>,
     partial: Vec<u8>,
     dirty: bool,
+    pri: Option<u64>,
+    watch: Option<i32>,
 }
 
 /// Every output file under the directory, read from where the last look stopped.
@@ -171,6 +213,13 @@ pub struct Output {
     by_event: HashMap<i32, HashMap<Vec<u8>, usize>>,
     dirty: Vec<usize>,
     buffer: Vec<u8>,
+    events: Vec<u8>,
+    /// A split file is in the latency's sample when its facility x 8 + severity is a multiple of this.
+    sample_every: u64,
+    /// Files watched one by one (the sample), by watch.
+    by_watch: HashMap<i32, usize>,
+    poll_s: f64,
+    last_poll: f64,
 }
 
 impl Output {
@@ -190,6 +239,11 @@ impl Output {
             by_event: HashMap::new(),
             dirty: Vec::new(),
             buffer: vec![0; READ_BYTES],
+            events: vec![0; 65536],
+            sample_every: 1,
+            by_watch: HashMap::new(),
+            poll_s: POLL_MAX_S,
+            last_poll: now(),
         };
         output.watch(directory)?;
         output.scan();
@@ -199,7 +253,8 @@ impl Output {
     fn watch(&mut self, directory: &Path) -> Result<(), String> {
         let path =
             CString::new(directory.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
-        let mask = libc::IN_MODIFY | libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
+        // No IN_MODIFY here: writes are watched file by file, for the files of the sample only.
+        let mask = libc::IN_CREATE | libc::IN_MOVED_TO | libc::IN_CLOSE_WRITE;
         // SAFETY: a watch on a path we own the string of.
         let wd = unsafe { libc::inotify_add_watch(self.inotify, path.as_ptr(), mask) };
         if wd < 0 {
@@ -226,14 +281,86 @@ impl Output {
         if let Some(&slot) = self.by_path.get(&path) {
             return slot;
         }
+        let pri = path
+            .file_name()
+            .and_then(|name| split_pri(name.as_encoded_bytes()));
         self.files.push(Followed {
             path: path.clone(),
             file: None,
             partial: Vec::new(),
             dirty: false,
+            pri,
+            watch: None,
         });
-        self.by_path.insert(path, self.files.len() - 1);
-        self.files.len() - 1
+        let slot = self.files.len() - 1;
+        self.by_path.insert(path, slot);
+        self.arm(slot);
+        slot
+    }
+
+    fn in_sample(&self, slot: usize) -> bool {
+        self.files[slot]
+            .pri
+            .is_none_or(|pri| pri % self.sample_every == 0)
+    }
+
+    /// Watch the file's writes if it is in the sample, else stop watching them.
+    fn arm(&mut self, slot: usize) {
+        let wanted = self.in_sample(slot);
+        let followed = &mut self.files[slot];
+        match (wanted, followed.watch) {
+            (true, None) => {
+                let Ok(path) = CString::new(followed.path.as_os_str().as_encoded_bytes()) else {
+                    return;
+                };
+                // SAFETY: a watch on a path we own the string of.
+                let wd = unsafe {
+                    libc::inotify_add_watch(self.inotify, path.as_ptr(), libc::IN_MODIFY)
+                };
+                if wd >= 0 {
+                    followed.watch = Some(wd);
+                    self.by_watch.insert(wd, slot);
+                }
+            }
+            (false, Some(wd)) => {
+                // SAFETY: removing a watch of our own descriptor.
+                unsafe { libc::inotify_rm_watch(self.inotify, wd) };
+                followed.watch = None;
+                self.by_watch.remove(&wd);
+            }
+            _ => {}
+        }
+    }
+
+    /// Size the latency's sample for a trial of `lines_s` lines a second and a latency bound of `bound_s`.
+    pub fn sample_for(&mut self, lines_s: f64, bound_s: f64) {
+        self.sample_every = (lines_s / SAMPLE_LINES_S).ceil().max(1.0) as u64;
+        self.poll_s = (bound_s * POLL_SHARE).clamp(POLL_MIN_S, POLL_MAX_S);
+        for slot in 0..self.files.len() {
+            self.arm(slot);
+        }
+    }
+
+    /// Mark every file outside the sample when a poll interval has passed since the last poll; whether it had.
+    fn poll_due(&mut self, at: f64) -> bool {
+        if at - self.last_poll < self.poll_s {
+            return false;
+        }
+        self.last_poll = at;
+        for slot in 0..self.files.len() {
+            if self.files[slot].watch.is_none() {
+                self.mark(slot);
+            }
+        }
+        true
+    }
+
+    /// Milliseconds poll() may wait: at most POLL_MS, and not past the next poll of unwatched files.
+    fn wait_ms(&self, at: f64) -> i32 {
+        if self.files.iter().all(|f| f.watch.is_some()) {
+            return POLL_MS;
+        }
+        (((self.last_poll + self.poll_s - at) * 1000.0).ceil() as i32).clamp(0, POLL_MS)
     }
 
     fn mark(&mut self, slot: usize) {
@@ -275,7 +402,7 @@ impl Output {
         for slot in std::mem::take(&mut self.dirty) {
             let followed = &mut self.files[slot];
             followed.dirty = false;
-            if let Ok(mut file) = File::open(&followed.path) {
+            if let Some(mut file) = open_noatime(&followed.path) {
                 let _ = std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0));
                 followed.file = Some(file);
             }
@@ -309,11 +436,12 @@ impl Output {
     }
 
     fn read_events(&mut self) {
-        let mut events = [0u8; 65536];
+        let mut events = std::mem::take(&mut self.events); // kept: zeroing 64 KiB a wake-up cost more than the read
         loop {
             // SAFETY: read inotify events into our buffer.
             let got = unsafe { libc::read(self.inotify, events.as_mut_ptr().cast(), events.len()) };
             if got <= 0 {
+                self.events = events;
                 return;
             }
             let mut at = 0usize;
@@ -337,6 +465,15 @@ impl Output {
                 self.mark(slot);
             }
             self.scan();
+            return;
+        }
+        if let Some(&slot) = self.by_watch.get(&wd) {
+            if mask & libc::IN_IGNORED != 0 {
+                self.by_watch.remove(&wd); // the file is gone, and its watch with it
+                self.files[slot].watch = None;
+            } else {
+                self.mark(slot);
+            }
             return;
         }
         if let Some(&slot) = self.by_event.get(&wd).and_then(|names| names.get(name)) {
@@ -363,14 +500,16 @@ impl Output {
     }
 
     /// Read what was appended to every file the daemon wrote since the last look; call `found` with the
-    /// time of each read and the whole lines it completed.
-    fn read_dirty(&mut self, found: &mut dyn FnMut(f64, &[u8])) -> bool {
+    /// time of each read, whether the file is in the latency's sample, and the whole lines it completed.
+    /// Whether anything was read from a file of the sample.
+    fn read_dirty(&mut self, found: &mut dyn FnMut(f64, bool, &[u8])) -> bool {
         let mut any = false;
         for slot in std::mem::take(&mut self.dirty) {
             let followed = &mut self.files[slot];
+            let sampled = followed.watch.is_some();
             followed.dirty = false;
             if followed.file.is_none() {
-                followed.file = File::open(&followed.path).ok();
+                followed.file = open_noatime(&followed.path);
             }
             let Some(file) = followed.file.as_mut() else {
                 continue;
@@ -383,12 +522,12 @@ impl Output {
                 let read_at = now(); // every line in these bytes was written by now
                 let data = &self.buffer[..got];
                 if let Some(last) = memchr::memrchr(b'\n', data) {
-                    any = true;
+                    any |= sampled;
                     if followed.partial.is_empty() {
-                        found(read_at, &data[..=last]);
+                        found(read_at, sampled, &data[..=last]);
                     } else {
                         followed.partial.extend_from_slice(&data[..=last]);
-                        found(read_at, &followed.partial);
+                        found(read_at, sampled, &followed.partial);
                         followed.partial.clear();
                     }
                     followed.partial.extend_from_slice(&data[last + 1..]);
@@ -425,6 +564,7 @@ pub struct Tally {
     pub stale: u64,
     pub early: u64,
     pub received: u64,
+    pub sampled: u64,
     latency: Histogram<u64>,
 }
 
@@ -452,13 +592,15 @@ impl Tally {
             stale: 0,
             early: 0,
             received: 0,
+            sampled: 0,
             latency: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS)
                 .map_err(|e| e.to_string())?,
             request,
         })
     }
 
-    pub fn arrive(&mut self, key: Key, seen_at: f64) {
+    /// A message seen at `seen_at`; its latency is recorded if it is in the sample.
+    pub fn arrive(&mut self, key: Key, seen_at: f64, sampled: bool) {
         let (trial, index) = trial_of(key.seq);
         let Some(&who) = self.index.get(&(key.host, key.sender)) else {
             self.stale += 1;
@@ -489,6 +631,10 @@ impl Tally {
         if us < 1.0 {
             self.early += (latency < 0.0) as u64;
         }
+        if !sampled {
+            return;
+        }
+        self.sampled += 1;
         self.latency
             .saturating_record((us.max(1.0) as u64).min(HIGHEST_US));
     }
@@ -626,8 +772,9 @@ fn drain(output: &mut Output, request: &DrainRequest) -> DrainedRecord {
     let mut stale = 0u64;
     while now() - last < request.quiet_s && now() - began < request.max_s {
         output.wait(-1, 10);
+        output.poll_due(now());
         let mut found = 0u64;
-        output.read_dirty(&mut |_, data| found += keys(data).count() as u64);
+        output.read_dirty(&mut |_, _, data| found += keys(data).count() as u64);
         if found > 0 {
             stale += found;
             last = now();
@@ -651,13 +798,19 @@ fn trial(
     let cpu0 = cpu_seconds();
     let (give_up, ledger_wait) = (request.give_up, request.ledger_wait_s);
     let number = request.trial;
+    output.sample_for(request.rate * request.senders.len() as f64, request.bound_s);
     let mut tally = Tally::new(request)?;
     let mut looks = Looks::new();
+    let (mut poll_gap, mut previous_poll) = (0.0f64, now());
     let mut expected: Option<u64> = None;
     let mut last_scan = now();
     let ended = loop {
         let before = now();
-        let timeout = if requests.has_line() { 0 } else { POLL_MS };
+        let timeout = if requests.has_line() {
+            0
+        } else {
+            output.wait_ms(before)
+        };
         let stdin_ready = output.wait(requests.fd(), timeout);
         let woke = now();
         if woke - last_scan > 0.1 {
@@ -665,13 +818,20 @@ fn trial(
             last_scan = woke;
         }
         let start = now();
-        let read = output.read_dirty(&mut |at, data| {
+        let polled = output.poll_due(start);
+        let read = output.read_dirty(&mut |at, sampled, data| {
             for key in keys(data) {
-                tally.arrive(key, at);
+                tally.arrive(key, at, sampled);
             }
         });
+        let end = now();
         if read {
-            looks.pass(woke - before < BUSY_S, woke, start, now());
+            looks.pass(woke - before < BUSY_S, woke, start, end);
+        }
+        if polled {
+            // A line written just after the previous poll began waited until this one's read.
+            poll_gap = poll_gap.max(end - previous_poll);
+            previous_poll = start;
         }
         let mut stopped = requests.closed;
         let lines = if stdin_ready {
@@ -709,6 +869,8 @@ fn trial(
         looks: looks.count,
         look_gap_max_s: round(looks.longest, 6),
         look_gap_p99_s: round(looks.p99_s(), 6),
+        poll_gap_max_s: round(poll_gap, 6),
+        sampled: tally.sampled,
         cpu_s: round(cpu_seconds() - cpu0, 4),
         ended: ended.into(),
     })
@@ -757,6 +919,8 @@ pub fn examples() -> Vec<serde_json::Value> {
         looks: 800,
         look_gap_max_s: 0.0004,
         look_gap_p99_s: 0.0002,
+        poll_gap_max_s: 0.011,
+        sampled: 125,
         cpu_s: 0.01,
         ended: "all-arrived".into(),
     };
@@ -822,13 +986,13 @@ mod tests {
     fn a_trial_counts_received_late_duplicated_and_stale_per_sender() {
         let mut tally = Tally::new(request(false)).unwrap();
         let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
-        tally.arrive(key(1, seq(0)), 100.002); // 2 ms
-        tally.arrive(key(1, seq(0)), 100.003); // again: a duplicate
-        tally.arrive(key(1, seq(5)), 101.5); // due at 100.005: late
-        tally.arrive(key(2, seq(9)), 99.0); // seen before it was due: early
-        tally.arrive(key(1, crate::key::TRIAL_SEQ_SPAN + 1), 100.0); // an earlier trial's
-        tally.arrive(key(1, seq(10)), 100.0); // past the trial's messages
-        tally.arrive(key(3, seq(1)), 100.0); // no such sender
+        tally.arrive(key(1, seq(0)), 100.002, true); // 2 ms
+        tally.arrive(key(1, seq(0)), 100.003, true); // again: a duplicate
+        tally.arrive(key(1, seq(5)), 101.5, true); // due at 100.005: late
+        tally.arrive(key(2, seq(9)), 99.0, true); // seen before it was due: early
+        tally.arrive(key(1, crate::key::TRIAL_SEQ_SPAN + 1), 100.0, true); // an earlier trial's
+        tally.arrive(key(1, seq(10)), 100.0, true); // past the trial's messages
+        tally.arrive(key(3, seq(1)), 100.0, true); // no such sender
         let first = &tally.counts[0];
         assert_eq!((first.received, first.late, first.duplicated), (2, 1, 1));
         assert_eq!(
@@ -864,8 +1028,8 @@ mod tests {
     fn a_user_configs_second_sighting_is_a_copy() {
         let mut tally = Tally::new(request(true)).unwrap();
         let seq = 2 * crate::key::TRIAL_SEQ_SPAN + 1;
-        tally.arrive(key(1, seq), 100.001);
-        tally.arrive(key(1, seq), 100.001);
+        tally.arrive(key(1, seq), 100.001, true);
+        tally.arrive(key(1, seq), 100.001, true);
         assert_eq!((tally.counts[0].copies, tally.counts[0].duplicated), (1, 0));
     }
 
@@ -873,7 +1037,7 @@ mod tests {
     fn the_histogram_keeps_three_significant_digits_and_merges_by_adding() {
         let mut tally = Tally::new(request(false)).unwrap();
         let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
-        tally.arrive(key(1, seq(0)), 100.0 + 0.123456); // 123,456 us
+        tally.arrive(key(1, seq(0)), 100.0 + 0.123456, true); // 123,456 us
         let histogram = tally.histogram_us();
         let value: u64 = histogram.keys().next().unwrap().parse().unwrap();
         assert!((123_400..=123_500).contains(&value), "{histogram:?}");
@@ -916,14 +1080,14 @@ mod tests {
         for _ in 0..3 {
             everywhere.wait(-1, 50);
             everywhere.scan();
-            everywhere.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+            everywhere.read_dirty(&mut |_, _, data| found.extend(keys(data).map(|k| k.seq)));
         }
         found.sort();
         assert_eq!(found, vec![1, 2, 2, 3]);
         ours.wait(-1, 50);
         ours.scan();
         let mut none = 0;
-        ours.read_dirty(&mut |_, data| none += keys(data).count());
+        ours.read_dirty(&mut |_, _, data| none += keys(data).count());
         assert_eq!(none, 0, "no file of our own layout here");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -946,12 +1110,82 @@ mod tests {
         std::fs::write(dir.join("done.log"), b"syslogbench h=9 s=9 q=9\n").unwrap();
         output.wait(-1, 100);
         let mut found = Vec::new();
-        output.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+        output.read_dirty(&mut |_, _, data| found.extend(keys(data).map(|k| k.seq)));
         assert_eq!(found, vec![2]);
         file.write_all(b"3 f=0 v=0 x\n").unwrap();
         output.wait(-1, 100);
-        output.read_dirty(&mut |_, data| found.extend(keys(data).map(|k| k.seq)));
+        output.read_dirty(&mut |_, _, data| found.extend(keys(data).map(|k| k.seq)));
         assert_eq!(found, vec![2, 3]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_split_files_name_gives_its_facility_and_severity() {
+        assert_eq!(split_pri(b"test.ab-1.facility.3.severity.5.log"), Some(29));
+        assert_eq!(split_pri(b"test.x.facility.23.severity.7.log"), Some(191));
+        assert_eq!(split_pri(b"test.x.all.log"), None);
+        assert_eq!(split_pri(b"test.x.facility.3.severity.log"), None);
+        assert_eq!(split_pri(b"syslog"), None);
+    }
+
+    #[test]
+    fn above_the_sample_rate_only_a_share_of_split_files_is_watched_and_the_rest_is_polled() {
+        let dir = std::env::temp_dir().join(format!("follow-sample-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = |pri: u64| format!("test.x.facility.{}.severity.{}.log", pri / 8, pri % 8);
+        for pri in 0..8 {
+            std::fs::write(dir.join(name(pri)), b"").unwrap();
+        }
+        std::fs::write(dir.join("test.x.all.log"), b"").unwrap();
+        let mut output = Output::new(&dir, false).unwrap();
+        output.skip_to_end();
+        assert_eq!(
+            output.by_watch.len(),
+            9,
+            "at a low rate every file is watched"
+        );
+        output.sample_for(4.0 * SAMPLE_LINES_S, 1.0); // one split file in 4, and every other file
+        let watched: Vec<u64> = output
+            .files
+            .iter()
+            .filter(|f| f.watch.is_some())
+            .map(|f| f.pri.unwrap_or(999))
+            .collect();
+        assert_eq!(watched.len(), 3, "{watched:?}");
+        assert!(watched.iter().all(|pri| pri % 4 == 0 || *pri == 999));
+        assert_eq!(output.poll_s, 0.02);
+        use std::io::Write;
+        for pri in [0, 1] {
+            // Written and kept open, as a daemon does (a close is an event of the directory's).
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(name(pri)))
+                .unwrap();
+            file.write_all(b"syslogbench h=1 s=1 q=1\n").unwrap();
+            std::mem::forget(file);
+        }
+        let mut found = Vec::new();
+        output.wait(-1, 100);
+        output.read_dirty(&mut |_, sampled, _| found.push(sampled));
+        assert_eq!(found, vec![true], "the sampled file on its write");
+        output.last_poll = now() - 1.0;
+        assert!(output.poll_due(now()));
+        assert!(!output.poll_due(now()), "once a poll interval");
+        output.read_dirty(&mut |_, sampled, _| found.push(sampled));
+        assert_eq!(found, vec![true, false], "the other at the poll");
+        output.sample_for(100.0, 1.0);
+        assert_eq!(output.by_watch.len(), 9, "every file watched again");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_message_outside_the_sample_counts_but_has_no_latency() {
+        let mut tally = Tally::new(request(false)).unwrap();
+        let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
+        tally.arrive(key(1, seq(0)), 100.002, true);
+        tally.arrive(key(1, seq(5)), 101.5, false); // due at 100.005: late, unsampled
+        assert_eq!((tally.received, tally.sampled), (2, 1));
+        assert_eq!(tally.counts[0].late, 1);
+        assert_eq!(tally.histogram_us().values().sum::<u64>(), 1);
     }
 }

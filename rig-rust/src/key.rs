@@ -47,9 +47,15 @@ fn key_at(data: &[u8], at: usize) -> Option<Key> {
     Some(Key { host, sender, seq })
 }
 
+/// Built once: a finder per call cost more than the search in a follower's small reads.
+static FINDER: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new(MARK));
+
 /// Every key in data (whole lines), in order.
 pub fn keys(data: &[u8]) -> impl Iterator<Item = Key> + '_ {
-    memmem::find_iter(data, MARK).filter_map(move |at| key_at(data, at))
+    FINDER
+        .find_iter(data)
+        .filter_map(move |at| key_at(data, at))
 }
 
 #[cfg(test)]

@@ -488,6 +488,11 @@ class RigCost:
     look_gap_p99_s: float | None
     flags: list[str] = field(default_factory=list)  # what makes this trial's figures the rig's
     last_hop_cpu_s: float | None = None  # relay: the last hop's container (results before it lack it)
+    # Files outside the latency's sample were read once a poll interval: the longest a line waited there.
+    poll_gap_max_s: float | None = None
+    latency_share: float | None = (
+        None  # received messages whose latency was measured (None: before the sample)
+    )
 
 
 def rig_cost(
@@ -506,7 +511,8 @@ def rig_cost(
     share = round(total / daemon_cpu_s, 4) if total is not None and daemon_cpu_s else None
     cost = RigCost(senders_cpu, watcher_cpu_s, getattr(tally, "cpu_s", None), daemon_cpu_s, share,
                    getattr(tally, "look_gap_max_s", None), getattr(tally, "look_gap_p99_s", None),
-                   last_hop_cpu_s=last_hop_cpu_s)  # fmt: skip
+                   last_hop_cpu_s=last_hop_cpu_s, poll_gap_max_s=getattr(tally, "poll_gap_max_s", None),
+                   latency_share=latency_share(tally))  # fmt: skip
     if share is not None and share > RIG_SHARE_MAX:
         cost.flags.append(f"the rig took {share:.1%} of the daemon's CPU (over {RIG_SHARE_MAX:.0%})")
     loose = [s for s in senders if (s.clock_uncertainty_s or 0.0) > CLOCK_SHARE_MAX * bound_s]
@@ -514,11 +520,18 @@ def rig_cost(
         worst = max(s.clock_uncertainty_s or 0.0 for s in loose)
         cost.flags.append(f"{len(loose)} sender(s)' clocks were known to +/- {worst * 1000:.1f} ms only (over a "
                           f"tenth of LATENCY_BOUND, {bound_s * 100:.0f} ms): the latencies are not trusted")  # fmt: skip
-    gap = cost.look_gap_max_s
+    gap = max((g for g in (cost.look_gap_max_s, cost.poll_gap_max_s) if g is not None), default=None)
     if gap is not None and gap > LOOK_GAP_SHARE_MAX * bound_s:
         cost.flags.append(f"a line could wait {gap * 1000:.1f} ms before it was read (over a tenth of "
                           f"LATENCY_BOUND, {bound_s * 100:.0f} ms)")  # fmt: skip
     return cost
+
+
+def latency_share(tally: object) -> float | None:
+    """The share of a trial's received messages whose latency the follower measured (its sample's files)."""
+    sampled, senders = getattr(tally, "sampled", None), getattr(tally, "senders", None)
+    received = sum(s.received for s in senders or [])
+    return round(sampled / received, 4) if sampled is not None and received else None
 
 
 @dataclass

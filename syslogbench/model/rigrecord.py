@@ -137,8 +137,10 @@ class LatencyMs:
 
 @dataclass
 class TallyRecord:
-    """One trial's arrivals. look_gap_*: the longest a line could wait between being written and being read
-    (the latency's resolution), the largest over the trial and its 99th percentile over the passes."""
+    """One trial's arrivals. look_gap_*: the longest a line of the latency's sample could wait between being
+    written and being read (the latency's resolution), the largest over the trial and its 99th percentile over
+    the passes. Above 20,000 lines/s the follower watches one split file in K and polls the others
+    (rig-rust/src/follow.rs): poll_gap_max_s is how finely late was told from on time there."""
 
     op: str
     trial: int
@@ -150,6 +152,8 @@ class TallyRecord:
     looks: int
     look_gap_max_s: float
     look_gap_p99_s: float
+    poll_gap_max_s: float  # files outside the latency's sample: the longest a line waited to be read
+    sampled: int  # received messages whose latency is in histogram_us (the sample's files)
     cpu_s: float
     ended: str
 

@@ -136,6 +136,8 @@ def follow_paced(rate: int, seconds: float) -> dict[str, float]:
         "lines_per_cpu_s": round(received / tally.cpu_s) if tally.cpu_s else None,
         "look_gap_max_ms": round(tally.look_gap_max_s * 1000, 3),
         "look_gap_p99_ms": round(tally.look_gap_p99_s * 1000, 3),
+        "poll_gap_max_ms": round(tally.poll_gap_max_s * 1000, 3),
+        "latency_share": round(tally.sampled / received, 4),
         "latency_p50_ms": tally.latency_ms.p50,
     }
 

@@ -4,12 +4,14 @@ rig's."""
 from __future__ import annotations
 
 from syslogbench.model import capacity
-from syslogbench.model.rigrecord import LatencyMs, TallyRecord
+from syslogbench.model.rigrecord import LatencyMs, SenderTally, TallyRecord
 
 
-def tally(gap_max_s: float = 0.0005) -> TallyRecord:
-    return TallyRecord("tally", 2, [], 0, 0, {}, LatencyMs(None, None, None, None, None), 100, gap_max_s,
-                       gap_max_s / 2, 0.05, "all-arrived")  # fmt: skip
+def tally(gap_max_s: float = 0.0005, poll_gap_max_s: float = 0.0, sampled: int = 0,
+          received: int = 0) -> TallyRecord:  # fmt: skip
+    counted = [SenderTally("host1-s1", received, 0, 0, 0)] if received else []
+    return TallyRecord("tally", 2, counted, 0, 0, {}, LatencyMs(None, None, None, None, None), 100, gap_max_s,
+                       gap_max_s / 2, poll_gap_max_s, sampled, 0.05, "all-arrived")  # fmt: skip
 
 
 def senders(*cpu_s: float | None) -> list[capacity.SenderTrial]:
@@ -34,3 +36,19 @@ def test_a_look_gap_over_a_tenth_of_the_bound_is_flagged() -> None:
     assert cost.flags == [
         "a line could wait 150.0 ms before it was read (over a tenth of LATENCY_BOUND, 100 ms)"
     ]
+
+
+def test_a_poll_gap_over_a_tenth_of_the_bound_is_flagged_as_a_look_gap_is() -> None:
+    cost = capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(poll_gap_max_s=0.12), 1.0)
+    assert cost.poll_gap_max_s == 0.12
+    assert cost.flags == [
+        "a line could wait 120.0 ms before it was read (over a tenth of LATENCY_BOUND, 100 ms)"
+    ]
+    assert capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(poll_gap_max_s=0.011), 1.0).flags == []
+
+
+def test_the_latency_share_is_the_sampled_part_of_what_was_received() -> None:
+    assert (
+        capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(sampled=25, received=100), 1.0).latency_share == 0.25
+    )
+    assert capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(), 1.0).latency_share is None
