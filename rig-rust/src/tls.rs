@@ -136,7 +136,7 @@ impl Tls {
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                     ) =>
                 {
-                    if give_up.is_some_and(|limit| now() > limit) {
+                    if !crate::send::wait_writable(fd, give_up) {
                         return Ok(false);
                     }
                 }
