@@ -79,6 +79,15 @@ def warm_up(measurer: Measurer, cap: CapacitySettings, found: Found) -> bool:
     return warmed is not None
 
 
+def out_of_time_hint(error: str, left_s: float, cap: CapacitySettings) -> str:
+    """What to change when MLRsearch gave up for time ("Optimized search takes too long."): noisy trials
+    near the bounds (UDP drops) keep it from narrowing them."""
+    if "too long" not in error:
+        return ""
+    return (f" (MLRsearch had {left_s:.0f} s of SEARCH_MAX={cap.search_max_s:.0f}, the rest kept for the "
+            f"confirmations and latency trials: raise SEARCH_MAX, or SEARCH_WIDTH={cap.relative_width:g})")  # fmt: skip
+
+
 def search(
     measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None], found: Found | None = None
 ) -> Found:
@@ -114,7 +123,7 @@ def search(
                 return found
             continue
         except RuntimeError as error:  # MLRsearch's own: out of time, or RATE_MIN already fails
-            found.errors.append(f"the search stopped: {error}")
+            found.errors.append(f"the search stopped: {error}{out_of_time_hint(str(error), left, cap)}")
             return found
         if answers is None:  # the daemon died, or a trial could not run
             return found

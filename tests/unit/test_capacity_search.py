@@ -602,3 +602,11 @@ def test_repeated_final_trials_are_mlrsearchs_duration_sum_and_exceed_ratio() ->
 def test_repeated_trials_that_cannot_work_are_refused(pairs: dict[str, str], says: str) -> None:
     with pytest.raises(capacity.CapacityError, match=re.escape(says)):
         capacity.split(pairs)
+
+
+def test_mlrsearch_out_of_time_says_what_to_change_and_nothing_else_does() -> None:
+    cap = capacity.CapacitySettings()
+    hint = search.out_of_time_hint("Optimized search takes too long.", 415.2, cap)
+    assert hint == (" (MLRsearch had 415 s of SEARCH_MAX=600, the rest kept for the confirmations and latency "
+                    "trials: raise SEARCH_MAX, or SEARCH_WIDTH=0.05)")  # fmt: skip
+    assert search.out_of_time_hint("min load already fails", 415.2, cap) == ""
