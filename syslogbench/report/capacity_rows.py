@@ -119,13 +119,17 @@ def believed(data: Mapping) -> list[Mapping]:
 
 
 def contradictions(data: Mapping) -> list[str]:
-    """Believed trials after the decision at a goal's rate, at or below that rate, that broke the goal:
-    "NDR: trial 19 lost 40.72% at 58,597 msg/s"."""
+    """Believed trials after the decision at a goal's published rate, at or below that rate, that broke the
+    goal: "NDR: trial 19 lost 40.72% at 58,597 msg/s"."""
     found = []
     trials = believed(data)
     for goal in ("ndr", "pdr"):
-        rate, target = data[goal].get("lower_msgs_per_s"), float(data[goal].get("loss_ratio") or 0)
-        if rate is None:
+        bound = data[goal]
+        # The published rate: the confirmed one (the failed confirmations above it were its steps down), or
+        # the search's lower bound in results from before confirmation; an unconfirmed bound publishes none.
+        rate = bound.get("confirmed_msgs_per_s") if bound.get("confirmed") else bound.get("lower_msgs_per_s")
+        target = float(bound.get("loss_ratio") or 0)
+        if rate is None or bound.get("confirmed") is False:
             continue
         decided = max((t["number"] for t in trials if abs(t["offered_msgs_per_s"] - rate) < 0.5), default=0)
         for t in trials:

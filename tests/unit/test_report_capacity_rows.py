@@ -47,6 +47,20 @@ def test_a_search_whose_later_trials_held_is_not_contradicted() -> None:
     assert capacity_rows.flags(search) == [EARLIER]
 
 
+def test_steps_down_above_a_confirmed_rate_do_not_contradict_it() -> None:
+    # Search bounds 163,084 .. 171,619; 60 s confirmations lost 88%, 35%, 3.5% and 66% at 163,084 down to
+    # 118,888 msg/s, then 106,999.5 held: the published rate.
+    search = recorded("20261127T002610.984Z-syslog-ng-4.8-80e5-seed2014")
+    assert search["ndr"]["confirmed_msgs_per_s"] == 106999.5
+    assert capacity_rows.contradictions(search) == []
+    late = {**search, "trials": [*search["trials"], {**search["trials"][-1], "number": 99, "loss_ratio": 0.5,
+                                                      "offered_msgs_per_s": 50000.0}]}  # fmt: skip
+    assert capacity_rows.contradictions(late) == [
+        "NDR: trial 99 lost 50.00% at 50,000 msg/s",
+        "PDR: trial 99 lost 50.00% at 50,000 msg/s",
+    ]
+
+
 def test_a_users_config_is_a_test_config_with_its_other_settings() -> None:
     # rsyslog-8.2504 with a deliberate 1 s delay, LATENCY_BOUND=3, RATE_MAX=2,000 (reached: a floor).
     search = recorded("20261125T213020.379Z-rsyslog-8.2504-dde3-seed2014")
