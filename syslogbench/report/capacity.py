@@ -187,6 +187,14 @@ def latency_text(row: Row, fraction: str) -> str:
     return f"{round_ms(p50)}/{round_ms(p99)}"
 
 
+def latency_sentence(row: Row) -> str:
+    """The lead's latency: p50/p99 at 50% and 90% of the PDR, or why there is none."""
+    half, most = latency_text(row, "50%"), latency_text(row, "90%")
+    if half == most == "-":  # e.g. SEARCH_MAX left no time after the confirmations' steps down
+        return "Latency at 50% and 90% of its PDR: not measured (the searches' notes say why)."
+    return f"Latency p50/p99 {half} ms at 50% of its PDR, {most} ms at 90%."
+
+
 def round_ms(value: float | None) -> str:
     """Two significant figures at least: 18, 552, 1,760, 2.3."""
     if value is None:
@@ -263,8 +271,7 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
     name = TRANSPORT_NAMES.get(transport, transport)
     text = (
         f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
-        f"**{ndr_text(best)}**; PDR {model.rate_text(best.pdr)} msg/s. Latency p50/p99 "
-        f"{latency_text(best, '50%')} ms at 50% of its PDR, {latency_text(best, '90%')} ms at 90%."
+        f"**{ndr_text(best)}**; PDR {model.rate_text(best.pdr)} msg/s. {latency_sentence(best)}"
     )
     if best.flags:
         why = [line for search in best.searches for line in capacity_rows.contradictions(search)][:1]

@@ -105,9 +105,12 @@ def test_the_first_screen_answers_capacity_per_transport(desktop: dict) -> None:
         assert re.search(r"NDR [\d,]+ msg/s", text), text
         assert re.search(r"n=\d", text), text
         assert "range" in text or "n=1: one search, no range" in text, text
-        assert re.search(
-            r"Latency p50/p99 [\d,.]+/[\d,.]+ ms at 50% of its PDR, [\d,.]+/[\d,.]+ ms at 90%", text
-        )
+        assert (
+            re.search(
+                r"Latency p50/p99 [\d,.]+/[\d,.]+ ms at 50% of its PDR, [\d,.]+/[\d,.]+ ms at 90%", text
+            )
+            or "Latency at 50% and 90% of its PDR: not measured (the searches' notes say why)." in text
+        ), text
     # At least one version has repeated searches, given with their range.
     assert any(re.search(r"n=\d+, [\d,]+\u2013[\d,]+", lead["text"]) for lead in leads)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model import capacity as model
-from syslogbench.report import capacity, markdown, sections
+from syslogbench.report import capacity, capacity_rows, markdown, sections
 
 
 def a_result(run_id: str = "20261125T000000.000Z-syslog-ng-4.8-abcd-udp") -> dict:
@@ -143,3 +143,13 @@ def test_a_swarm_search_names_its_central_node_and_the_nodes(tmp_path: Path) -> 
     text = render(tmp_path)
     assert "Swarm of 3 nodes; the central node: AMD EPYC, 2 cores" in text
     assert "CPU placement: daemon on node node1, senders on nodes node2, node3" in text
+
+
+def test_a_lead_without_latency_says_so_rather_than_dashes() -> None:
+    row = capacity_rows.Row("syslog-ng-4.8", "seed2014", "tcp", "m", ())
+    row.searches.append({"latency_at_pdr": {"10%": {"p50": 3.0, "p99": 5.8}}})
+    assert capacity.latency_sentence(row) == (
+        "Latency at 50% and 90% of its PDR: not measured (the searches' notes say why)."
+    )
+    row.searches.append({"latency_at_pdr": {"50%": {"p50": 3.6, "p99": 8.9}}})
+    assert capacity.latency_sentence(row) == "Latency p50/p99 3.6/8.9 ms at 50% of its PDR, - ms at 90%."
