@@ -4,8 +4,8 @@
 //! were read, goes into an HdrHistogram.
 //!
 //! It wakes on inotify when the daemon writes to a file of the latency sample, and looks at every other
-//! file once a poll interval. A daemon that writes its 192 split files a line at a time (syslog-ng) makes
-//! one inotify event per line, about 1 us of the follower's CPU each (and the daemon's, to make it): above
+//! file once a poll interval. A daemon that writes its 192 split files a line at a time (syslog-ng, rsyslog)
+//! makes one inotify event per line, and nearly every one wakes the follower (about 13 us here): above
 //! SAMPLE_LINES_S the follower watches only one split file in K (by facility x 8 + severity, which every
 //! sender draws uniformly at random, so the sample is a uniform one of the messages), and reads the others
 //! every poll interval, which decides late-or-not to within that interval but gives no latency figure.
@@ -251,23 +251,25 @@ impl Output {
         Ok(output)
     }
 
+    /// An inotify watch of `path` for `mask`: its descriptor.
+    fn add_watch(&self, path: &Path, mask: u32) -> std::io::Result<i32> {
+        let path = CString::new(path.as_os_str().as_encoded_bytes())?;
+        // SAFETY: a watch on a path we own the string of.
+        let wd = unsafe { libc::inotify_add_watch(self.inotify, path.as_ptr(), mask) };
+        if wd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(wd)
+    }
+
     fn watch(&mut self, directory: &Path) -> Result<(), String> {
-        let path =
-            CString::new(directory.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
         // New files only. Writes are watched file by file, for the files of the sample alone; and no
         // IN_CLOSE_WRITE: rsyslog's dynaFile cache (10 files by default) closes one of the 192 split files
         // for nearly every message, and a wake-up per close took the follower 3.9 CPU s in a 10 s trial at
         // 61,869 msg/s.
-        let mask = libc::IN_CREATE | libc::IN_MOVED_TO;
-        // SAFETY: a watch on a path we own the string of.
-        let wd = unsafe { libc::inotify_add_watch(self.inotify, path.as_ptr(), mask) };
-        if wd < 0 {
-            return Err(format!(
-                "inotify on {}: {}",
-                directory.display(),
-                std::io::Error::last_os_error()
-            ));
-        }
+        let wd = self
+            .add_watch(directory, libc::IN_CREATE | libc::IN_MOVED_TO)
+            .map_err(|e| format!("inotify on {}: {e}", directory.display()))?;
         self.watches.insert(wd, directory.to_path_buf());
         Ok(())
     }
@@ -310,26 +312,18 @@ impl Output {
 
     /// Watch the file's writes if it is in the sample, else stop watching them.
     fn arm(&mut self, slot: usize) {
-        let wanted = self.in_sample(slot);
-        let followed = &mut self.files[slot];
-        match (wanted, followed.watch) {
+        match (self.in_sample(slot), self.files[slot].watch) {
             (true, None) => {
-                let Ok(path) = CString::new(followed.path.as_os_str().as_encoded_bytes()) else {
-                    return;
-                };
-                // SAFETY: a watch on a path we own the string of.
-                let wd = unsafe {
-                    libc::inotify_add_watch(self.inotify, path.as_ptr(), libc::IN_MODIFY)
-                };
-                if wd >= 0 {
-                    followed.watch = Some(wd);
+                // A file that cannot be watched (gone) is polled instead.
+                if let Ok(wd) = self.add_watch(&self.files[slot].path, libc::IN_MODIFY) {
+                    self.files[slot].watch = Some(wd);
                     self.by_watch.insert(wd, slot);
                 }
             }
             (false, Some(wd)) => {
                 // SAFETY: removing a watch of our own descriptor.
                 unsafe { libc::inotify_rm_watch(self.inotify, wd) };
-                followed.watch = None;
+                self.files[slot].watch = None;
                 self.by_watch.remove(&wd);
             }
             _ => {}
@@ -361,8 +355,8 @@ impl Output {
 
     /// Milliseconds poll() may wait: at most POLL_MS, and not past the next poll of unwatched files.
     fn wait_ms(&self, at: f64) -> i32 {
-        if self.files.iter().all(|f| f.watch.is_some()) {
-            return POLL_MS;
+        if self.by_watch.len() == self.files.len() {
+            return POLL_MS; // every file watched: nothing to poll
         }
         (((self.last_poll + self.poll_s - at) * 1000.0).ceil() as i32).clamp(0, POLL_MS)
     }

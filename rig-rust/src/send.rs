@@ -797,6 +797,7 @@ pub fn examples() -> Vec<serde_json::Value> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use std::os::fd::AsRawFd;
 
     #[test]
@@ -819,8 +820,6 @@ mod tests {
         );
         assert!(cpu < 0.1 * waited, "{cpu} CPU s in {waited} s: it spun");
     }
-
-    use super::*;
 
     #[test]
     fn due_counts_the_first_message_at_zero_and_one_every_interval() {

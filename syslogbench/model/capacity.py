@@ -490,9 +490,8 @@ class RigCost:
     last_hop_cpu_s: float | None = None  # relay: the last hop's container (results before it lack it)
     # Files outside the latency's sample were read once a poll interval: the longest a line waited there.
     poll_gap_max_s: float | None = None
-    latency_share: float | None = (
-        None  # received messages whose latency was measured (None: before the sample)
-    )
+    # Received messages whose latency was measured (None: results from before the sample).
+    latency_share: float | None = None
 
 
 def rig_cost(

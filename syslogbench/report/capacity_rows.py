@@ -124,12 +124,14 @@ def contradictions(data: Mapping) -> list[str]:
     found = []
     trials = believed(data)
     for goal in ("ndr", "pdr"):
-        bound = data[goal]
+        bound, confirmed = data[goal], data[goal].get("confirmed")
+        if confirmed is False:  # unconfirmed: it publishes no rate
+            continue
         # The published rate: the confirmed one (the failed confirmations above it were its steps down), or
-        # the search's lower bound in results from before confirmation; an unconfirmed bound publishes none.
-        rate = bound.get("confirmed_msgs_per_s") if bound.get("confirmed") else bound.get("lower_msgs_per_s")
+        # the search's lower bound in results from before confirmation.
+        rate = bound.get("confirmed_msgs_per_s") if confirmed else bound.get("lower_msgs_per_s")
         target = float(bound.get("loss_ratio") or 0)
-        if rate is None or bound.get("confirmed") is False:
+        if rate is None:
             continue
         decided = max((t["number"] for t in trials if abs(t["offered_msgs_per_s"] - rate) < 0.5), default=0)
         for t in trials:
