@@ -38,6 +38,9 @@ const SAMPLE_LINES_S: f64 = 2_000.0;
 const POLL_SHARE: f64 = 0.02;
 const POLL_MIN_S: f64 = 0.001;
 const POLL_MAX_S: f64 = 0.020;
+/// The seconds of a trial counted one by one in arrived_per_s (the daemon's supervisor stops it after 7,200 s);
+/// later ones count in the last.
+const PER_SECOND_MAX: usize = 7_200;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +124,9 @@ pub struct TallyRecord {
     pub poll_gap_max_s: f64,
     /// Received messages whose latency is in the histogram (those in the sample's files).
     pub sampled: u64,
+    /// Messages received in each second from the trial's start (the first sighting of each): when the
+    /// daemon fell behind in a trial that failed, and what it wrote after.
+    pub arrived_per_s: Vec<u64>,
     /// The follower's own CPU over the trial.
     pub cpu_s: f64,
     /// Why the trial's following ended: "all-arrived", "give-up", or "stopped".
@@ -563,6 +569,7 @@ pub struct Tally {
     pub early: u64,
     pub received: u64,
     pub sampled: u64,
+    pub per_second: Vec<u64>,
     latency: Histogram<u64>,
 }
 
@@ -591,6 +598,7 @@ impl Tally {
             early: 0,
             received: 0,
             sampled: 0,
+            per_second: Vec::new(),
             latency: Histogram::new_with_bounds(1, HIGHEST_US, DIGITS)
                 .map_err(|e| e.to_string())?,
             request,
@@ -625,6 +633,7 @@ impl Tally {
         if latency > self.request.bound_s {
             count.late += 1;
         }
+        self.count_second(seen_at);
         let us = (latency * 1e6).round();
         if us < 1.0 {
             self.early += (latency < 0.0) as u64;
@@ -635,6 +644,14 @@ impl Tally {
         self.sampled += 1;
         self.latency
             .saturating_record((us.max(1.0) as u64).min(HIGHEST_US));
+    }
+
+    fn count_second(&mut self, seen_at: f64) {
+        let second = ((seen_at - self.request.start).max(0.0) as usize).min(PER_SECOND_MAX - 1);
+        if second >= self.per_second.len() {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += 1;
     }
 
     fn histogram_us(&self) -> BTreeMap<String, u64> {
@@ -869,6 +886,7 @@ fn trial(
         look_gap_p99_s: round(looks.p99_s(), 6),
         poll_gap_max_s: round(poll_gap, 6),
         sampled: tally.sampled,
+        arrived_per_s: std::mem::take(&mut tally.per_second),
         cpu_s: round(cpu_seconds() - cpu0, 4),
         ended: ended.into(),
     })
@@ -919,6 +937,7 @@ pub fn examples() -> Vec<serde_json::Value> {
         look_gap_p99_s: 0.0002,
         poll_gap_max_s: 0.011,
         sampled: 125,
+        arrived_per_s: vec![600, 400],
         cpu_s: 0.01,
         ended: "all-arrived".into(),
     };
@@ -997,6 +1016,8 @@ mod tests {
             (tally.counts[1].received, tally.early, tally.stale),
             (1, 1, 3)
         );
+        // Per second from the start (100.0), first sightings only; the early one in the first second.
+        assert_eq!(tally.per_second, vec![2, 1]);
         let histogram = tally.histogram_us();
         assert_eq!(histogram.values().sum::<u64>(), 3);
         assert_eq!(histogram.get("2000"), Some(&1), "{histogram:?}");

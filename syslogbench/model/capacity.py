@@ -587,6 +587,9 @@ class Trial:
     follower_cpu_s: float | None = None  # the compiled follower's own CPU (also in watcher_cpu_s)
     last_hop_cpu_s: float | None = None  # relay: the last hop's container over the trial
     rig: RigCost | None = None  # the rig's own cost and resolution; None in results from before it
+    # Messages first seen in each second from the trial's start (the follower's); empty in results from
+    # before it.
+    arrived_per_s: list[int] = field(default_factory=list)
 
     def consistent(self) -> str | None:
         for sender in self.senders:
@@ -600,6 +603,28 @@ class Trial:
             if getattr(self, name) != total:
                 return f"trial {self.number}: {name} {getattr(self, name)} != the senders' sum {total}"
         return None
+
+
+# A second in which the output got less than this share of the offered rate: the daemon fell behind in it.
+KEPT_UP_SHARE = 0.9
+
+
+def fell_behind(trial: Trial) -> str | None:
+    """When a trial's daemon stopped keeping up, from its arrivals per second: "it kept up for 49 s of 60,
+    then wrote 45,120 msg/s"; None where every second of the sending kept up, or none was recorded."""
+    seconds = int(trial.duration_s)
+    if not trial.arrived_per_s:
+        return None
+    counts = (trial.arrived_per_s + [0] * seconds)[:seconds]  # a second with nothing is not in the list
+    slow = [i for i, count in enumerate(counts) if count < KEPT_UP_SHARE * trial.offered_msgs_per_s]
+    if not slow:
+        return None
+    after = counts[slow[0] :]
+    return (
+        f"it kept up for {slow[0]} s of {seconds}, then wrote {sum(after) / len(after):,.0f} msg/s"
+        if slow[0]
+        else f"it wrote {sum(after) / len(after):,.0f} msg/s from the start"
+    )
 
 
 def trial_totals(senders: list[SenderTrial]) -> dict[str, int | float]:

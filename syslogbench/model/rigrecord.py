@@ -154,6 +154,7 @@ class TallyRecord:
     look_gap_p99_s: float
     poll_gap_max_s: float  # files outside the latency's sample: the longest a line waited to be read
     sampled: int  # received messages whose latency is in histogram_us (the sample's files)
+    arrived_per_s: list[int]  # messages first seen in each second from the trial's start
     cpu_s: float
     ended: str
 

@@ -323,6 +323,7 @@ class Trials:
             "latency_histogram_us": tally.histogram_us,
             "sample_s": tally.look_gap_p99_s,
             "sample_max_s": tally.look_gap_max_s,
+            "arrived_per_s": tally.arrived_per_s,
             "stale_lines": tally.stale,
             "early": tally.early,
             "daemon_cpu_s": daemon_cpu,

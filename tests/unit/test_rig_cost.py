@@ -11,7 +11,7 @@ def tally(gap_max_s: float = 0.0005, poll_gap_max_s: float = 0.0, sampled: int =
           received: int = 0) -> TallyRecord:  # fmt: skip
     counted = [SenderTally("host1-s1", received, 0, 0, 0)] if received else []
     return TallyRecord("tally", 2, counted, 0, 0, {}, LatencyMs(None, None, None, None, None), 100, gap_max_s,
-                       gap_max_s / 2, poll_gap_max_s, sampled, 0.05, "all-arrived")  # fmt: skip
+                       gap_max_s / 2, poll_gap_max_s, sampled, [], 0.05, "all-arrived")  # fmt: skip
 
 
 def senders(*cpu_s: float | None) -> list[capacity.SenderTrial]:
@@ -52,3 +52,29 @@ def test_the_latency_share_is_the_sampled_part_of_what_was_received() -> None:
         capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(sampled=25, received=100), 1.0).latency_share == 0.25
     )
     assert capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(), 1.0).latency_share is None
+
+
+def per_second_trial(counts: list[int], rate: float = 1000.0, duration: float = 5.0) -> capacity.Trial:
+    return capacity.trial_from_dict(
+        {"number": 1, "offered_msgs_per_s": rate, "duration_s": duration, "intended": 0, "sent": 0,
+         "received": 0, "lost": 0, "late": 0, "unsent": 0, "duplicated": 0, "loss_ratio": 0.0,
+         "achieved_msgs_per_s": None, "sender_bound": False, "latency_ms": {}, "latency_histogram_us": {},
+         "sample_s": None, "stale_lines": 0, "daemon_cpu_s": None, "watcher_cpu_s": None,
+         "udp_rcvbuf_errors": None, "udp_in_errors": None, "arrived_per_s": counts}
+    )  # fmt: skip
+
+
+def test_a_trial_says_when_its_daemon_fell_behind_from_its_arrivals_per_second() -> None:
+    assert capacity.fell_behind(per_second_trial([1000, 990, 950, 700, 500, 1800])) == (
+        "it kept up for 3 s of 5, then wrote 600 msg/s"  # the backlog written after the sending is not in it
+    )
+    assert (
+        capacity.fell_behind(per_second_trial([400, 500, 500, 500, 600]))
+        == "it wrote 500 msg/s from the start"
+    )
+    assert (
+        capacity.fell_behind(per_second_trial([1000, 1000, 1000, 1000]))
+        == "it kept up for 4 s of 5, then wrote 0 msg/s"
+    )
+    assert capacity.fell_behind(per_second_trial([1000] * 5)) is None
+    assert capacity.fell_behind(per_second_trial([])) is None  # a result from before the record
