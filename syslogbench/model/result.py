@@ -12,17 +12,15 @@ from __future__ import annotations
 import json
 import secrets
 import sys
-import types
-import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, make_dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import fmean, median, stdev
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from syslogbench.contract import CENTRAL_PORT, Trigger, read_json, write_atomic
-from syslogbench.model import scenarios
+from syslogbench.model import codec, scenarios
 from syslogbench.model.settings import DEFAULT_VARIANT, variant_name
 
 if TYPE_CHECKING:
@@ -98,46 +96,13 @@ def plain(value: object) -> object:
     return value
 
 
-def _dataclass_in(hint: object) -> type | None:
-    """The dataclass a hint like `Udp | None` names, if any."""
-    if isinstance(hint, type) and is_dataclass(hint):
-        return hint
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        found = [arg for arg in typing.get_args(hint) if isinstance(arg, type) and is_dataclass(arg)]
-        return found[0] if found else None
-    return None
-
-
-def _load(hint: object, value: object, where: str) -> object:
-    if value is None:
-        return None
-    kind = _dataclass_in(hint)
-    if kind is not None:
-        return load(kind, value, where)
-    if typing.get_origin(hint) is list:
-        (item,) = typing.get_args(hint)
-        if not isinstance(value, list):
-            raise ResultError(f"{where}: expected a list, got {value!r}")
-        return [_load(item, entry, f"{where}.{i}") for i, entry in enumerate(value)]
-    return value
-
-
 def load(kind: type[T], data: object, where: str = "result") -> T:
-    """A dataclass from a dict: every key must be a field, every field without a default must be there."""
-    if not isinstance(data, dict):
-        raise ResultError(f"{where}: expected an object, got {data!r}")
-    hints = typing.get_type_hints(kind)
-    known = {f.name: f for f in fields(kind)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ResultError(f"{where}: unknown key {unknown[0]!r}")
-    values = {}
-    for name, f in known.items():
-        if name in data:
-            values[name] = _load(hints[name], data[name], f"{where}.{name}")
-        elif f.default is MISSING and f.default_factory is MISSING:
-            raise ResultError(f"{where}: missing key {name!r}")
-    return kind(**values)
+    """A dataclass from a dict: every key must be a field, every field without a default must be there
+    (codec.build, the one strict reader of both result kinds)."""
+    try:
+        return codec.build(kind, data, where)
+    except codec.CodecError as error:
+        raise ResultError(str(error)) from None
 
 
 # -- the blocks ---------------------------------------------------------------------------------------------
