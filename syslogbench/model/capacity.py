@@ -611,19 +611,21 @@ KEPT_UP_SHARE = 0.9
 
 def fell_behind(trial: Trial) -> str | None:
     """When a trial's daemon stopped keeping up, from its arrivals per second: "it kept up for 49 s of 60,
-    then wrote 45,120 msg/s"; None where every second of the sending kept up, or none was recorded."""
+    then wrote 45,120 msg/s (77% of the rate)"; None where every second of the sending kept up, or none was
+    recorded. The first second is left out: its messages are still on their way at its end."""
     seconds = int(trial.duration_s)
-    if not trial.arrived_per_s:
+    if not trial.arrived_per_s or seconds < 2:
         return None
     counts = (trial.arrived_per_s + [0] * seconds)[:seconds]  # a second with nothing is not in the list
-    slow = [i for i, count in enumerate(counts) if count < KEPT_UP_SHARE * trial.offered_msgs_per_s]
+    slow = [i for i in range(1, seconds) if counts[i] < KEPT_UP_SHARE * trial.offered_msgs_per_s]
     if not slow:
         return None
-    after = counts[slow[0] :]
+    after = sum(counts[slow[0] :]) / (seconds - slow[0])
+    wrote = f"wrote {after:,.0f} msg/s ({after / trial.offered_msgs_per_s:.0%} of the rate)"
     return (
-        f"it kept up for {slow[0]} s of {seconds}, then wrote {sum(after) / len(after):,.0f} msg/s"
-        if slow[0]
-        else f"it wrote {sum(after) / len(after):,.0f} msg/s from the start"
+        f"it kept up for {slow[0]} s of {seconds}, then {wrote}"
+        if slow[0] > 1
+        else f"it {wrote} from the start"
     )
 
 
