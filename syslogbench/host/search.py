@@ -195,7 +195,7 @@ def settle(measurer: Measurer, goal: Bound, name: str, cap: CapacitySettings, de
     while rate is not None:
         if (broken := contradiction(measurer.trials, goal, rate)) is not None:
             why = f"a {broken.duration_s:.0f} s trial at {broken.offered_msgs_per_s:,.0f} msg/s lost {broken.loss_ratio:.4%}"
-            if behind := capacity.fell_behind(broken):
+            if behind := capacity.fell_behind(broken, cap.latency_bound_s):
                 why += f" ({behind})"
             rate = step_down(measurer.trials, goal, min(rate, broken.offered_msgs_per_s), cap)
             if rate is None:
