@@ -171,10 +171,14 @@ def held(trials: list[Trial], goal: Bound, rate: float, seconds: float) -> bool:
                and meets(t, goal) for t in after_search(trials))  # fmt: skip
 
 
-def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings) -> float | None:
-    """The next rate to confirm below one that broke: the highest at or below BACKOFF of it where a
-    full-length trial of the search met the goal, else BACKOFF of it; None below RATE_MIN."""
-    ceiling = BACKOFF * rate
+def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings,
+              wrote: float | None = None) -> float | None:  # fmt: skip
+    """The next rate to confirm below one that broke: the highest at or below BACKOFF of it, and at or
+    below what the daemon wrote once behind in the trial that broke it (wrote), where a full-length trial of
+    the search met the goal, else that ceiling; None below RATE_MIN. A confirmation that fell behind at
+    120,084 msg/s wrote 89,879 a second from then: the next one at 97,919 failed too, and a step cost 67 s
+    of SEARCH_MAX (docs/capacity.md)."""
+    ceiling = BACKOFF * rate if wrote is None else min(BACKOFF * rate, wrote)
     passed = [t.offered_msgs_per_s for t in trials if t.purpose == "search" and not t.sender_bound
               and t.duration_s >= cap.final_trial_s - 1e-6 and t.offered_msgs_per_s <= ceiling
               and meets(t, goal)]  # fmt: skip
@@ -197,7 +201,9 @@ def settle(measurer: Measurer, goal: Bound, name: str, cap: CapacitySettings, de
             why = f"a {broken.duration_s:.0f} s trial at {broken.offered_msgs_per_s:,.0f} msg/s lost {broken.loss_ratio:.4%}"
             if behind := capacity.fell_behind(broken, cap.latency_bound_s):
                 why += f" ({behind})"
-            rate = step_down(measurer.trials, goal, min(rate, broken.offered_msgs_per_s), cap)
+            wrote = capacity.behind(broken, cap.latency_bound_s)
+            rate = step_down(measurer.trials, goal, min(rate, broken.offered_msgs_per_s), cap,
+                             None if wrote is None else wrote[1])  # fmt: skip
             if rate is None:
                 return unconfirmed(
                     goal, f"{name} unconfirmed: {why}, and no rate from RATE_MIN up was left", log

@@ -605,11 +605,11 @@ class Trial:
         return None
 
 
-def fell_behind(trial: Trial, bound_s: float) -> str | None:
-    """From when a trial's daemon stayed more than bound_s behind the senders' schedule, from its arrivals
-    per second: "it was more than 1 s behind from 49 s of 60 on, writing 45,120 msg/s (84% of the rate)";
-    None where it was not at the end of the sending, or no arrivals were recorded. Single slow seconds that
-    it caught up on are not named: the per-second counts of a daemon at its limit vary by 15% here."""
+def behind(trial: Trial, bound_s: float) -> tuple[int, float] | None:
+    """From which second a trial's daemon stayed more than bound_s behind the senders' schedule, and the
+    msg/s it wrote from then, from its arrivals per second; None where it was not behind at the end of the
+    sending, or no arrivals were recorded. Single slow seconds that it caught up on do not count: the
+    per-second counts of a daemon at its limit vary by 15% here."""
     seconds = int(trial.duration_s)
     if not trial.arrived_per_s or not seconds:
         return None
@@ -621,10 +621,18 @@ def fell_behind(trial: Trial, bound_s: float) -> str | None:
             since = second + 1
     if since == seconds:
         return None
-    after = sum(counts[since:]) / (seconds - since)
+    return since, sum(counts[since:]) / (seconds - since)
+
+
+def fell_behind(trial: Trial, bound_s: float) -> str | None:
+    """behind() in words: "it was more than 1 s behind from 49 s of 60 on, writing 45,120 msg/s (84% of the
+    rate)"."""
+    if (found := behind(trial, bound_s)) is None:
+        return None
+    since, wrote = found
     return (
-        f"it was more than {bound_s:g} s behind from {since} s of {seconds} on, writing {after:,.0f} msg/s "
-        f"({after / trial.offered_msgs_per_s:.0%} of the rate)"
+        f"it was more than {bound_s:g} s behind from {since} s of {int(trial.duration_s)} on, writing "
+        f"{wrote:,.0f} msg/s ({wrote / trial.offered_msgs_per_s:.0%} of the rate)"
     )
 
 

@@ -72,6 +72,21 @@ def test_a_rate_a_short_trial_passed_but_a_long_one_cannot_steps_down_until_it_h
         assert all(t.loss_ratio <= goal.loss_ratio for t in later), (goal, later)
 
 
+def counted(rate: float, duration: float, sender_limit: float = 1e9) -> dict:
+    """queued(), with the follower's arrivals per second: HELD a second once the daemon is behind."""
+    record = queued(rate, duration, sender_limit)
+    record["arrived_per_s"] = [round(min(rate, HELD))] * int(duration)
+    return record
+
+
+def test_a_confirmation_that_fell_behind_steps_down_to_what_the_daemon_wrote() -> None:
+    measurer, found, _ = confirmed(CAP, counted)
+    rates = [t.offered_msgs_per_s for t in measurer.trials if t.purpose == "confirm"]
+    # One step, not four: from the search's lower bound straight to the 2,000 msg/s it wrote once behind.
+    assert len(rates) == 2 and rates[1] <= HELD < measuring.BACKOFF * rates[0], rates
+    assert found.ndr.confirmed is True and found.ndr.confirmed_msgs_per_s == rates[1]
+
+
 def test_without_time_left_the_bound_says_unconfirmed_and_why() -> None:
     _, found, _ = confirmed(CAP, budget_s=5.0)  # less than one 10 s confirmation
     assert found.ndr.confirmed is False and found.ndr.published() is None
