@@ -276,8 +276,11 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
     if best.flags:
         why = [line for search in best.searches for line in capacity_rows.contradictions(search)][:1]
         text += f" Flagged: {'; '.join(best.flags)}" + (f" ({why[0]})." if why else ".")
-    if not others:
-        return text + " No other version was searched here."
+    if not others:  # others may have been searched, with a floor among their searches (unranked)
+        return (
+            text
+            + f" No other version is ranked here: the [capacity summary](#{SUMMARY_ANCHOR}) has every search."
+        )
     text += " Others: " + "; ".join(compare_text(best, other) for other in others) + "."
     if overlapping := [other.profile for other in others if best.overlaps(other)]:
         text += (

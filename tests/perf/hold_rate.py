@@ -8,7 +8,7 @@ dirty and writeback pages, the disk's writes and the daemon's CPU. It answers wh
 The trials run as a capacity search's do (`capacity`, HOSTS=1 SENDERS_PER_HOST=4 unless given), one after
 the other in the order given, without the search's warm-up. Writes one JSON line per second, one per trial
 start ("trial") and end ("done", with the trial's counts and its arrivals per second), after a first line
-with the command. Reads /proc, the Docker engine's cgroup v1 files and its volumes: run it as root, on one
+with the command; and the capacity result of its trials (with the machine's fingerprint) as <out>.result.json. Reads /proc, the Docker engine's cgroup v1 files and its volumes: run it as root, on one
 host. Not part of `make test`: a benchmark, and its output goes into results/timeline/.
 """
 
@@ -18,7 +18,9 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict
@@ -110,7 +112,7 @@ def main(argv: list[str]) -> int:
     searchrun.confirm = lambda *_args, **_kwargs: {}
     stop = threading.Event()
     threading.Thread(target=sample, args=(out, stop, args.device), daemon=True).start()
-    scratch = Path(os.environ.get("TMPDIR", "/tmp")) / "hold-rate-results"
+    scratch = Path(tempfile.mkdtemp(prefix="hold-rate-"))
     given = {setting.partition("=")[0] for setting in args.settings}
     defaults = [f"{key}={value}" for key, value in DEFAULTS.items() if key not in given]
     try:
@@ -119,6 +121,9 @@ def main(argv: list[str]) -> int:
     finally:
         stop.set()
         out.close()
+        # The capacity result (every trial, and the machine's fingerprint) beside the timeline.
+        for written in (scratch / "capacity").glob("*.json"):
+            shutil.move(written, args.out.with_suffix(".result.json"))
 
 
 if __name__ == "__main__":

@@ -153,3 +153,14 @@ def test_a_lead_without_latency_says_so_rather_than_dashes() -> None:
     )
     row.searches.append({"latency_at_pdr": {"50%": {"p50": 3.6, "p99": 8.9}}})
     assert capacity.latency_sentence(row) == "Latency p50/p99 3.6/8.9 ms at 50% of its PDR, - ms at 90%."
+
+
+def test_a_lead_alone_in_its_transport_does_not_say_no_other_version_was_searched() -> None:
+    """Other versions' rows may be left out of the ranking (a floor among their searches), not unsearched."""
+    row = capacity_rows.Row("rsyslog-8.2504", "seed2014", "tcp", "m", ())
+    found = Path(__file__).resolve().parents[2] / "results/capacity"
+    row.searches.append(
+        json.loads((found / "20261127T033110.620Z-rsyslog-8.2504-75a0-seed2014.json").read_text())
+    )
+    text = capacity.lead_text("tcp", [row], [])
+    assert "No other version is ranked here" in text and "(#capacity-summary)" in text, text
