@@ -174,11 +174,12 @@ def held(trials: list[Trial], goal: Bound, rate: float, seconds: float) -> bool:
 def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings,
               wrote: float | None = None) -> float | None:  # fmt: skip
     """The next rate to confirm below one that broke: the highest at or below BACKOFF of it, and at or
-    below what the daemon wrote once behind in the trial that broke it (wrote), where a full-length trial of
+    below what the daemon wrote once behind in the trial that broke it (wrote, but not below half of it), where a full-length trial of
     the search met the goal, else that ceiling; None below RATE_MIN. A confirmation that fell behind at
     120,084 msg/s wrote 89,879 a second from then: the next one at 97,919 failed too, and a step cost 67 s
     of SEARCH_MAX (docs/capacity.md)."""
-    ceiling = BACKOFF * rate if wrote is None else min(BACKOFF * rate, wrote)
+    # Not below half the broken rate in one step: a daemon that stalled for a while wrote little from then.
+    ceiling = BACKOFF * rate if wrote is None else max(min(BACKOFF * rate, wrote), rate / 2)
     passed = [t.offered_msgs_per_s for t in trials if t.purpose == "search" and not t.sender_bound
               and t.duration_s >= cap.final_trial_s - 1e-6 and t.offered_msgs_per_s <= ceiling
               and meets(t, goal)]  # fmt: skip

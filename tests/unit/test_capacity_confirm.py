@@ -87,6 +87,15 @@ def test_a_confirmation_that_fell_behind_steps_down_to_what_the_daemon_wrote() -
     assert found.ndr.confirmed is True and found.ndr.confirmed_msgs_per_s == rates[1]
 
 
+def test_a_stalled_confirmation_steps_down_at_most_by_half() -> None:
+    goal = capacity.Bound(0.0, 3000.0, None)
+    assert search.step_down([], goal, 3000.0, CAP, wrote=10.0) == 1500.0  # wrote 10 msg/s once behind
+    assert search.step_down([], goal, 3000.0, CAP, wrote=2000.0) == 2000.0
+    assert search.step_down([], goal, 3000.0, CAP) == 2700.0  # no arrivals recorded: BACKOFF
+    passed = [capacity.trial_from_dict(counted(1000.0, 10.0))]  # a full-length search trial that held
+    assert search.step_down(passed, goal, 3000.0, CAP, wrote=10.0) == 1000.0
+
+
 def test_without_time_left_the_bound_says_unconfirmed_and_why() -> None:
     _, found, _ = confirmed(CAP, budget_s=5.0)  # less than one 10 s confirmation
     assert found.ndr.confirmed is False and found.ndr.published() is None
