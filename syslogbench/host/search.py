@@ -174,8 +174,8 @@ def held(trials: list[Trial], goal: Bound, rate: float, seconds: float) -> bool:
 def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings,
               wrote: float | None = None) -> float | None:  # fmt: skip
     """The next rate to confirm below one that broke: the highest at or below BACKOFF of it, and at or
-    below what the daemon wrote once behind in the trial that broke it (wrote, but not below half of it), where a full-length trial of
-    the search met the goal, else that ceiling; None below RATE_MIN. A confirmation that fell behind at
+    below what the daemon wrote once behind in the trial that broke it (wrote, but not below half of it),
+    where a full-length trial of the search met the goal, else that ceiling; None below RATE_MIN. A confirmation that fell behind at
     120,084 msg/s wrote 89,879 a second from then: the next one at 97,919 failed too, and a step cost 67 s
     of SEARCH_MAX (docs/capacity.md)."""
     # Not below half the broken rate in one step: a daemon that stalled for a while wrote little from then.
@@ -200,11 +200,11 @@ def settle(measurer: Measurer, goal: Bound, name: str, cap: CapacitySettings, de
     while rate is not None:
         if (broken := contradiction(measurer.trials, goal, rate)) is not None:
             why = f"a {broken.duration_s:.0f} s trial at {broken.offered_msgs_per_s:,.0f} msg/s lost {broken.loss_ratio:.4%}"
-            if behind := capacity.fell_behind(broken, cap.latency_bound_s):
-                why += f" ({behind})"
-            wrote = capacity.behind(broken, cap.latency_bound_s)
+            behind = capacity.behind(broken, cap.latency_bound_s)
+            if behind is not None:
+                why += f" ({capacity.fell_behind(broken, cap.latency_bound_s, behind)})"
             rate = step_down(measurer.trials, goal, min(rate, broken.offered_msgs_per_s), cap,
-                             None if wrote is None else wrote[1])  # fmt: skip
+                             None if behind is None else behind[1])  # fmt: skip
             if rate is None:
                 return unconfirmed(
                     goal, f"{name} unconfirmed: {why}, and no rate from RATE_MIN up was left", log

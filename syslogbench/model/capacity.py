@@ -624,10 +624,10 @@ def behind(trial: Trial, bound_s: float) -> tuple[int, float] | None:
     return since, sum(counts[since:]) / (seconds - since)
 
 
-def fell_behind(trial: Trial, bound_s: float) -> str | None:
-    """behind() in words: "it was more than 1 s behind from 49 s of 60 on, writing 45,120 msg/s (84% of the
-    rate)"."""
-    if (found := behind(trial, bound_s)) is None:
+def fell_behind(trial: Trial, bound_s: float, found: tuple[int, float] | None = None) -> str | None:
+    """behind() in words (found: its answer, where the caller has it): "it was more than 1 s behind from
+    49 s of 60 on, writing 45,120 msg/s (84% of the rate)"."""
+    if (found := found or behind(trial, bound_s)) is None:
         return None
     since, wrote = found
     return (
