@@ -747,7 +747,7 @@ class CapacityResult:
     clocks: Clocks | None = None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return codec.plain(self)  # type: ignore[return-value]
 
 
 class CapacityResultError(ValueError):

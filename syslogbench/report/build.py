@@ -97,11 +97,13 @@ def write_text(path: Path, text: str) -> None:
     print(f"report: wrote {path}", file=sys.stderr)
 
 
-def write_plots(results: list[Result], plots_dir: Path, args: argparse.Namespace) -> Written:
+def write_plots(
+    results: list[Result], searches: list[dict], plots_dir: Path, args: argparse.Namespace
+) -> Written:
     from syslogbench.report import capacity_plots, plots  # matplotlib only when plots are asked for
 
     written = plots.write_plots(results, plots_dir, args.scenario, args.run)
-    written.capacity.extend(capacity_plots.write(capacity.load(args.results)[0], plots_dir))
+    written.capacity.extend(capacity_plots.write(searches, plots_dir))
     count = len(written.matrix) + sum(map(len, written.scenarios.values())) + len(written.capacity)
     if count:
         print(f"report: wrote {count} plots (PNG and SVG) to {plots_dir}", file=sys.stderr)
@@ -185,9 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return BAD_INPUT
     markdown_path, html_path, plots_dir = targets(args)
     results = load_results(args.results)
-    written = write_plots(results, plots_dir, args) if plots_dir is not None else None
+    searches = capacity.load(args.results)  # read once: the plots, the Markdown and the HTML share it
+    written = write_plots(results, searches[0], plots_dir, args) if plots_dir is not None else None
     md_base = markdown_path.parent if markdown_path else Path.cwd()
-    md_doc = sections.document(results, args.results, args.scenario, figures_for(written, md_base))
+    md_doc = sections.document(results, args.results, args.scenario, figures_for(written, md_base), searches)
     if markdown_path is None:
         sys.stdout.write(markdown.document(md_doc))
     else:
@@ -195,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if html_path is not None:
         figures_here = figures_for(written, html_path.parent)
         write_text(
-            html_path, html.document(sections.document(results, args.results, args.scenario, figures_here))
+            html_path,
+            html.document(sections.document(results, args.results, args.scenario, figures_here, searches)),
         )
     return 0
 

@@ -455,13 +455,15 @@ def document(
     results_dir: Path,
     scenario_id: str | None = DEFAULT_SCENARIO,
     figures: Figures | None = None,
+    capacity_results: tuple[list[dict], list[str]] | None = None,
 ) -> Document:
     """The report of one scenario (every scenario for None), with these plots shown per scenario: the
-    capacity answer first (results/capacity/), then the burst's, then the details."""
+    capacity answer first (results/capacity/, or capacity_results as capacity.load read them), then the
+    burst's, then the details."""
     figures = figures or {}
     grouped = group_results(results, scenario_id)
     title = "syslogbench results" + (f": scenario `{scenario_id}`" if scenario_id else "")
-    searches, skipped = capacity.load(results_dir)
+    searches, skipped = capacity_results or capacity.load(results_dir)
     chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
     numbers = all_machine_numbers(chosen, searches)
     multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}

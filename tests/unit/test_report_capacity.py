@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -98,9 +99,32 @@ def test_a_capacity_result_is_read_as_strictly_as_a_run_s(tmp_path: Path, change
     assert f"not read: t.json: {said}" in text, text[-600:]
 
 
+@pytest.mark.parametrize(
+    ("trial", "said"),
+    [
+        (
+            {"latency_histogram_us": {"2000": 39989, "3000": "many"}},
+            '.latency_histogram_us.3000 is "many", not',
+        ),
+        ({"arrived_per_s": [4000, True]}, ".arrived_per_s.1 is true, not a whole number"),
+    ],
+)
+def test_every_count_of_a_trials_histogram_and_timeline_is_checked(
+    tmp_path: Path, trial: dict, said: str
+) -> None:
+    """The codec reads these in one pass (thousands per trial), not value by value: still every value."""
+    written = a_result()
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "t.json").write_text(
+        json.dumps(written | {"trials": [written["trials"][0] | trial]})
+    )
+    assert f"not read: t.json: capacity result.trials.0{said}" in render(tmp_path)
+
+
 def test_the_model_reads_back_what_it_wrote() -> None:
     written = a_result()
     assert model.result_from_dict(written).to_dict() == written
+    assert written == dataclasses.asdict(model.result_from_dict(written))  # to_dict is asdict, faster
 
 
 def test_the_plots_draw_only_the_trials_the_search_believed(tmp_path: Path) -> None:
