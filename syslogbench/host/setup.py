@@ -8,12 +8,14 @@ import time
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import images, profiles
+from syslogbench.host import images, lock, profiles
 from syslogbench.host import tools as hostsetup
 from syslogbench.host.compose import ROOT, Compose, project_name
 from syslogbench.host.log import log
 
 HARNESS_SUITE = "bookworm"  # the watcher and generator images
+# One set-up at a time per checkout; a first one on a bare machine took about 10 minutes.
+TURN_WAIT_S = 1800.0
 
 
 HARNESS_SERVICES = ["watcher", "generator"]
@@ -22,6 +24,13 @@ HARNESS_SERVICES = ["watcher", "generator"]
 def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
     """Bases and images for these profiles. A registry-based profile whose image cannot be had is refused
     ("needs Docker Hub: ..."), or with skip_unreachable (set-up of every profile) left out with a notice."""
+    with lock.taking_turns(f"setup-{ROOT}", TURN_WAIT_S) as held:
+        if not held:
+            log(f"setup: another set-up of {ROOT} has run for over {TURN_WAIT_S:.0f} s; building beside it")
+        build(profile_names, skip_unreachable)
+
+
+def build(profile_names: list[str], skip_unreachable: bool) -> None:
     hostsetup.ensure_compose(log)
     chosen = [profiles.resolve(name) for name in profile_names]
     chosen = [p for p in chosen if registry_ready(p, skip_unreachable)]

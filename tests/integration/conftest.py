@@ -16,8 +16,10 @@ from syslogbench.host.compose import Compose
 from syslogbench.model.result import Fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
-# Separate names let two checkouts run their integration tests on one machine at once.
-PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test")
+# Separate names let two checkouts run their integration tests on one machine at once, and each worker of
+# `pytest -n 2` (make test) its own runs: two runs never share a project's containers or volumes.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test") + (f"-{WORKER}" if WORKER else "")
 SMALL = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000", "RUN_TIMEOUT": "120"}
 COMPOSE_TIMEOUT_S = 600
 

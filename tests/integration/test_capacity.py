@@ -20,8 +20,9 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, plan, searchplan, searchrun
 from syslogbench.host.compose import Compose
 
+from .conftest import PROJECT
+
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test")
 HELD = 1000  # throttle() in the config
 KILL_AFTER_S = 12.0  # after the daemon's start: past the warm-up trial, into the search
 PROFILE = "syslog-ng-4.8"

@@ -40,8 +40,11 @@ def test_matrix_interleaves_and_resumes(built, tmp_path: Path) -> None:
     ]
     limits = ["CENTRAL_CPUS=1", "CENTRAL_MEM=1g"]
     first = syslogbench(*args, *SMALL, *limits)
-    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     results = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("*.json"))]
+    # Each run's own account first: the output's tail is only the last run's.
+    said = "\n".join(f"{r['run_id']}: {r['verdict']} {r['errors']}" for r in results)
+    (tmp_path / "first.log").write_text(first.stdout + first.stderr)  # the whole output, for a post-mortem
+    assert first.returncode == 0, f"{said}\n{first.stdout[-3000:]}{first.stderr[-3000:]}"
     order = [(r["matrix"]["replicate"], r["daemon"]["profile"]) for r in results]
     assert order == [(1, "baseline"), (1, "syslog-ng-3.38"), (2, "baseline"), (2, "syslog-ng-3.38")]
     assert {r["verdict"] for r in results} == {"pass"}

@@ -3,7 +3,6 @@ it landed, against the senders' own ledgers; and each bad config refused before 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from collections import Counter
@@ -15,7 +14,7 @@ from syslogbench.host import benchmark, plan, userconfig
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 
-from .conftest import ROOT, SMALL
+from .conftest import PROJECT, ROOT, SMALL
 
 pytestmark = pytest.mark.integration
 CONFIGS = Path(__file__).parent / "configs"
@@ -107,7 +106,7 @@ def test_a_bad_config_is_one_line_before_any_container(
 ) -> None:
     """As `syslogbench run --config` calls it (the images are built once, by the `built` fixture); the command
     line turns the error into its one line and exit code 2 (tests/unit/test_userconfig.py)."""
-    project = f"{os.environ.get('TEST_PROJECT', 'syslogbench-test')}-bad"
+    project = f"{PROJECT}-bad"
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", project)
     with pytest.raises(userconfig.UserConfigError) as refused:
         chosen = plan.make(profile, dict(SMALL), benchmark.OneHost(), (path, False))

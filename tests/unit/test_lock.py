@@ -88,3 +88,18 @@ def test_the_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
         timeout=30,
     )
     assert (probe.returncode, probe.stdout) == (0, "held\n"), probe.stderr
+
+
+def test_set_ups_of_one_checkout_take_turns(tmp_path: Path) -> None:
+    """taking_turns waits for the holder (flock on the same file) and says when its wait ran out."""
+    other = holder("setup-x", tmp_path)  # lock.project's file for the name is taking_turns' file too
+    try:
+        with lock.taking_turns("setup-x", 0.6, tmp_path) as held:
+            assert held is False
+    finally:
+        other.kill()
+        other.wait()
+    with lock.taking_turns("setup-x", 5, tmp_path) as held:
+        assert held is True
+        with lock.taking_turns("setup-x", 0.6, tmp_path) as again:  # a second descriptor: a second taker
+            assert again is False
