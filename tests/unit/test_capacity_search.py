@@ -7,6 +7,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -342,21 +343,22 @@ def simulated(rate: float, duration: float, sender_limit: float = 1e9, die_above
     if rate > die_above:
         return {"daemon_exit": 137, "error": "the daemon had exited with code 137"}
     intended = round(rate * duration)
-    late = 0 if rate <= HELD else round(intended * (1 - HELD / rate))
+    sent = min(intended, round(sender_limit * duration))  # a sender short of CPU leaves some unsent
+    late = 0 if rate <= HELD else round(sent * (1 - HELD / rate))
     senders = [
         {
             "id": "host1-s1",
             "intended": intended,
-            "sent": intended,
-            "received": intended,
+            "sent": sent,
+            "received": sent,
             "lost": 0,
             "late": late,
         }
     ]
     return {
-        "number": 0, "offered_msgs_per_s": rate, "duration_s": duration, "intended": intended, "sent": intended,
-        "received": intended, "lost": 0, "late": late, "unsent": 0, "duplicated": 0,
-        "loss_ratio": late / intended, "achieved_msgs_per_s": min(rate, sender_limit),
+        "number": 0, "offered_msgs_per_s": rate, "duration_s": duration, "intended": intended, "sent": sent,
+        "received": sent, "lost": 0, "late": late, "unsent": intended - sent, "duplicated": 0,
+        "loss_ratio": (late + intended - sent) / intended, "achieved_msgs_per_s": min(rate, sender_limit),
         "sender_bound": rate > sender_limit, "latency_ms": {}, "latency_histogram_us": {"1000": intended},
         "sample_s": 0.02, "stale_lines": 0, "daemon_cpu_s": None, "watcher_cpu_s": None,
         "udp_rcvbuf_errors": None, "udp_in_errors": None, "senders": senders,
@@ -399,6 +401,20 @@ def test_a_sender_bound_trial_is_not_believed_the_search_starts_again_below_it()
     found = search.search(measuring.Measurer(weak_senders, SHORT, sleep=lambda s: None), SHORT, print)
     assert found.rig_limit == 1500
     assert found.ndr.lower_msgs_per_s is not None and found.ndr.lower_msgs_per_s <= 1500 * 0.9
+
+
+def test_a_sender_that_lagged_but_offered_everything_in_time_leaves_the_trial_to_the_daemon() -> None:
+    """Woken late once on a busy machine (sender_bound from its oversleep), it still sent every message, and
+    none was lost or late: the trial is believed. With one message late it is not (SenderBound)."""
+
+    def lagged(late: int) -> Callable[[float, float], dict]:
+        return lambda rate, duration: simulated(rate, duration) | {"sender_bound": True, "late": late}
+
+    measurer = measuring.Measurer(lagged(0), SHORT, sleep=lambda s: None)
+    assert measurer.measure(1.0, 1000.0).forwarding_count == 1000
+    assert measurer.trials[-1].sender_bound  # the rig's evidence is kept
+    with pytest.raises(measuring.SenderBound):
+        measuring.Measurer(lagged(1), SHORT, sleep=lambda s: None).measure(1.0, 1000.0)
 
 
 def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
