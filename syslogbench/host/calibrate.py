@@ -24,7 +24,7 @@ import yaml
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import environment, setup
-from syslogbench.host.compose import ROOT
+from syslogbench.host.compose import APART, ROOT
 from syslogbench.host.log import log
 from syslogbench.model import codec, settings
 from syslogbench.model.ledger import Ledger, failures
@@ -118,10 +118,10 @@ def run_ours(cfg: settings.Settings, network: str, connections: int, messages: i
         gateway, name = f"sbcal-ctl-{suffix}", f"sbcal-gen-{suffix}"
         # No watcher here: the control channel alone answers the generator from ctl, as this user (the
         # directory is this user's temporary one), and this side writes start and finish into ctl.
-        docker("run", "-d", "--name", gateway, "--network", network, "--network-alias", contract.WATCHER_HOST,
+        docker("run", "-d", *APART, "--name", gateway, "--network", network, "--network-alias", contract.WATCHER_HOST,
                "--user", f"{os.getuid()}:{os.getgid()}", "-v", f"{ctl}:{contract.CONTROL_MOUNT}", GENERATOR_IMAGE,
                "python3", "-m", "syslogbench.rig.channel")  # fmt: skip
-        docker("run", "-d", "--name", name, "--network", network, *limits(cfg), GENERATOR_IMAGE)
+        docker("run", "-d", *APART, "--name", name, "--network", network, *limits(cfg), GENERATOR_IMAGE)
         try:
             wait_files(ctl / "ready", "host*", connections, name)
             (ctl / "start").write_text(f"{time.time()}\n")
@@ -163,7 +163,7 @@ def run_loggen(
     script = loggen.command.format(
         messages=messages, connections=connections, host=contract.CENTRAL_HOST, port=contract.CENTRAL_PORT
     )
-    done = docker("run", "--rm", "--network", network, *limits(cfg), "--entrypoint", "bash",
+    done = docker("run", "--rm", *APART, "--network", network, *limits(cfg), "--entrypoint", "bash",
                   contract.image_name(loggen.profile), "-c", script)  # fmt: skip
     return parse_loggen(done.stdout, loggen)
 

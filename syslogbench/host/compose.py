@@ -36,6 +36,13 @@ DOCKER_TIMEOUT_S = 60  # ps and inspect answer in a second; an engine that does 
 ENGINE_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
 
 
+# Compose labels every image it builds with the building project and service, and a container of that image
+# inherits them: a helper `docker run` of the watcher's image would be taken by that project's `compose up`
+# for its watcher, and its exit would end that run ("Aborting on container exit"; seen with two test workers,
+# where a logs-volume read of one worker's run ended the other's). Every helper container sets its own.
+APART = ["--label", "com.docker.compose.project=", "--label", "com.docker.compose.service="]
+
+
 def project_name() -> str:
     """The compose project; a second checkout on the same machine sets its own (with its own IMAGE_TAG)."""
     return os.environ.get("SYSLOGBENCH_PROJECT", "syslogbench")
@@ -215,6 +222,7 @@ class Compose:
                 "docker",
                 "run",
                 "--rm",
+                *APART,
                 "--network",
                 "none",
                 "-v",

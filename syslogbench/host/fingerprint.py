@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from syslogbench import contract
-from syslogbench.host.compose import project_name
+from syslogbench.host.compose import APART, project_name
 from syslogbench.model import result, settings
 from syslogbench.model.result import Fingerprint, ResultError
 
@@ -30,7 +30,7 @@ TIMEOUT_S = 120
 def command(cfg: settings.Settings, image: str, name: str) -> list[str]:
     """docker run for the fingerprint, with the daemon service's limits."""
     return [
-        "docker", "run", "--rm", "--name", name, "--network", "none",
+        "docker", "run", "--rm", *APART, "--name", name, "--network", "none",
         "--cpu-period", "100000", "--cpu-quota", f"{cfg.central_cpus}00000",
         "--memory", str(cfg.central_mem), "--memory-swap", str(cfg.central_mem),
         "--mount", f"type=volume,dst={MOUNT}",

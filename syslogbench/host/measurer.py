@@ -14,7 +14,9 @@ from syslogbench.model.capacity import CapacitySettings, Trial
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow.
 BACKOFF = 0.9
-STALL_REPEATS = 2  # a trial whose watcher was held up is run again, at most this many more times
+STALL_REPEATS = (
+    2  # a trial whose watcher was held up, or a sender lagged in, is run again, at most this many more times
+)
 
 
 class TrialStopped(RuntimeError):
@@ -106,20 +108,24 @@ class Measurer(AbstractMeasurer):
     def stalled(self, trial: Trial) -> bool:
         return trial.sample_max_s is not None and trial.sample_max_s > self.cap.latency_bound_s / 2
 
+    def lagged(self, trial: Trial) -> bool:
+        return trial.sender_bound and not delivered_in_time(trial)
+
     def checked(self, rate: float, duration: float, purpose: str = "search") -> Trial:
-        """A trial the daemon alone decided: one the watcher was held up in is run again (at most
-        STALL_REPEATS more times); RigBound when the watcher or the senders limited it. Every trial the
-        search, the confirmation and the latency use passes here."""
+        """A trial the daemon alone decided: one the watcher was held up in, or a sender fell behind in, is run
+        again (at most STALL_REPEATS more times; a busy machine's moment passes, a rig's limit stays); RigBound
+        when the watcher or the senders limited it every time. Every trial the search, the confirmation and
+        the latency use passes here."""
         trial = self.trial(rate, duration, purpose)
         for _ in range(STALL_REPEATS):
-            if not self.stalled(trial):
+            if not self.stalled(trial) and not self.lagged(trial):
                 break
             trial.purpose = "repeated"  # kept, but not used
             trial = self.trial(rate, duration, purpose)
         if self.stalled(trial):
             trial.purpose = "repeated"
             raise WatcherBound(rate, trial.sample_max_s)
-        if trial.sender_bound and not delivered_in_time(trial):
+        if self.lagged(trial):
             raise SenderBound(rate, trial.achieved_msgs_per_s)
         return trial
 

@@ -9,6 +9,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from syslogbench.host.compose import APART
+
 
 class SetupError(RuntimeError):
     """A set-up step failed; the message says what to do."""
@@ -126,5 +128,5 @@ def offline_run(image: str, command: list[str], stdin: bool = False) -> list[str
     """`docker run` of one command in `image` with no network, removed after: the argv; stdin: the command
     reads the caller's standard input. A check of an image or a config must not reach anything, nor leave a
     container behind."""
-    return ["docker", "run", "--rm", *(["-i"] if stdin else []), "--network", "none", "--entrypoint", command[0],
+    return ["docker", "run", "--rm", *APART, *(["-i"] if stdin else []), "--network", "none", "--entrypoint", command[0],
             image, *command[1:]]  # fmt: skip

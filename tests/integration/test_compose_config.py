@@ -3,6 +3,7 @@ version is one copied folder, one edited manifest and `render`."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -12,9 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from syslogbench.contract import image_name
 from syslogbench.host import profiles
+from syslogbench.host.compose import APART
 
-from .conftest import ROOT
+from .conftest import PROJECT, ROOT
 
 pytestmark = pytest.mark.integration
 # Not part of the project's files: the git data, the virtualenv, the results and caches.
@@ -86,3 +89,26 @@ def test_a_new_version_is_a_copied_folder_an_edited_manifest_and_render(tmp_path
     build = yaml.safe_load(compose("--profile", new, "config", cwd=copy).stdout)["services"][new]["build"]
     assert (build["target"], build["args"]["PROFILE"]) == ("syslog-ng", new)
     assert build["args"]["PACKAGES"] == profiles.resolve("syslog-ng-4.8").package
+
+
+def test_a_helper_container_of_a_compose_built_image_belongs_to_no_project(built: None) -> None:
+    """Compose labels the images it builds with its project and service, and containers inherit them: a
+    helper `docker run` of the watcher's image (a logs-volume read, a fingerprint) must not pass for that
+    project's watcher, whose exit would end a run under way (compose.APART)."""
+    image = image_name("watcher")
+    inspect = ["docker", "inspect", "-f", "{{json .Config.Labels}}"]
+    built_by = json.loads(
+        subprocess.run([*inspect, image], capture_output=True, text=True, check=True).stdout
+    )
+    assert built_by.get("com.docker.compose.project"), built_by  # else this test shows nothing
+    name = f"{PROJECT}-apart"
+    subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+    try:
+        subprocess.run(["docker", "create", *APART, "--name", name, "--network", "none", image, "true"],
+                       capture_output=True, check=True)  # fmt: skip
+        labels = json.loads(
+            subprocess.run([*inspect, name], capture_output=True, text=True, check=True).stdout
+        )
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, check=False)
+    assert (labels["com.docker.compose.project"], labels["com.docker.compose.service"]) == ("", ""), labels

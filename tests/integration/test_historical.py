@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from syslogbench.host import profiles
+from syslogbench.host.compose import APART
 
 from .conftest import ROOT, registry_unreachable
 
@@ -47,7 +48,7 @@ def test_supervisor_runs_on_the_old_shell(request: pytest.FixtureRequest, profil
     if reason := registry_unreachable(profile):
         pytest.skip(reason)
     request.getfixturevalue("built")
-    base = ["docker", "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", profile.image]
+    base = ["docker", "run", "--rm", *APART, "--network", "none", "--entrypoint", "/bin/sh", profile.image]
     parsed = subprocess.run([*base, "-n", "/usr/local/bin/supervise"], capture_output=True, text=True)
     assert parsed.returncode == 0, parsed.stderr
     health = subprocess.run([*base, "/usr/local/bin/supervise", "--health"], capture_output=True, text=True)

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from syslogbench.host import profiles
+from syslogbench.host.compose import APART
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 from syslogbench.rig import tlscerts
@@ -199,7 +200,16 @@ def test_daemon_accepts_its_rendered_config(built, profile: str, tmp_path: Path)
         for config in configs
     )
     done = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", f"{tmp_path / 'tls'}:/bench/control/tls:ro"]
+        [
+            "docker",
+            "run",
+            "--rm",
+            *APART,
+            "--network",
+            "none",
+            "-v",
+            f"{tmp_path / 'tls'}:/bench/control/tls:ro",
+        ]
         + ["--entrypoint", "sh", service.image, "-c", script],
         capture_output=True,
         text=True,

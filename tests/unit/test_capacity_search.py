@@ -417,6 +417,19 @@ def test_a_sender_that_lagged_but_offered_everything_in_time_leaves_the_trial_to
         measuring.Measurer(lagged(1), SHORT, sleep=lambda s: None).measure(1.0, 1000.0)
 
 
+def test_a_trial_a_sender_lagged_in_once_is_repeated_and_not_used() -> None:
+    """A sender woken late once, with messages late (a moment of a busy machine, not the rig's limit): the
+    trial is run again, and the repeat decides; RATE_MAX stays."""
+    lags = iter([True, False])
+
+    def lagged_once(rate: float, duration: float) -> dict:
+        return simulated(rate, duration) | {"sender_bound": next(lags, False), "late": 3}
+
+    measurer = measuring.Measurer(lagged_once, SHORT, sleep=lambda s: None)
+    assert measurer.measure(1.0, 1000.0).forwarding_count == 997
+    assert [(t.purpose, t.sender_bound) for t in measurer.trials] == [("repeated", True), ("search", False)]
+
+
 def test_a_trial_whose_watcher_was_held_up_is_repeated_and_not_used() -> None:
     answers = iter([0.9, 0.02])  # the first look gap: past half the 1 s bound
 
