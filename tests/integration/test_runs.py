@@ -199,21 +199,9 @@ def test_daemon_accepts_its_rendered_config(built, profile: str, tmp_path: Path)
         f"{shlex.join(syntax_check(service, config))} >/tmp/out 2>&1 || {{ echo FAILED {config}; cat /tmp/out; exit 1; }}"
         for config in configs
     )
-    done = subprocess.run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            *APART,
-            "--network",
-            "none",
-            "-v",
-            f"{tmp_path / 'tls'}:/bench/control/tls:ro",
-        ]
-        + ["--entrypoint", "sh", service.image, "-c", script],
-        capture_output=True,
-        text=True,
-    )
+    tls = ["-v", f"{tmp_path / 'tls'}:/bench/control/tls:ro"]
+    argv = ["docker", "run", "--rm", *APART, "--network", "none", *tls, "--entrypoint", "sh", service.image]
+    done = subprocess.run([*argv, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
