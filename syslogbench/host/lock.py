@@ -72,24 +72,25 @@ def project(name: str, directory: Path | None = None) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the flock
 
 
+def flock_by(fd: int, deadline: float) -> bool:
+    """The exclusive flock on fd, tried every 0.5 s until deadline (time.monotonic); whether it was had."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+
+
 @contextmanager
 def taking_turns(name: str, timeout_s: float, directory: Path | None = None) -> Iterator[bool]:
     """Wait (at most timeout_s) for the lock `name` and hold it for the block; yields False when the wait ran
     out, and the block runs anyway (the caller says so). Two set-ups of one checkout at once (two runs of
     different projects, or two test workers) would vendor the rig's crates into one folder together."""
     fd, _ = open_lock_file(lock_path(name, directory))
-    deadline = time.monotonic() + timeout_s
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    held = False
-                    break
-                time.sleep(0.5)
-        yield held
+        yield flock_by(fd, time.monotonic() + timeout_s)
     finally:
-        os.close(fd)
+        os.close(fd)  # closing the descriptor releases the flock

@@ -14,9 +14,8 @@ from syslogbench.model.capacity import CapacitySettings, Trial
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow.
 BACKOFF = 0.9
-STALL_REPEATS = (
-    2  # a trial whose watcher was held up, or a sender lagged in, is run again, at most this many more times
-)
+# A trial whose watcher was held up, or a sender lagged in, is run again, at most this many more times.
+STALL_REPEATS = 2
 
 
 class TrialStopped(RuntimeError):
