@@ -1,5 +1,6 @@
 # The two commands of the README: `make run` (the main job) and `make test`.
-PROFILE ?= rsyslog8
+# Empty: the default profile (`python -m syslogbench profiles` marks it).
+PROFILE ?=
 PY := .venv/bin/python
 VENV := .venv/.installed
 # daemons/Dockerfile builds every Debian daemon version; the registry-based ones keep their own.
@@ -16,7 +17,7 @@ $(VENV): requirements-dev.txt
 
 # The seed scenario (.env) on one daemon; prints the result table at the end.
 run: $(VENV)
-	$(PY) -m syslogbench run --profile "$(PROFILE)"
+	$(PY) -m syslogbench run $(if $(PROFILE),--profile "$(PROFILE)")
 
 # Lint, the compiled rig's own tests, unit tests, then real containers for every profile, and the HTML
 # report in a browser.

@@ -33,7 +33,6 @@ from syslogbench.host.log import log
 from syslogbench.host.plan import Plan, RunOptions
 from syslogbench.model import capacity, machine, result, scenarios, settings
 
-DEFAULT_PROFILE = "rsyslog8"
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
 END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker inspect, down (see worst_case_s)
 INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome

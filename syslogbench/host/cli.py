@@ -37,7 +37,6 @@ from syslogbench.host import (
     stack,
     swarm,
 )
-from syslogbench.host.benchmark import DEFAULT_PROFILE
 from syslogbench.host.compose import ROOT
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result, scenarios, settings
@@ -88,9 +87,9 @@ class Command:
 def profile_option(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--profile",
-        default=DEFAULT_PROFILE,
-        help=f"daemon profile (default {DEFAULT_PROFILE}; see `profiles`)",
+        help="daemon profile (default: the one `profiles` marks default, whose manifest says default: true)",
     )
+    cmd.set_defaults(profile_default=True)
 
 
 def overrides_option(cmd: argparse.ArgumentParser, text: str = OVERRIDE_HELP) -> None:
@@ -262,7 +261,7 @@ def profile_names(text: str) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise settings.SettingsError(
-            f"--profiles {text!r} names no profile: e.g. --profiles rsyslog8,syslog-ng"
+            f"--profiles {text!r} names no profile: give a comma-separated list of `profiles` names"
         )
     return names
 
@@ -433,9 +432,11 @@ def profiles_command(args: argparse.Namespace, wiring: Wiring) -> int:
     if args.json:
         print(json.dumps(profile_table()))
         return EXIT_CODES["pass"]
+    default = profiles.default_name()
     for name, profile in sorted(profiles.names().items()):
         origin = f"Debian {profile.suite}" if profile.suite else f"registry image {profile.registry_image}"
-        print(f"{name:16} {profile.daemon} {profile.version} ({origin})")
+        mark = " default" if name == default else ""
+        print(f"{name:16} {profile.daemon} {profile.version} ({origin}){mark}")
     return EXIT_CODES["pass"]
 
 
@@ -553,6 +554,8 @@ def main(argv: list[str], show: Show = benchmark.show_path, report: Report | Non
     # A SIGTERM (kill, a CI job cancelled) ends a command as Ctrl-C does: its containers stopped and removed.
     signal.signal(signal.SIGTERM, terminate)
     try:
+        if getattr(args, "profile_default", False) and args.profile is None:
+            args.profile = profiles.default_name()  # read here, where a broken manifest is one line
         return COMMANDS[args.command].run(args, Wiring(show, report))
     except Terminated:
         log("stopped by SIGTERM: whatever this command had started was stopped and removed")

@@ -62,6 +62,8 @@ class Family:
     state_dirs: list[str] = field(default_factory=list)
     session_limit: SessionLimit | None = None
     listener_hints: dict[str, str] = field(default_factory=dict)
+    # Where a config of this family sets its UDP receive buffer (UDP_RCVBUF renders into the profile's own).
+    udp_buffer: str = ""
     missing_module: list[re.Pattern[str]] = field(default_factory=list)
     unknown_word: re.Pattern[str] | None = None
     modules: Modules | None = None
@@ -173,6 +175,7 @@ def parse(path: Path, data: dict) -> Family:
         state_dirs=[str(folder) for folder in data.get("state_dirs") or []],
         session_limit=session_limit(where, data.get("session_limit")),
         listener_hints={str(key): " ".join(str(value).split()) for key, value in hints.items()},
+        udp_buffer=str(data.get("udp_buffer") or ""),
         missing_module=[pattern(where, "missing_module", text) for text in data.get("missing_module") or []],
         unknown_word=optional_pattern(where, data, "unknown_word"),
         modules=modules(where, data.get("modules")),

@@ -55,6 +55,8 @@ class Profile:
     # The fault campaign's daemon-oom: a memory limit (CENTRAL_MEM) this version cannot keep within under the
     # campaign's load; empty: no OOM runs for it (docs/faults.md).
     oom_memory: str = ""
+    # The profile a command runs without --profile; exactly one manifest says so (default_name).
+    default: bool = False
 
     @property
     def folder(self) -> Path:
@@ -173,6 +175,19 @@ def names() -> dict[str, Profile]:
                 )
             table[name] = profile
     return table
+
+
+def default_name() -> str:
+    """The --profile of a command given none: the first name (an alias, if it has one) of the one manifest
+    that says `default: true`."""
+    marked = [profile for profile in all_profiles() if profile.default]
+    if len(marked) != 1:
+        said = ", ".join(p.profile for p in marked) or "none"
+        raise ProfileError(
+            f"daemons/*/manifest.yaml: exactly one manifest must say default: true (the profile a command runs "
+            f"without --profile); these do: {said}"
+        )
+    return [*marked[0].aliases, marked[0].profile][0]
 
 
 def resolve(name: str) -> Profile:

@@ -133,11 +133,12 @@ def given(config: tuple[Path, bool] | None, family: str, options: dict[str, str]
 
 def refuse_udp_rcvbuf(user: UserConfig | None, udp_rcvbuf: int | None) -> None:
     """UDP_RCVBUF goes into the profile's rendered configs only: a config of the user's own asks for its
-    own buffer (imudp's rcvbufSize, syslog-ng's so-rcvbuf()), which this cannot rewrite."""
+    own buffer (where: the family record's udp_buffer), which this cannot rewrite."""
     if user is not None and udp_rcvbuf is not None:
+        where = f" ({user.record.udp_buffer})" if user.record.udp_buffer else ""
         raise UserConfigError(
-            f"UDP_RCVBUF={udp_rcvbuf} sets the profile's own config; with --config set the buffer in your config "
-            "(imudp rcvbufSize, syslog-ng so-rcvbuf()) and leave UDP_RCVBUF unset"
+            f"UDP_RCVBUF={udp_rcvbuf} sets the profile's own config; with --config set the buffer in your "
+            f"config{where} and leave UDP_RCVBUF unset"
         )
 
 

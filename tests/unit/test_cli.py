@@ -57,8 +57,9 @@ def test_main_check_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == "syslogbench: error: HOSTS=-1 is below 1: use a value of at least 1\n"
 
 
-def test_main_check_ok(capsys: pytest.CaptureFixture[str], small_host: None) -> None:
-    assert cli.main(["check", "--profile", "rsyslog8", "HOSTS=2"]) == 0
+@pytest.mark.parametrize("argv", [["--profile", "rsyslog8"], []], ids=["named", "the manifest's default"])
+def test_main_check_ok(argv: list[str], capsys: pytest.CaptureFixture[str], small_host: None) -> None:
+    assert cli.main(["check", *argv, "HOSTS=2"]) == 0
     assert capsys.readouterr().out == (
         "syslogbench: ok: profile rsyslog-8.2504, scenario seed2014, 2,400,008 messages expected\n"
         "syslogbench: notice: CENTRAL_CPUS=8 but this host has 2 cores: the effective limit is 2\n"
@@ -155,7 +156,7 @@ def test_a_key_without_a_value_is_a_bad_pair_not_a_profile(capsys: pytest.Captur
         (["calibrate", "--messages", "0"], "--messages 0: use 1 or more"),
         (
             ["matrix", "--profiles", " , "],
-            "--profiles ' , ' names no profile: e.g. --profiles rsyslog8,syslog-ng",
+            "--profiles ' , ' names no profile: give a comma-separated list of `profiles` names",
         ),
         (["matrix", "--profiles", "rsyslog8", "--replicates", "0"], "--replicates 0: use 1 or more"),
         (["fingerprint", "--times", "0"], "--times 0: use 1 or more"),

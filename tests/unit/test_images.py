@@ -96,7 +96,10 @@ def test_main_profiles_says_where_the_image_comes_from(capsys: pytest.CaptureFix
     assert cli.main(["profiles"]) == 0
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert lines["rsyslog5"].endswith("(registry image debian/eol:wheezy)")
-    assert lines["rsyslog8"].endswith("(Debian trixie)")
+    assert lines["syslog-ng"].endswith("(Debian trixie)")
+    # The one profile a command runs without --profile (its manifest says default: true) is marked.
+    assert lines["rsyslog8"].endswith("(Debian trixie) default")
+    assert [name for name, line in lines.items() if line.endswith(" default")] == ["rsyslog8"]
 
 
 def test_main_check_says_a_registry_profile_needs_docker_hub(

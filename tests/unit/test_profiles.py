@@ -383,6 +383,21 @@ def test_resolve_aliases() -> None:
     assert [p.profile for p in PROFILES if "syslog-ng" in p.aliases] == [syslog_ng.profile]
 
 
+def test_the_default_profile_is_the_one_manifest_marked_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command without --profile runs the seed's rsyslog 8 because its manifest says so, not Python."""
+    assert profiles.default_name() == "rsyslog8"
+    assert [p.profile for p in PROFILES if p.default] == [profiles.resolve("rsyslog8").profile]
+    unmarked = [Profile(**{**vars(p), "default": False}) for p in PROFILES]
+    monkeypatch.setattr(profiles, "all_profiles", lambda: unmarked)
+    with pytest.raises(ProfileError, match="exactly one manifest must say default: true.*these do: none"):
+        profiles.default_name()
+    monkeypatch.setattr(
+        profiles, "all_profiles", lambda: [Profile(**{**vars(p), "default": True}) for p in PROFILES]
+    )
+    with pytest.raises(ProfileError, match="these do: baseline, "):
+        profiles.default_name()
+
+
 @pytest.mark.parametrize("profile", PROFILES, ids=ids)
 def test_resolve_by_profile_name(profile: Profile) -> None:
     assert profiles.resolve(profile.profile) == profile

@@ -65,10 +65,14 @@ def test_a_bad_udp_rcvbuf_is_one_line(value: str, said: str) -> None:
 
 def test_udp_rcvbuf_with_a_user_config_is_refused_in_one_line(tmp_path: Path) -> None:
     mine = userconfig.UserConfig(tmp_path, tmp_path / "syslog-ng.conf", "syslog-ng")
-    with pytest.raises(
-        userconfig.UserConfigError, match=r"^UDP_RCVBUF=4194304 sets the profile's own config; "
-    ):
+    with pytest.raises(userconfig.UserConfigError) as error:
         userconfig.refuse_udp_rcvbuf(mine, 4194304)
+    # Where the user's config sets it comes from the family's record (daemons/_families/syslog-ng.yaml).
+    assert str(error.value) == (
+        "UDP_RCVBUF=4194304 sets the profile's own config; with --config set the buffer in your config "
+        f"({mine.record.udp_buffer}) and leave UDP_RCVBUF unset"
+    )
+    assert "so-rcvbuf()" in mine.record.udp_buffer
     userconfig.refuse_udp_rcvbuf(None, 4194304)
     userconfig.refuse_udp_rcvbuf(mine, None)
 
