@@ -191,6 +191,11 @@ class DaemonFiles:
         return self.dir / "buffers"
 
     @property
+    def restarting(self) -> Path:
+        # the supervisor began the restart: the daemon is stopping (up to STOP_GRACE), then starts again
+        return self.dir / "restarting"
+
+    @property
     def restarted(self) -> Path:
         return self.dir / "restarted"
 
@@ -317,7 +322,7 @@ def protocol_names() -> list[str]:
         c.start,
     ]
     names += [c.ledger("host<i>-s<j>"), c.snapshot_request("<name>"), c.snapshot("<name>"), c.stop]
-    names += [c.restart, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu]
+    names += [c.restart, c.daemon.restarting, c.daemon.restarted, c.daemon.exit, c.lasthop_cpu]
     names += [c.lasthop_cpu_request("<name>"), c.lasthop_cpu_at("<name>"), c.drained, c.finish]
     return [str(name) for name in names]
 

@@ -130,6 +130,8 @@ stop_daemon() {
 # Relay scenarios with relay_target pause-restart: stop the daemon (SIGTERM, as a service restart does) and
 # start it again, once. Its exit code and the tenths of a second it took to stop go to daemon/restarted.
 restart_daemon() {
+    # Marked first: the last hop keeps its pause while the daemon stops, however long its queue takes to save.
+    : | put "$control/daemon/restarting"
     terminate
     "$@" &
     pid=$!

@@ -48,7 +48,9 @@ SLOW_LINES_PER_S = 25_000  # well below what either daemon forwards on this mach
 PAUSE_S = 5.0
 # pause-restart: a fixed 5 s pause raced the restart on a loaded machine (senders done at 12.5 s, the restart
 # asked at 13.5 s, SEC fired 10 ms later: the run ended before the restart). The pause now waits for the
-# supervisor's answer, bounded so that a daemon that never gets restarted cannot hold the run to its timeout.
+# supervisor's answer, bounded so that a daemon that never gets restarted cannot hold the run to its timeout;
+# once the restart has begun (daemon/restarting), until it is done: a daemon saving its disk-assisted queue
+# may take most of the supervisor's STOP_GRACE to stop, and a run that ended meanwhile recorded no restart.
 RESTART_HOLD_MAX_S = 60.0
 POLL_S = 0.1  # how often it looks at the control files
 READY_FILE = Path("/tmp/lasthop-ready")  # its compose healthcheck; the central daemon starts after it
@@ -207,6 +209,8 @@ class LastHop:
             return False
         if time.time() - self.start_wall < self.how.pause_s + RESTART_HOLD_MAX_S:
             return True
+        if control.CONTROL.daemon.restarting.exists():
+            return True  # stopping: the supervisor's STOP_GRACE bounds it, then daemon/restarted comes
         note = f"the pause waited {RESTART_HOLD_MAX_S:g} s more and no restart came"
         if note not in self.stats.notes:
             self.stats.notes.append(note)

@@ -27,7 +27,7 @@ def test_design_table_maps_onto_the_contract_one_to_one() -> None:
 
 def test_protocol_names_are_unique_and_relative() -> None:
     names = contract.protocol_names()
-    assert len(names) == len(set(names)) == 29
+    assert len(names) == len(set(names)) == 30
     assert not [name for name in names if name.startswith("/")]
 
 
@@ -48,7 +48,16 @@ def test_the_supervisor_uses_the_names_the_watcher_waits_for() -> None:
     """Those it writes or reads to take part in the sequence; a rename in the contract must show here."""
     c = contract.Control(Path())
     used = {c.run_json, c.transport, c.go, c.unsupported, c.daemon.manifest, c.daemon.ready, c.daemon.exit}
-    used |= {c.daemon.restarted, c.daemon.version, c.daemon.base, c.samples, c.start, c.stop, c.restart}
+    used |= {
+        c.daemon.restarting,
+        c.daemon.restarted,
+        c.daemon.version,
+        c.daemon.base,
+        c.samples,
+        c.start,
+        c.stop,
+        c.restart,
+    }
     used |= {c.finish, c.snapshot_request("<name>"), c.snapshot("<name>")}
     assert {str(path) for path in used} <= supervisor_paths()
 

@@ -65,6 +65,17 @@ def test_pause_restart_stops_waiting_at_its_bound(control_dir: Path) -> None:
     assert hop.stats.notes == [f"the pause waited {lasthop.RESTART_HOLD_MAX_S:g} s more and no restart came"]
 
 
+def test_pause_restart_past_its_bound_still_holds_while_the_daemon_stops(control_dir: Path) -> None:
+    """A restart begun (daemon/restarting) is waited for past the bound: the supervisor's grace ends it."""
+    hop = lasthop.LastHop(lasthop.behaviour("pause-restart"), -1, -1)
+    hop.start_wall = time.time() - lasthop.PAUSE_S - lasthop.RESTART_HOLD_MAX_S - 1
+    control.CONTROL.daemon.restarting.parent.mkdir(parents=True, exist_ok=True)
+    control.write_atomic(control.CONTROL.daemon.restarting, "")
+    assert hop.waiting_for_restart() and hop.stats.notes == []
+    control.write_atomic(control.CONTROL.daemon.restarted, "0 612\n")
+    assert not hop.waiting_for_restart()
+
+
 def test_split_lines_keeps_the_unterminated_rest() -> None:
     assert lasthop.split_lines(b"a\nb\nc") == (b"a\nb\n", b"c")
     assert lasthop.split_lines(b"abc") == (b"", b"abc")
