@@ -139,7 +139,7 @@ class LatencyMs:
 class TallyRecord:
     """One trial's arrivals. look_gap_*: the longest a line of the latency's sample could wait between being
     written and being read (the latency's resolution), the largest over the trial and its 99th percentile over
-    the passes. Above 2,000 lines/s the follower watches one split file in K and polls the others
+    the passes. Above 1,000 lines/s the follower watches one split file in K and polls the others
     (rig-rust/src/follow.rs): poll_gap_max_s is how finely late was told from on time there."""
 
     op: str
