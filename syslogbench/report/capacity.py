@@ -55,7 +55,8 @@ FLAGS_NOTE = (
     "ceiling; *contradicted*: a later trial of the same search, at or below the NDR (or PDR), broke that "
     "goal; *unconfirmed*: the result's own check did not see the rate hold again; *test config*: a user's "
     "config, not the profile's own; *other settings*: a setting that changes what is measured differs from "
-    "the defaults (named). Sorted by transport, then NDR."
+    "the defaults (named); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
+    "second) differ by over 25%, so the range is partly the machines'. Sorted by transport, then NDR."
 )
 SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
                   "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50% of PDR", "at 90% of PDR", "flags")  # fmt: skip

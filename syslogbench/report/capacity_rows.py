@@ -14,6 +14,9 @@ Flags, each from the result alone (docs/capacity.md):
 - "rig-heavy": a believed trial says the rig took more than 5% of the daemon's CPU, or saw the output too
   coarsely for its latency (its `rig.flags`, model.capacity.rig_cost); results from before the compiled rig
   record no rig cost and are not flagged.
+- "fingerprints differ": the row pools searches whose machines' cpu fingerprints (loops per CPU second) differ
+  by more than FINGERPRINT_SPREAD_MAX: machines that the Machines table names alike (the same CPU, cores and
+  kernel) but that did not do the same work per CPU second, so the row's range is partly the machines'.
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ UNCONFIRMED = "unconfirmed"
 TEST_CONFIG = "test config"
 OTHER_SETTINGS = "other settings"
 RIG_HEAVY = "rig-heavy"
+FINGERPRINTS_DIFFER = "fingerprints differ"
+# Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine (docs/measurement.md,
+# "Its spread and cost here"); machines of one label here did 8.4M to 14.3M loops (docs/capacity.md).
+FINGERPRINT_SPREAD_MAX = 0.25
 
 
 def profile_of(data: Mapping) -> str:
@@ -223,15 +230,27 @@ class Row:
 
     @property
     def flags(self) -> list[str]:
-        """Every flag of any of its searches; "contradicted" says in how many."""
+        """Every flag of any of its searches; "contradicted" says in how many; and whether its machines'
+        fingerprints differ."""
         found: dict[str, int] = {}
         for search in self.searches:
             for flag in flags(search):
                 found[flag] = found.get(flag, 0) + 1
-        return [
+        pooled = [
             f"{flag} ({count} of {self.n})" if flag in (CONTRADICTED, UNCONFIRMED) and self.n > 1 else flag
             for flag, count in found.items()
         ]
+        return pooled + ([spread] if (spread := self.fingerprint_spread()) else [])
+
+    def fingerprint_spread(self) -> str | None:
+        """The flag when its searches' cpu fingerprints (per CPU second) differ by more than
+        FINGERPRINT_SPREAD_MAX, with their range; None when they agree or fewer than two have one."""
+        values = [value for search in self.searches if (value := cpu_per_cpu_s(search))]
+        if len(values) < 2 or max(values) <= min(values) * (1 + FINGERPRINT_SPREAD_MAX):
+            return None
+        return (
+            f"{FINGERPRINTS_DIFFER} (cpu {min(values) / 1e6:.1f}M-{max(values) / 1e6:.1f}M loops per CPU s)"
+        )
 
     @property
     def plain(self) -> bool:
@@ -260,6 +279,13 @@ class Row:
             and min(self.ndrs) <= max(other.ndrs)
             and min(other.ndrs) <= max(self.ndrs)
         )
+
+
+def cpu_per_cpu_s(search: Mapping) -> float | None:
+    """The cpu fingerprint's loops per CPU second of the search's machine, if it recorded one."""
+    cpu = (((search.get("machine") or {}).get("fingerprint") or {}).get("cpu")) or {}
+    value = cpu.get("per_cpu_s") if isinstance(cpu, Mapping) else None
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def transport_rank(transport: str) -> tuple[int, str]:

@@ -129,3 +129,24 @@ def test_a_trial_whose_rig_was_heavy_flags_its_search() -> None:
     assert capacity_rows.rig_heavy(heavy) == [
         f"trial {last['number']}: the rig took 6.1% of the daemon's CPU (over 5%)"
     ]
+
+
+def with_cpu(search: dict, per_cpu_s: float | None) -> dict:
+    fingerprint = {} if per_cpu_s is None else {"cpu": {"value": per_cpu_s, "per_cpu_s": per_cpu_s}}
+    return search | {"machine": (search.get("machine") or {}) | {"fingerprint": fingerprint}}
+
+
+def test_a_row_whose_machines_did_different_work_per_cpu_second_says_so() -> None:
+    """Two searches on machines the Machines table names alike, whose cpu fingerprints differ by 71%: the row
+    says so, with the range; within FINGERPRINT_SPREAD_MAX, or with one fingerprint, it does not."""
+    fast = recorded("20261127T005659.228Z-rsyslog-8.2504-7c71-seed2014")
+    slow = recorded("20261127T033110.620Z-rsyslog-8.2504-75a0-seed2014")
+    assert capacity_rows.machine_of(fast) == capacity_rows.machine_of(slow)
+    [row] = capacity_rows.rows([fast, slow])
+    assert row.flags[-1] == "fingerprints differ (cpu 8.4M-14.3M loops per CPU s)"
+    near = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, 12.5e6)])[0]
+    assert not [flag for flag in near.flags if flag.startswith(capacity_rows.FINGERPRINTS_DIFFER)]
+    apart = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, 12.6e6)])[0]
+    assert apart.flags[-1] == "fingerprints differ (cpu 10.0M-12.6M loops per CPU s)"
+    alone = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, None)])[0]
+    assert not [flag for flag in alone.flags if flag.startswith(capacity_rows.FINGERPRINTS_DIFFER)]
