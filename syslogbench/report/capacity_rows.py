@@ -245,7 +245,7 @@ class Row:
     def fingerprint_spread(self) -> str | None:
         """The flag when its searches' cpu fingerprints (per CPU second) differ by more than
         FINGERPRINT_SPREAD_MAX, with their range; None when they agree or fewer than two have one."""
-        values = [value for search in self.searches if (value := cpu_per_cpu_s(search))]
+        values = [value for search in self.searches if (value := fingerprint_per_cpu_s(search, "cpu"))]
         if len(values) < 2 or max(values) <= min(values) * (1 + FINGERPRINT_SPREAD_MAX):
             return None
         return (
@@ -281,11 +281,13 @@ class Row:
         )
 
 
-def cpu_per_cpu_s(search: Mapping) -> float | None:
-    """The cpu fingerprint's loops per CPU second of the search's machine, if it recorded one."""
-    cpu = (((search.get("machine") or {}).get("fingerprint") or {}).get("cpu")) or {}
-    value = cpu.get("per_cpu_s") if isinstance(cpu, Mapping) else None
-    return float(value) if isinstance(value, int | float) and value > 0 else None
+def fingerprint_per_cpu_s(search: Mapping, name: str) -> float | None:
+    """One fingerprint figure (cpu, file_churn, loopback_tcp) per CPU second of the search's machine, if it
+    recorded one."""
+    figure = ((search.get("machine") or {}).get("fingerprint") or {}).get(name)
+    if isinstance(figure, Mapping) and figure.get("per_cpu_s") is not None:
+        return float(figure["per_cpu_s"])
+    return None
 
 
 def transport_rank(transport: str) -> tuple[int, str]:

@@ -148,10 +148,9 @@ MACHINES_HEADER = [
 def per_cpu_values(runs: Sequence[Result], searches: Sequence[Mapping], name: str) -> list[float]:
     """One fingerprint figure per CPU second, from the runs' and the capacity searches' machines alike."""
     values = [rate for f in fingerprints(runs) if (rate := getattr(f, name).per_cpu_s) is not None]
-    for search in searches:
-        figure = ((search.get("machine") or {}).get("fingerprint") or {}).get(name)
-        if isinstance(figure, Mapping) and figure.get("per_cpu_s") is not None:
-            values.append(float(figure["per_cpu_s"]))
+    values += [
+        rate for search in searches if (rate := capacity_rows.fingerprint_per_cpu_s(search, name)) is not None
+    ]
     return values
 
 
