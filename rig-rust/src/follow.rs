@@ -13,6 +13,7 @@
 use crate::clock::{cpu_seconds, now, round};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::key::{keys, trial_of, Key};
+use crate::schedule::Schedule;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -61,6 +62,9 @@ pub struct TrialRequest {
     /// After the give-up time, how long the senders' reports (expect) may still take.
     pub ledger_wait_s: f64,
     pub senders: Vec<String>,
+    /// The senders' grid (schedule.rs): its step, and each sender's phase, in the order of `senders`.
+    pub tick_s: f64,
+    pub phases_s: Vec<f64>,
     /// A message seen again is a copy (a user's config writes some to several files), not a duplicate.
     pub copies: bool,
 }
@@ -568,6 +572,7 @@ impl Output {
 pub struct Tally {
     request: TrialRequest,
     index: HashMap<(u64, u64), usize>,
+    schedules: Vec<Schedule>,
     seen: Vec<Vec<u8>>,
     counts: Vec<SenderTally>,
     pub stale: u64,
@@ -584,6 +589,23 @@ impl Tally {
         for (k, name) in request.senders.iter().enumerate() {
             index.insert(sender_numbers(name)?, k);
         }
+        if request.phases_s.len() != request.senders.len() {
+            return Err(format!(
+                "{} phases for {} senders",
+                request.phases_s.len(),
+                request.senders.len()
+            ));
+        }
+        let schedules = request
+            .phases_s
+            .iter()
+            .map(|&phase| Schedule {
+                start: request.start,
+                rate: request.rate,
+                tick: request.tick_s,
+                phase,
+            })
+            .collect();
         let size = request.messages as usize;
         Ok(Tally {
             seen: vec![vec![0u8; size]; request.senders.len()],
@@ -599,6 +621,7 @@ impl Tally {
                 })
                 .collect(),
             index,
+            schedules,
             stale: 0,
             early: 0,
             received: 0,
@@ -634,7 +657,7 @@ impl Tally {
         *flag = 1;
         count.received += 1;
         self.received += 1;
-        let latency = seen_at - (self.request.start + index as f64 / self.request.rate);
+        let latency = seen_at - self.schedules[who].due_at(index);
         if latency > self.request.bound_s {
             count.late += 1;
         }
@@ -908,6 +931,8 @@ pub fn examples() -> Vec<serde_json::Value> {
         give_up: 1.8e9 + 7.0,
         ledger_wait_s: 30.0,
         senders: vec!["host1-s1".into(), "host1-s2".into()],
+        tick_s: 0.005,
+        phases_s: vec![0.0, 0.0025],
         copies: false,
     };
     let expect = ExpectRequest {
@@ -983,8 +1008,28 @@ mod tests {
             give_up: 200.0,
             ledger_wait_s: 30.0,
             senders: vec!["host1-s1".into(), "host2-s1".into()],
+            tick_s: 0.0,
+            phases_s: vec![0.0, 0.0],
             copies,
         }
+    }
+
+    #[test]
+    fn latency_counts_from_the_batch_of_the_senders_own_grid() {
+        let mut gridded = request(false);
+        gridded.tick_s = 0.005;
+        gridded.phases_s = vec![0.0, 0.0025];
+        let mut tally = Tally::new(gridded).unwrap();
+        let seq = |index: u64| 2 * crate::key::TRIAL_SEQ_SPAN + index + 1;
+        // host2-s1's message 3 (own time 3 ms) goes in its batch at 2.5 + 5 = 7.5 ms.
+        tally.arrive(key(2, seq(3)), 100.0085, true);
+        assert_eq!(tally.latency.max(), 1000, "1 ms after its batch");
+        // host1-s1's message 6 (6 ms) goes in its batch at 10 ms.
+        tally.arrive(key(1, seq(6)), 100.0105, true);
+        assert_eq!(tally.latency.min(), 500);
+        let mut unequal = request(false);
+        unequal.phases_s = vec![0.0];
+        assert!(Tally::new(unequal).is_err(), "a phase for each sender");
     }
 
     fn key(host: u64, seq: u64) -> Key {

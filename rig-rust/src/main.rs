@@ -16,6 +16,7 @@ mod io;
 mod key;
 mod mapped;
 mod reconcile;
+mod schedule;
 mod send;
 mod tls;
 

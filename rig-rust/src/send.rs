@@ -8,6 +8,7 @@
 use crate::clock::{cpu_seconds, now, round, sleep_until};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::mapped::{offsets, Mapped};
+use crate::schedule::Schedule;
 use crate::tls::Tls;
 use serde::{Deserialize, Serialize};
 use std::os::fd::AsRawFd;
@@ -37,8 +38,20 @@ pub struct SendRequest {
     /// After this (epoch seconds) the sender stops: what is left is unsent. None: no give-up time.
     #[serde(deserialize_with = "required")]
     pub give_up: Option<f64>,
-    /// The shortest sleep between two batches.
+    /// The sender's batches go every tick_s on a grid from start + phase_s (schedule.rs); 0: no grid.
     pub tick_s: f64,
+    pub phase_s: f64,
+}
+
+impl SendRequest {
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            start: self.start,
+            rate: self.rate,
+            tick: self.tick_s,
+            phase: self.phase_s,
+        }
+    }
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
@@ -221,27 +234,6 @@ fn set_send_timeout(fd: i32, timeout: Duration) -> Result<(), String> {
     Ok(())
 }
 
-/// How many messages are due `elapsed` seconds after the start: the first at 0, then one every 1/rate s.
-pub fn due(rate: f64, elapsed: f64, count: u64) -> u64 {
-    if rate <= 0.0 {
-        return count;
-    }
-    if elapsed < 0.0 {
-        return 0;
-    }
-    // The epsilon keeps a sleep that ends exactly on time from missing its message.
-    count.min((elapsed * rate + 1e-6) as u64 + 1)
-}
-
-/// When message `index` is due.
-pub fn intended(start: f64, index: u64, rate: f64) -> f64 {
-    if rate <= 0.0 {
-        start
-    } else {
-        start + index as f64 / rate
-    }
-}
-
 /// The schedule's bookkeeping: what a batch's lag and a sleep's oversleep were, at most.
 #[derive(Default, Debug, PartialEq)]
 pub struct Pacing {
@@ -253,9 +245,9 @@ pub struct Pacing {
 
 impl Pacing {
     /// A batch ending with message `last` was handed over at `at`.
-    pub fn batch(&mut self, start: f64, last: u64, rate: f64, at: f64) {
-        let lag = if rate > 0.0 {
-            (at - intended(start, last, rate)).max(0.0)
+    pub fn batch(&mut self, schedule: &Schedule, last: u64, at: f64) {
+        let lag = if schedule.rate > 0.0 {
+            (at - schedule.due_at(last)).max(0.0)
         } else {
             0.0
         };
@@ -349,7 +341,7 @@ fn burst(
     };
     let mut pacing = Pacing::default();
     let at = now();
-    pacing.batch(request.start, request.count.saturating_sub(1), 0.0, at);
+    pacing.batch(&request.schedule(), request.count.saturating_sub(1), at);
     let sent = if bytes == size { request.count } else { 0 };
     Ok((sent, bytes, pacing, at))
 }
@@ -434,45 +426,42 @@ pub struct Sent {
     pub pacing: Pacing,
 }
 
-/// Send messages [0, count) open loop: message i is due at start + i/rate. A sender behind its schedule
+/// Send messages [0, count) open loop, each at its due time (schedule.rs). A sender behind its schedule
 /// sends all that is due at once, and stays behind: the schedule never stretches. Stops at give_up (what
 /// is left is unsent). `send_range(first, last)` hands over [first, last) and returns how many are now
 /// wholly handed over (fewer only when the give-up time came while it was blocked).
 pub fn open_loop(
     clock: &mut dyn Clock,
     count: u64,
-    rate: f64,
-    start: f64,
+    schedule: &Schedule,
     give_up: Option<f64>,
-    tick_s: f64,
     send_range: &mut dyn FnMut(u64, u64) -> Result<u64, String>,
 ) -> Result<Sent, String> {
     let mut pacing = Pacing::default();
-    let (mut sent, mut last_at) = (0u64, start);
-    clock.sleep_until(start);
+    let (mut sent, mut last_at) = (0u64, schedule.start);
+    clock.sleep_until(schedule.start);
     while sent < count {
         let at = clock.now();
         if give_up.is_some_and(|limit| at > limit) {
             break;
         }
-        let target = due(rate, at - start, count);
+        let target = schedule.due_by(at, count);
         if target > sent {
             let upto = send_range(sent, target)?;
             last_at = clock.now();
             if upto > sent {
-                pacing.batch(start, upto - 1, rate, last_at);
+                pacing.batch(schedule, upto - 1, last_at);
             }
             sent = upto;
             if upto < target {
                 break; // the give-up time came while blocked
             }
         }
-        // Behind: the next round at once. On time: sleep until the next message is due, at least a tick.
-        if sent < count && rate > 0.0 {
+        // Behind: the next round at once. On time: sleep until the next message's batch is due.
+        if sent < count && schedule.rate > 0.0 {
             let at = clock.now();
-            let wait = intended(start, sent, rate) - at;
-            if wait > 0.0 {
-                let wake = at + wait.max(tick_s);
+            let wake = schedule.due_at(sent);
+            if wake > at {
                 clock.sleep_until(wake); // descheduled since `at`: it does not sleep at all
                 pacing.oversleep_max = pacing.oversleep_max.max(clock.now() - wake);
             }
@@ -497,10 +486,8 @@ fn paced(
     let done = open_loop(
         &mut RealClock,
         request.count,
-        request.rate,
-        request.start,
+        &request.schedule(),
         request.give_up,
-        request.tick_s,
         &mut send,
     )?;
     let bytes = if done.sent == 0 {
@@ -747,6 +734,7 @@ pub fn examples() -> Vec<serde_json::Value> {
         start: 1.8e9,
         give_up: Some(1.8e9 + 7.0),
         tick_s: 0.005,
+        phase_s: 0.00125,
     };
     let record = SendRecord {
         op: "sent".into(),
@@ -833,24 +821,30 @@ mod tests {
     }
 
     #[test]
-    fn due_counts_the_first_message_at_zero_and_one_every_interval() {
-        assert_eq!(due(1000.0, 0.0, 10_000), 1);
-        assert_eq!(due(1000.0, 0.0999999, 10_000), 100);
-        assert_eq!(due(1000.0, 0.1, 10_000), 101);
-        assert_eq!(due(1000.0, 100.0, 10_000), 10_000);
-        assert_eq!(due(0.0, 0.0, 7), 7);
-        assert_eq!(due(1000.0, -1.0, 7), 0);
-    }
-
-    #[test]
     fn a_batch_lag_is_measured_at_every_batch_and_the_largest_kept() {
         let mut pacing = Pacing::default();
-        pacing.batch(100.0, 99, 1000.0, 100.099); // on time: message 99 due at 100.099
-        pacing.batch(100.0, 199, 1000.0, 100.5); // 0.301 s behind
-        pacing.batch(100.0, 299, 1000.0, 100.299); // caught up
+        let schedule = Schedule {
+            start: 100.0,
+            rate: 1000.0,
+            tick: 0.0,
+            phase: 0.0,
+        };
+        pacing.batch(&schedule, 99, 100.099); // on time: message 99 due at 100.099
+        pacing.batch(&schedule, 199, 100.5); // 0.301 s behind
+        pacing.batch(&schedule, 299, 100.299); // caught up
         assert_eq!(pacing.batches, 3);
         assert!((pacing.behind_max - 0.301).abs() < 1e-9, "{pacing:?}");
         assert_eq!(pacing.behind_end, 0.0);
+    }
+
+    /// A sender's schedule on a 5 ms grid of phase 0.
+    fn grid(rate: f64, start: f64) -> Schedule {
+        Schedule {
+            start,
+            rate,
+            tick: 0.005,
+            phase: 0.0,
+        }
     }
 
     /// A test's clock: sleeping moves it, and so does what the test says a send or a sleep costs.
@@ -922,10 +916,8 @@ mod tests {
         let done = open_loop(
             &mut stalling,
             100,
-            100.0,
-            100.0,
+            &grid(100.0, 100.0),
             Some(200.0),
-            0.005,
             &mut send,
         )
         .unwrap();
@@ -951,10 +943,8 @@ mod tests {
         let done = open_loop(
             &mut clock,
             10,
-            10.0,
-            100.0,
+            &grid(10.0, 100.0),
             Some(200.0),
-            0.005,
             &mut |_, b| Ok(b),
         )
         .unwrap();
@@ -972,10 +962,8 @@ mod tests {
         let done = open_loop(
             &mut clock,
             200,
-            10.0,
-            100.0,
+            &grid(10.0, 100.0),
             Some(200.0),
-            0.005,
             &mut |_, b| Ok(b),
         )
         .unwrap();
@@ -1001,10 +989,8 @@ mod tests {
         let done = open_loop(
             &mut Shared(&clock),
             100,
-            10.0,
-            100.0,
+            &grid(10.0, 100.0),
             Some(103.0),
-            0.005,
             &mut stuck,
         )
         .unwrap();
@@ -1021,7 +1007,7 @@ mod tests {
 
     #[test]
     fn requests_with_unknown_or_missing_keys_are_refused() {
-        let good = r#"{"file":"f","ends":null,"count":1,"rate":0,"start":1,"give_up":null,"tick_s":0.005}"#;
+        let good = r#"{"file":"f","ends":null,"count":1,"rate":0,"start":1,"give_up":null,"tick_s":0.005,"phase_s":0}"#;
         assert!(parse::<SendRequest>(good).is_ok());
         let extra = good.replace("\"count\"", "\"extra\":1,\"count\"");
         assert!(parse::<SendRequest>(&extra)

@@ -28,6 +28,8 @@ TRIAL_SEQ_SPAN = 1_000_000_000
 # shorter tick costs a wake-up and a send call per sender per tick (tests/perf/rig_speed.py measures 1, 2
 # and 5 ms).
 SEND_TICK_S = 0.005
+# A message whose own time is this close after a grid point goes in that point's batch (schedule.rs).
+GRID_SLACK_S = 1e-6
 # Latencies are kept in microseconds, rounded to 3 significant digits (HdrHistogram's precision below):
 # the watcher sends {rounded value: count}, the host records it into an HdrHistogram.
 LATENCY_DIGITS = 3
@@ -244,9 +246,22 @@ def trial_of(seq: int) -> tuple[int, int]:
     return trial, rest - 1
 
 
-def intended_time(start: float, index: int, rate: float) -> float:
-    """When message `index` of a sender is due: the first at the start, then one every 1/rate s."""
-    return start + index / rate
+def intended_time(start: float, index: int, rate: float, tick_s: float = 0.0, phase_s: float = 0.0) -> float:
+    """When message `index` of a sender is due: its own time is index/rate after the start; on a grid
+    (tick_s > 0) it is due at the first point of the sender's grid, start + phase_s + k * tick_s, at or after
+    that: the batch it goes in. rig-rust/src/schedule.rs keeps the same schedule (the trial test of
+    tests/unit/test_capacity_search.py writes at these times, and the compiled follower sees none early)."""
+    own = index / rate
+    if tick_s <= 0:
+        return start + own
+    step = max(0, math.ceil((own - phase_s - GRID_SLACK_S) / tick_s))
+    return start + phase_s + step * tick_s
+
+
+def phase_s(position: int, senders: int, tick_s: float = SEND_TICK_S) -> float:
+    """Where the grid of a trial's sender `position` (0-based, of `senders`) starts after the trial's start:
+    spread evenly over one tick, so that the senders do not all wake at once."""
+    return round(tick_s * position / max(senders, 1), 9)
 
 
 def rounded_us(latency_s: float) -> int:

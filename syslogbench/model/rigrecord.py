@@ -40,7 +40,10 @@ class SendRequest:
     rate: float
     start: float  # epoch seconds
     give_up: float | None  # epoch seconds; what is left after it is unsent
+    # Paced: the batches go every tick_s on the sender's own grid from start + phase_s, and each message is
+    # due at its batch (rig-rust/src/schedule.rs; capacity.phase_s spreads a trial's senders over a tick).
     tick_s: float
+    phase_s: float = 0.0
 
 
 @dataclass
@@ -104,6 +107,8 @@ class TrialRequest:
     ledger_wait_s: float
     senders: list[str]
     copies: bool
+    tick_s: float  # the senders' grid (SendRequest), which latency counts from
+    phases_s: list[float]  # each sender's phase, in the order of senders
 
 
 @dataclass

@@ -138,6 +138,8 @@ class Trials:
         """Rendered: wait until every sender is, then all get one start time."""
         name, trial = channel.sender_name(request), int(request["trial"])
         clock = sender_clock(request)
+        if name not in self.names:
+            return {"error": f"{name} is not a sender of this run"}
         with self.changed:
             if not self.spec or self.spec["trial"] != trial:
                 return {"error": f"trial {trial} is not the current one"}
@@ -155,7 +157,8 @@ class Trials:
             # On the sender's clock: its schedule then meets the follower's intended times (watcher's clock).
             shift = self.clocks[name][0] if name in self.clocks else 0.0
             return {"start": capacity.watcher_to_sender(self.spec["start"], shift),
-                    "give_up": capacity.watcher_to_sender(self.spec["give_up"], shift)}  # fmt: skip
+                    "give_up": capacity.watcher_to_sender(self.spec["give_up"], shift),
+                    "phase_s": self.phases()[self.names.index(name)]}  # fmt: skip
 
     def ledger(self, request: dict) -> dict:
         """A sender's record of the trial (its compiled sender's, or why it failed), read strictly."""
@@ -169,6 +172,10 @@ class Trials:
                 self.ledgers[name] = record
                 self.changed.notify_all()
         return {}
+
+    def phases(self) -> list[float]:
+        """Each sender's phase on the 5 ms grid, in the order of the names (capacity.phase_s)."""
+        return [capacity.phase_s(position, len(self.names)) for position in range(len(self.names))]
 
     # the host's ops
 
@@ -224,7 +231,7 @@ class Trials:
         before = self.take("start")
         cpu0 = self.own_cpu()
         request = TrialRequest(self.number, per_sender, messages, start, self.bound_s, give_up, LEDGER_WAIT_S,
-                               list(self.names), self.user_config)  # fmt: skip
+                               list(self.names), self.user_config, capacity.SEND_TICK_S, self.phases())  # fmt: skip
         tally = self.follow(request)
         died = self.exit_if_senders_failed()
         after = self.take("end") if died is None else None
@@ -416,7 +423,8 @@ def one_trial(
                        clock_offset_s=clock.offset_s, clock_uncertainty_s=clock.uncertainty_s,
                        node=os.environ.get(NODE_ENV))  # fmt: skip
     start, give_up = float(answer["start"]), float(answer["give_up"])
-    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, capacity.SEND_TICK_S))
+    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, capacity.SEND_TICK_S,
+                        float(answer["phase_s"])))  # fmt: skip
     try:
         return rig.answer(SendRecord, max(0.0, give_up - time.time()) + RIG_ANSWER_S)
     finally:

@@ -66,7 +66,8 @@ def follow_speed(lines: int) -> dict[str, float]:
         rig.answer(Following, 30)
         start = time.time()
         names = [who.name for who in SENDERS]
-        rig.ask(TrialRequest(1, 1e9, per_sender, start, 3600.0, start + 3600, 30.0, names, False))
+        rig.ask(TrialRequest(1, 1e9, per_sender, start, 3600.0, start + 3600, 30.0, names, False, 0.0,
+                             [0.0] * len(names)))  # fmt: skip
         rig.ask(ExpectRequest({name: per_sender for name in names}))
         files = [
             (directory / f"test.perf.facility.{p // 8}.severity.{p % 8}.log").open("ab") for p in range(192)
@@ -109,7 +110,7 @@ def follow_paced(rate: int, seconds: float) -> dict[str, float]:
         start = time.time() + 0.2
         names = [who.name for who in SENDERS]
         rig.ask(TrialRequest(1, rate / len(SENDERS), per_sender, start, 3600.0, start + 3600, 30.0, names,
-                             False))  # fmt: skip
+                             False, 0.0, [0.0] * len(names)))  # fmt: skip
         rig.ask(ExpectRequest({name: per_sender for name in names}))
         fds = [
             os.open(directory / f"test.perf.facility.{p // 8}.severity.{p % 8}.log",

@@ -181,7 +181,10 @@ def fake_sender(
     start = answer["start"]
     order = sorted((delay, index) for index, delay in plan.items() if delay is not None)
     for delay, index in order:
-        due = capacity.intended_time(start, index, spec["rate"]) + delay
+        due = (
+            capacity.intended_time(start, index, spec["rate"], capacity.SEND_TICK_S, answer["phase_s"])
+            + delay
+        )
         time.sleep(max(0.0, due - time.time()))
         daemon.write([line(sender, capacity.trial_seq(spec["trial"], index))])
     record = SendRecord("sent", spec["messages"], sent, 0, spec["messages"] / spec["rate"], 0.0, 1, 0.0, 0.0,
@@ -205,7 +208,7 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     one, two = SenderId(1, 1), SenderId(1, 2)
     plans = {
         one: {i: 0.0 for i in range(10)} | {7: None, 8: 0.6},  # 7 never arrives, 8 is 0.6 s late
-        two: {i: 0.01 for i in range(9)} | {9: None},  # sent only 9: index 9 is unsent
+        two: {i: 0.001 for i in range(9)} | {9: None},  # sent only 9: index 9 is unsent
     }
     sent = {one: 10, two: 9}
     done: list[str] = []
@@ -246,6 +249,9 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     )
     assert trial.loss_ratio == pytest.approx(3 / 20)  # lost + late + unsent, of intended
     assert trial.drained_lines == 1
+    # Written 1 ms after their due times on each sender's grid (sender 2's grid 2.5 ms after its own times):
+    # the compiled follower keeps the same schedule, so it saw none before it was due.
+    assert trial.early == 0
     assert sum(trial.latency_histogram_us.values()) == trial.received
     assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
 

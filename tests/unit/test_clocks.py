@@ -157,3 +157,14 @@ def test_the_report_s_machine_line_gives_each_node_s_clock_and_a_refusal() -> No
     assert clocks_text(trusted, False) == ""  # one host: one clock
     assert clocks_text({**trusted, "trusted": False, "why": "W"}, False) == "; latency not trusted: W"
     assert clocks_text(None, True) == ""
+
+
+def test_a_message_is_due_at_its_senders_next_batch_and_the_phases_spread_over_a_tick() -> None:
+    """Message i's own time is i/rate; on a 5 ms grid from start + phase it is due at the first grid point at
+    or after that (rig-rust/src/schedule.rs keeps the same schedule)."""
+    assert [capacity.phase_s(k, 4, 0.005) for k in range(4)] == [0.0, 0.00125, 0.0025, 0.00375]
+    start, rate, tick, phase = 100.0, 1000.0, 0.005, 0.002
+    due = [capacity.intended_time(start, i, rate, tick, phase) - start for i in range(9)]
+    assert due == pytest.approx([0.002, 0.002, 0.002, 0.007, 0.007, 0.007, 0.007, 0.007, 0.012])
+    # Without a grid, its own time.
+    assert capacity.intended_time(start, 3, rate) == pytest.approx(100.003)
