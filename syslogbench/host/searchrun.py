@@ -41,7 +41,9 @@ from syslogbench.model.capacity import (
     UdpBuffers,
 )
 
-EXEC_ALLOWANCE_S = 120.0  # beyond a trial's own length: rendering, the common start, compose exec itself
+EXEC_ALLOWANCE_S = (
+    60.0  # beyond a trial's own length and its rendering: the common start, compose exec itself
+)
 # The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
 # watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
 FIRST_TRIAL_ALLOWANCE_S = 360.0
@@ -146,7 +148,7 @@ def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: Capa
     """One trial, asked of the watcher; an answer with "error" when it could not be had."""
     if not compose.is_alive():
         return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
-    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S
+    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.render_wait_s(rate * seconds)
     timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
     args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
     for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)

@@ -59,7 +59,7 @@ from syslogbench.rig.compiled import Rig, RigError, write_rendered
 
 LOOK_S = 0.05  # how often the trial's thread looks at the senders' reports and the daemon (not the output)
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost
-READY_WAIT_S = 120.0  # rendering a trial's messages, on a busy machine
+READY_WAIT_S = 120.0  # the daemon and the senders up (a trial's rendering: capacity.render_wait_s)
 START_LEAD_S = 0.2  # from the last sender's trial_ready to the common start
 LEDGER_WAIT_S = 30.0
 EXIT_SHOWS_S = 5.0  # a sender saw the daemon's connection fail: how long its exit may take to show
@@ -151,7 +151,8 @@ class Trials:
                 # Past this, a message is late whenever it arrives: the senders stop, the watcher counts.
                 self.spec["give_up"] = start + self.spec["duration"] + self.bound_s + LATE_WATCH_S
                 self.changed.notify_all()
-            self.changed.wait_for(lambda: "start" in (self.spec or {}) or self.over.is_set(), READY_WAIT_S)
+            wait = float(self.spec.get("ready_wait_s", READY_WAIT_S))
+            self.changed.wait_for(lambda: "start" in (self.spec or {}) or self.over.is_set(), wait)
             if not self.spec or "start" not in self.spec:
                 return {"error": "the other senders were not ready in time"}
             # On the sender's clock: its schedule then meets the follower's intended times (watcher's clock).
@@ -218,13 +219,14 @@ class Trials:
         with self.changed:
             self.number += 1
             self.ready, self.ledgers, self.clocks = set(), {}, {}
+            ready_wait = capacity.render_wait_s(messages * len(self.names))
             self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration,
-                         "bound": self.bound_s}  # fmt: skip
+                         "bound": self.bound_s, "ready_wait_s": ready_wait}  # fmt: skip
             self.changed.notify_all()
-            ok = self.changed.wait_for(lambda: "start" in self.spec or self.over.is_set(), READY_WAIT_S)
+            ok = self.changed.wait_for(lambda: "start" in self.spec or self.over.is_set(), ready_wait)
         if not ok or self.over.is_set():
             missing = ", ".join(sorted(set(self.names) - self.ready)) or "none"
-            return {"error": f"trial {self.number}: the senders were not ready after {READY_WAIT_S:.0f} s "
+            return {"error": f"trial {self.number}: the senders were not ready after {ready_wait:.0f} s "
                              f"(not ready: {missing}; a sender's process that died says why in the "
                              "generator's log)"}  # fmt: skip
         start, give_up = self.spec["start"], self.spec["give_up"]
@@ -419,7 +421,7 @@ def one_trial(
     # Checked before each trial, after rendering (which would lengthen the round trips): a clock that drifts
     # over a long search is followed.
     clock = link.clock_check(capacity.CLOCK_ROUNDS)
-    answer = link.call("trial_ready", timeout=READY_WAIT_S + 10, sender=sender.name, trial=trial,
+    answer = link.call("trial_ready", timeout=float(spec["ready_wait_s"]) + 10, sender=sender.name, trial=trial,
                        clock_offset_s=clock.offset_s, clock_uncertainty_s=clock.uncertainty_s,
                        node=os.environ.get(NODE_ENV))  # fmt: skip
     start, give_up = float(answer["start"]), float(answer["give_up"])
