@@ -41,9 +41,8 @@ from syslogbench.model.capacity import (
     UdpBuffers,
 )
 
-EXEC_ALLOWANCE_S = (
-    60.0  # beyond a trial's own length and its rendering: the common start, compose exec itself
-)
+# Beyond a trial's own length and its rendering (capacity.render_wait_s): the common start, compose exec.
+EXEC_ALLOWANCE_S = 60.0
 # The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
 # watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
 FIRST_TRIAL_ALLOWANCE_S = 360.0
