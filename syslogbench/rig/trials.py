@@ -159,7 +159,7 @@ class Trials:
             shift = self.clocks[name][0] if name in self.clocks else 0.0
             return {"start": capacity.watcher_to_sender(self.spec["start"], shift),
                     "give_up": capacity.watcher_to_sender(self.spec["give_up"], shift),
-                    "phase_s": self.phases()[self.names.index(name)]}  # fmt: skip
+                    "phase_s": capacity.phase_s(self.names.index(name), len(self.names))}  # fmt: skip
 
     def ledger(self, request: dict) -> dict:
         """A sender's record of the trial (its compiled sender's, or why it failed), read strictly."""
