@@ -18,6 +18,7 @@ mod mapped;
 mod reconcile;
 mod schedule;
 mod send;
+mod templates;
 mod tls;
 
 use std::process::ExitCode;

@@ -9,6 +9,7 @@ use crate::clock::{cpu_seconds, now, round, sleep_until};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::mapped::{offsets, Mapped};
 use crate::schedule::Schedule;
+use crate::templates::{Maker, Templates};
 use crate::tls::Tls;
 use serde::{Deserialize, Serialize};
 use std::os::fd::AsRawFd;
@@ -22,14 +23,20 @@ const DRAIN_LOOK_S: (f64, f64) = (0.01, 0.25);
 const UDP_BATCH: usize = 256;
 /// TLS: at most one record's worth of whole messages per write (a record is 16 KiB at most).
 const RECORD_BYTES: u64 = 16_384;
+/// Messages made from templates at a time: a sender far behind its schedule does not make them all at once.
+const MAKE_CHUNK: u64 = 4096;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SendRequest {
+    /// The rendered messages ("" when they are made from templates).
     pub file: String,
     /// Each message's end offset (little-endian u64s); None: a burst of the whole file (a run over TCP).
     #[serde(deserialize_with = "required")]
     pub ends: Option<String>,
+    /// A trial's messages made at send time (templates.rs), in place of a file.
+    #[serde(deserialize_with = "required")]
+    pub templates: Option<Templates>,
     pub count: u64,
     /// Messages per second for this sender; 0: all due at once.
     pub rate: f64,
@@ -258,6 +265,13 @@ impl Pacing {
 }
 
 fn send(link: &mut Link, request: &SendRequest) -> Result<SendRecord, String> {
+    if let Some(templates) = &request.templates {
+        if !request.file.is_empty() || request.ends.is_some() {
+            return Err("a send takes its messages from a file or from templates, not both".into());
+        }
+        let maker = Maker::new(templates, request.count)?;
+        return record(link, request, |link| made(link, &maker, request));
+    }
     let data = Mapped::open(&request.file)?;
     // Mapped, not read: a 60 s trial's offsets are 8 bytes a message (120 MB for 15 million), and the
     // generator's memory limit holds every sender's (a read copy killed them at 1,000,000 msg/s).
@@ -282,16 +296,30 @@ fn send(link: &mut Link, request: &SendRequest) -> Result<SendRecord, String> {
     {
         return Err("the offsets run past the rendered file".into());
     }
+    record(link, request, |link| {
+        if ends.is_empty() {
+            burst(link, &data, request)
+        } else {
+            paced(link, data.bytes(), ends, request)
+        }
+    })
+}
+
+/// What sending did: messages and bytes handed over, the pacing, when the last one went.
+type Outcome = (u64, u64, Pacing, f64);
+
+/// Send as `how` does, from the request's start; the sender's record of it.
+fn record(
+    link: &mut Link,
+    request: &SendRequest,
+    how: impl FnOnce(&mut Link) -> Result<Outcome, String>,
+) -> Result<SendRecord, String> {
     let cpu0 = cpu_seconds();
     if let Some(tls) = link.tls.as_mut() {
         tls.flush(link.fd, request.give_up)?; // an earlier trial's record first
     }
     sleep_until(request.start);
-    let (sent, bytes, pacing, last_at) = if ends.is_empty() {
-        burst(link, &data, request)?
-    } else {
-        paced(link, data.bytes(), ends, request)?
-    };
+    let (sent, bytes, pacing, last_at) = how(link)?;
     let status = if sent == request.count {
         "ok".to_string()
     } else {
@@ -317,11 +345,7 @@ fn send(link: &mut Link, request: &SendRequest) -> Result<SendRecord, String> {
 }
 
 /// A run's burst over TCP or TLS: the whole file, as fast as the daemon takes it.
-fn burst(
-    link: &mut Link,
-    data: &Mapped,
-    request: &SendRequest,
-) -> Result<(u64, u64, Pacing, f64), String> {
+fn burst(link: &mut Link, data: &Mapped, request: &SendRequest) -> Result<Outcome, String> {
     let size = data.bytes().len() as u64;
     let bytes = match link.tls.as_mut() {
         Some(tls) => {
@@ -480,7 +504,7 @@ fn paced(
     data: &[u8],
     ends: &[u64],
     request: &SendRequest,
-) -> Result<(u64, u64, Pacing, f64), String> {
+) -> Result<Outcome, String> {
     let mut send =
         |first: u64, last: u64| send_range(link, data, ends, first, last, request.give_up);
     let done = open_loop(
@@ -495,6 +519,33 @@ fn paced(
     } else {
         ends[done.sent as usize - 1]
     };
+    Ok((done.sent, bytes, done.pacing, done.last_at))
+}
+
+/// Open loop over messages made from templates, MAKE_CHUNK at a time into one buffer.
+fn made(link: &mut Link, maker: &Maker, request: &SendRequest) -> Result<Outcome, String> {
+    let (mut data, mut ends, mut bytes) = (Vec::new(), Vec::new(), 0u64);
+    let mut send = |first: u64, last: u64| -> Result<u64, String> {
+        let mut done = first;
+        while done < last {
+            let upto = last.min(done + MAKE_CHUNK);
+            maker.make(done, upto, &mut data, &mut ends);
+            let whole = send_range(link, &data, &ends, 0, upto - done, request.give_up)?;
+            bytes += begin(&ends, whole);
+            done += whole;
+            if done < upto {
+                break; // the give-up time came while blocked
+            }
+        }
+        Ok(done)
+    };
+    let done = open_loop(
+        &mut RealClock,
+        request.count,
+        &request.schedule(),
+        request.give_up,
+        &mut send,
+    )?;
     Ok((done.sent, bytes, done.pacing, done.last_at))
 }
 
@@ -726,9 +777,18 @@ fn wait_for_close(fd: i32, deadline: f64) -> bool {
 
 /// One example of every record, for the contract test (syslogbench/model/rigrecord.py reads them strictly).
 pub fn examples() -> Vec<serde_json::Value> {
+    // A trial's request: its messages made from templates (a run's names a file and its offsets instead).
     let request = SendRequest {
-        file: "/tmp/host1-s1.msgs".into(),
-        ends: Some("/tmp/host1-s1.ends".into()),
+        file: String::new(),
+        ends: None,
+        templates: Some(Templates {
+            lines: vec![
+                "<13>Nov 27 10:00:00 host1 bench[1]: syslogbench h=1 s=1 q=3000000001 f=1 v=5 x\n"
+                    .into(),
+            ],
+            index_at: vec![59],
+            stream_seed: 1_234_567_890_123,
+        }),
         count: 1000,
         rate: 250.0,
         start: 1.8e9,
@@ -1007,7 +1067,7 @@ mod tests {
 
     #[test]
     fn requests_with_unknown_or_missing_keys_are_refused() {
-        let good = r#"{"file":"f","ends":null,"count":1,"rate":0,"start":1,"give_up":null,"tick_s":0.005,"phase_s":0}"#;
+        let good = r#"{"file":"f","ends":null,"templates":null,"count":1,"rate":0,"start":1,"give_up":null,"tick_s":0.005,"phase_s":0}"#;
         assert!(parse::<SendRequest>(good).is_ok());
         let extra = good.replace("\"count\"", "\"extra\":1,\"count\"");
         assert!(parse::<SendRequest>(&extra)

@@ -89,8 +89,8 @@ class OneHost:
     def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
         """Which cores the daemon and the senders have (one that leaves none: one line); what `run` refuses
         of a load that cannot fit, as far as a search has it: more TCP sessions than the config takes, a
-        datagram too large. (A trial's messages are rendered to a file a chunk at a time (rig/compiled.py
-        write_rendered): no rate needs more REMOTE_MEM.)"""
+        datagram too large. (A trial's messages are made as they are sent, from one template per priority
+        (rig/trials.py templates): no rate needs more REMOTE_MEM.)"""
         cores = capacity.placement(daemon_cores, os.cpu_count() or 1)
         found = [
             resources.connections_problem(chosen.cfg, chosen.scenario, chosen.profile, chosen.user_files),

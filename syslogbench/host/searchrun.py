@@ -41,7 +41,7 @@ from syslogbench.model.capacity import (
     UdpBuffers,
 )
 
-# Beyond a trial's own length and its rendering (capacity.render_wait_s): the common start, compose exec.
+# Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
 EXEC_ALLOWANCE_S = 60.0
 # The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
 # watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
@@ -147,7 +147,7 @@ def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: Capa
     """One trial, asked of the watcher; an answer with "error" when it could not be had."""
     if not compose.is_alive():
         return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
-    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.render_wait_s(rate * seconds)
+    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.READY_WAIT_S
     timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
     args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
     for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)

@@ -107,16 +107,9 @@ PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSI
 # (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
 # up and down included).
 TRIAL_OVERHEAD_S = 5.0
-# The senders render a trial's messages before it (Python): 8,000,000 messages by 4 senders took 21 s on 2
-# cores here (2.6 us each), so a 60 s confirmation at 1,000,000 msg/s takes about 160 s, past a fixed
-# 120 s wait. The wait for it grows with the trial's messages, with room for a slower disk.
-RENDER_WAIT_S = 120.0
-RENDER_WAIT_PER_MESSAGE_S = 5e-6
-
-
-def render_wait_s(messages: float) -> float:
-    """How long the senders may take to render a trial of `messages` in all (every sender's)."""
-    return RENDER_WAIT_S + messages * RENDER_WAIT_PER_MESSAGE_S
+# The daemon and the senders up, a trial's templates rendered (rig/trials.py): the senders make the messages
+# as they send, so the wait does not grow with a trial's messages.
+READY_WAIT_S = 120.0
 
 
 def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str]]:

@@ -31,8 +31,21 @@ class RecordError(ValueError):
 
 
 @dataclass
+class Templates:
+    """A trial's messages, made by the compiled sender as it sends (rig-rust/src/templates.rs): one framed
+    message per priority, the trial's message of index 0 (messages.render_line writes them); message i is
+    one of them, drawn by the sender's stream from stream_seed, with the nine digits at its index_at set to
+    i + 1 (the low digits of capacity.trial_seq)."""
+
+    lines: list[str]
+    index_at: list[int]
+    stream_seed: int
+
+
+@dataclass
 class SendRequest:
-    """Send the rendered file's messages: paced at `rate` msg/s from `start` (0: all due at once)."""
+    """Send the rendered file's messages, or a trial's made from templates (file "", ends None): paced at
+    `rate` msg/s from `start` (0: all due at once)."""
 
     file: str
     ends: str | None  # each message's end offset (little-endian u64s); None: a burst of the whole file
@@ -44,6 +57,7 @@ class SendRequest:
     # due at its batch (rig-rust/src/schedule.rs; capacity.phase_s spreads a trial's senders over a tick).
     tick_s: float
     phase_s: float = 0.0
+    templates: Templates | None = None
 
 
 @dataclass

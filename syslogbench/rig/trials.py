@@ -5,9 +5,9 @@ trial at a time, `trial_run` on the control channel, through `docker compose exe
 (`python3 -m syslogbench.rig.trials run RATE DURATION`), and the watcher answers with the trial's record once
 its late messages are counted. Each trial:
 
-- the senders get its rate and message count (`trial`), render their messages, each with the trial's own
-  sequence numbers (model.capacity.trial_seq), and say so (`trial_ready`); the watcher then gives one start
-  time to all;
+- the senders get its rate and message count (`trial`), render one template per priority (the compiled
+  sender makes each message from one as it sends, with the trial's own sequence number:
+  model.capacity.trial_seq), and say so (`trial_ready`); the watcher then gives one start time to all;
 - each sender's compiled sender (rig-rust `send`, on the connection it keeps for every trial) sends open
   loop: message i is due at start + i/rate, a sender that falls behind sends what is due at once and never
   stretches its schedule; its record (model.rigrecord.SendRecord: what it sent, its CPU, its largest lag at
@@ -21,6 +21,7 @@ Stdlib only: runs in the watcher and generator containers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -33,11 +34,12 @@ from pathlib import Path
 
 from syslogbench.model import capacity, preprocess, scenarios, settings, userconfig
 from syslogbench.model.messages import (
+    FACILITIES,
+    SEVERITIES,
     SenderId,
     bsd_timestamp,
     datagram,
     iso_timestamp,
-    pri_stream,
     render_line,
 )
 from syslogbench.model.rigrecord import (
@@ -51,15 +53,15 @@ from syslogbench.model.rigrecord import (
     SendRecord,
     SendRequest,
     TallyRecord,
+    Templates,
     TrialRequest,
     record_from,
 )
 from syslogbench.rig import channel, control
-from syslogbench.rig.compiled import Rig, RigError, write_rendered
+from syslogbench.rig.compiled import Rig, RigError
 
 LOOK_S = 0.05  # how often the trial's thread looks at the senders' reports and the daemon (not the output)
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost
-READY_WAIT_S = 120.0  # the daemon and the senders up (a trial's rendering: capacity.render_wait_s)
 START_LEAD_S = 0.2  # from the last sender's trial_ready to the common start
 LEDGER_WAIT_S = 30.0
 EXIT_SHOWS_S = 5.0  # a sender saw the daemon's connection fail: how long its exit may take to show
@@ -70,7 +72,6 @@ DRAIN_MAX_S = 60.0  # after the give-up time, for the senders' reports
 CAPACITY_ENV = "CAPACITY"
 NODE_ENV = "NODE_HOSTNAME"  # a swarm node (host/stack.py); on one host its name (environment.py)
 RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
-WORK_DIR = Path(os.environ.get("WORK_DIR", "/tmp"))
 # A sender opens its connection to the daemon and starts its compiled sender on it (rig/sender.py).
 Opener = Callable[[str], Rig]
 
@@ -151,7 +152,7 @@ class Trials:
                 # Past this, a message is late whenever it arrives: the senders stop, the watcher counts.
                 self.spec["give_up"] = start + self.spec["duration"] + self.bound_s + LATE_WATCH_S
                 self.changed.notify_all()
-            wait = float(self.spec.get("ready_wait_s", READY_WAIT_S))
+            wait = float(self.spec["ready_wait_s"])
             self.changed.wait_for(lambda: "start" in (self.spec or {}) or self.over.is_set(), wait)
             if not self.spec or "start" not in self.spec:
                 return {"error": "the other senders were not ready in time"}
@@ -191,7 +192,7 @@ class Trials:
     def run(self, request: dict) -> dict:
         """One trial at the total rate `rate` msg/s for `duration` s; its record (model.capacity.Trial)."""
         rate, duration = float(request["rate"]), float(request["duration"])
-        if not self.ready_to_run.wait(float(request.get("wait", READY_WAIT_S))):
+        if not self.ready_to_run.wait(float(request.get("wait", capacity.READY_WAIT_S))):
             return {"error": self.failure or "the daemon and the senders were not ready in time"}
         if self.failure:
             return {"error": self.failure}
@@ -219,7 +220,7 @@ class Trials:
         with self.changed:
             self.number += 1
             self.ready, self.ledgers, self.clocks = set(), {}, {}
-            ready_wait = capacity.render_wait_s(messages * len(self.names))
+            ready_wait = capacity.READY_WAIT_S
             self.spec = {"trial": self.number, "rate": per_sender, "messages": messages, "duration": duration,
                          "bound": self.bound_s, "ready_wait_s": ready_wait}  # fmt: skip
             self.changed.notify_all()
@@ -387,51 +388,55 @@ def daemon_exit() -> int | None:
 # -- the generators' side -----------------------------------------------------------------------------------
 
 
-def render(
-    path: Path, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, spec: dict
-) -> Path:
-    """The trial's messages, one after the other (datagrams for UDP), into path; each one's end offset into
-    the file it returns (the compiled sender's input)."""
+# The low digits of a trial's sequence number that the compiled sender sets: the index within the trial + 1.
+INDEX_DIGITS = len(str(capacity.TRIAL_SEQ_SPAN - 1))
+
+
+def templates(
+    sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, spec: dict
+) -> Templates:
+    """One framed message per priority for the trial (datagrams over UDP), from which the compiled sender
+    makes every message as it sends. Each is rendered twice, with the lowest and the highest index digits:
+    where the two differ is where the sender writes a message's own."""
     trial, count = int(spec["trial"]), int(spec["messages"])
     width = len(str(capacity.trial_seq(trial, count)))
-    pris = pri_stream(cfg.seed + trial, sender)
     payload = preprocess.payload(scenario.preprocess)
     now = time.time()
     stamp = iso_timestamp(now) if scenario.format == "rfc5424" else bsd_timestamp(now)
-    lines = (
-        render_line(sender, capacity.trial_seq(trial, index), next(pris), stamp, width,
-                    size=scenario.message_bytes, fmt=scenario.format, payload=payload)
-        for index in range(count)
-    )  # fmt: skip
-    if scenario.transport == "udp":
-        lines = (datagram(line, scenario.format) for line in lines)
-    ends = write_rendered(path, lines, indexed=True)
-    assert ends is not None
-    return ends
+    lines, index_at = [], []
+    for pri in range(FACILITIES * SEVERITIES):
+        low, high = (
+            render_line(sender, capacity.trial_seq(trial, index), pri, stamp, width, size=scenario.message_bytes,
+                        fmt=scenario.format, payload=payload)
+            for index in (0, capacity.TRIAL_SEQ_SPAN - 2)
+        )  # fmt: skip
+        if scenario.transport == "udp":
+            low, high = datagram(low, scenario.format), datagram(high, scenario.format)
+        differ = [at for at, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
+        assert differ == list(range(differ[0], differ[0] + INDEX_DIGITS)), (low, high)
+        lines.append(low.decode())
+        index_at.append(differ[0])
+    seed = hashlib.blake2b(f"{cfg.seed + trial}:{sender.host}:{sender.sender}".encode(), digest_size=8)
+    return Templates(lines, index_at, int.from_bytes(seed.digest(), "little"))
 
 
 def one_trial(
     link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, rig: Rig,
     spec: dict,
 ) -> SendRecord:  # fmt: skip
-    """Render, wait for the common start, send open loop (compiled); the sender's record of this trial."""
-    path = WORK_DIR / f"trial-{sender.name}.msgs"
-    ends = render(path, sender, cfg, scenario, spec)
+    """Render the templates, wait for the common start, send open loop (compiled); the sender's record of
+    this trial."""
+    made = templates(sender, cfg, scenario, spec)
     trial, count, rate = int(spec["trial"]), int(spec["messages"]), float(spec["rate"])
-    # Checked before each trial, after rendering (which would lengthen the round trips): a clock that drifts
-    # over a long search is followed.
+    # Checked before each trial: a clock that drifts over a long search is followed.
     clock = link.clock_check(capacity.CLOCK_ROUNDS)
     answer = link.call("trial_ready", timeout=float(spec["ready_wait_s"]) + 10, sender=sender.name, trial=trial,
                        clock_offset_s=clock.offset_s, clock_uncertainty_s=clock.uncertainty_s,
                        node=os.environ.get(NODE_ENV))  # fmt: skip
     start, give_up = float(answer["start"]), float(answer["give_up"])
-    rig.ask(SendRequest(str(path), str(ends), count, rate, start, give_up, capacity.SEND_TICK_S,
-                        float(answer["phase_s"])))  # fmt: skip
-    try:
-        return rig.answer(SendRecord, max(0.0, give_up - time.time()) + RIG_ANSWER_S)
-    finally:
-        path.unlink(missing_ok=True)
-        ends.unlink(missing_ok=True)
+    rig.ask(SendRequest("", None, count, rate, start, give_up, capacity.SEND_TICK_S, float(answer["phase_s"]),
+                        made))  # fmt: skip
+    return rig.answer(SendRecord, max(0.0, give_up - time.time()) + RIG_ANSWER_S)
 
 
 def sender_main(sender: SenderId, cfg: settings.Settings, open_rig: Opener) -> None:

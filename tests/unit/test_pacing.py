@@ -10,11 +10,13 @@ import time
 from array import array
 from pathlib import Path
 
-from syslogbench.model import messages, scenarios
+import pytest
+
+from syslogbench.model import capacity, messages, preprocess, scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, SendRecord, SendRequest
 from syslogbench.model.settings import from_env
-from syslogbench.rig import sender
+from syslogbench.rig import sender, trials
 from tests.unit.conftest import env
 
 ENV = env(small=True, SCENARIO="udp", MESSAGES_PER_SENDER=50)
@@ -116,3 +118,94 @@ def test_the_compiled_sender_holds_its_rate_in_batches_and_records_its_lag(tmp_p
     assert record.behind_max_s < 0.1, record
     assert record.last_at >= start + 0.2495
     assert bytes(received) == path.read_bytes()
+
+
+# -- a trial's messages, made by the compiled sender from one template per priority ----------------------
+
+
+def made_on_the_wire(
+    scenario: scenarios.Scenario, count: int, trial: int = 3
+) -> tuple[list[bytes], SendRecord]:
+    """A trial's `count` messages of host1-s2, as the compiled sender makes and sends them at 20,000 msg/s
+    over loopback UDP or TCP, split into messages; and its record."""
+    cfg = from_env(ENV | {"SCENARIO": scenario.id})
+    made = trials.templates(SenderId(1, 2), cfg, scenario, {"trial": trial, "messages": count})
+    udp = scenario.transport == "udp"
+    server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    if not udp:
+        server.listen()
+    grams: list[bytes] = []
+    stream = bytearray()
+
+    def read() -> None:
+        if udp:
+            server.settimeout(2)
+            while len(grams) < count:
+                grams.append(server.recv(4096))
+            return
+        conn, _ = server.accept()
+        with conn:
+            while chunk := conn.recv(65536):
+                stream.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    with socket.socket(server.family, server.type) as out:
+        out.connect(server.getsockname())
+        rig, _ = sender.start_rig(out, scenario.transport)
+    rig.ask(SendRequest("", None, count, 20_000.0, time.time() + 0.05, None, 0.005, 0.0, made))
+    record = rig.answer(SendRecord, 10)
+    rig.ask(CloseRequest(5.0))
+    rig.answer(ClosedRecord, 15)
+    rig.close()
+    reader.join(5)
+    server.close()
+    if udp:
+        return grams, record
+    if scenario.format == "rfc5424":  # octet counted: "LEN SP MSG"
+        split, rest = [], bytes(stream)
+        while rest:
+            length, rest = rest.split(b" ", 1)
+            split.append(b"%s %s" % (length, rest[: int(length)]))
+            rest = rest[int(length) :]
+        return split, record
+    return bytes(stream).splitlines(keepends=True), record
+
+
+def stamp_of(message: bytes, fmt: str) -> str:
+    """The timestamp a message carries (every message of a trial carries its templates' one)."""
+    after = message.split(b">", 1)[1].removeprefix(b"1 " if fmt == "rfc5424" else b"")
+    return after[: len(messages.SAMPLE_STAMP[fmt])].decode()
+
+
+@pytest.mark.parametrize("scenario_id", ["seed2014", "udp", "rfc5424", "pre-json", "pre-kv", "size400"])
+def test_the_compiled_sender_makes_each_message_as_python_renders_it(scenario_id: str) -> None:
+    """Message i is the template of some priority with its own sequence number: byte for byte what
+    messages.render_line gives for that priority and number (the message text is written in Python only)."""
+    scenario = scenarios.load(scenario_id)
+    count, trial = 3000, 3
+    got, record = made_on_the_wire(scenario, count, trial)
+    assert (record.sent, record.status, len(got)) == (count, "ok", count)
+    assert record.bytes == sum(len(message) for message in got)
+    payload, fmt = preprocess.payload(scenario.preprocess), scenario.format
+    width, stamp = len(str(capacity.trial_seq(trial, count))), stamp_of(got[0], fmt)
+    pris = [int(message.split(b"<", 1)[1].split(b">", 1)[0]) for message in got]
+    for index, (message, pri) in enumerate(zip(got, pris, strict=True)):
+        want = messages.render_line(SenderId(1, 2), capacity.trial_seq(trial, index), pri, stamp, width,
+                                    size=scenario.message_bytes, fmt=fmt, payload=payload)  # fmt: skip
+        if scenario.transport == "udp":
+            want = messages.datagram(want, fmt)
+        assert message == want, index
+    assert len(set(pris)) == messages.FACILITIES * messages.SEVERITIES  # 3,000 draws reach every pair
+
+
+def test_a_trials_templates_are_one_per_priority_with_the_index_digits_found() -> None:
+    cfg = from_env(ENV | {"SCENARIO": "seed2014"})
+    made = trials.templates(SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
+    assert len(made.lines) == len(made.index_at) == 192
+    first = made.lines[13]
+    assert first[made.index_at[13] - 4 : made.index_at[13] + 9] == "q=12000000001"
+    again = trials.templates(SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
+    other = trials.templates(SenderId(1, 3), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
+    assert made.stream_seed == again.stream_seed != other.stream_seed
