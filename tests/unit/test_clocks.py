@@ -64,7 +64,14 @@ def test_the_watcher_s_start_on_the_sender_s_clock_puts_the_schedule_on_the_watc
 def test_trial_ready_answers_each_sender_with_the_start_on_its_own_clock() -> None:
     served = trials.Trials(None, ["host1-s1", "host2-s1"], 1.0)  # type: ignore[arg-type]
     served.number = 1
-    served.spec = {"trial": 1, "rate": 10.0, "messages": 10, "duration": 1.0, "bound": 1.0}
+    served.spec = {
+        "trial": 1,
+        "rate": 10.0,
+        "messages": 10,
+        "duration": 1.0,
+        "bound": 1.0,
+        "ready_wait_s": 5.0,
+    }
     ahead = {"clock_offset_s": -2.0, "clock_uncertainty_s": 0.0004, "node": "node2"}
     answers: dict[str, dict] = {}
     first = threading.Thread(target=lambda: answers.setdefault(
