@@ -97,11 +97,22 @@ def other_settings(data: Mapping) -> list[str]:
     older result lacks counts as the value its search ran with (model.capacity.BEFORE_THE_KEY); a key the
     defaults do not know (a newer result's) is listed whatever its value."""
     settings = {**model.BEFORE_THE_KEY, **(data.get("settings") or {})}
-    return [
+    found = [
         setting_text(name, value)
         for name, value in sorted(settings.items())
         if name not in RANGE_KEYS and DEFAULTS.get(name) != value
     ]
+    return found + udp_buffer_setting(data)
+
+
+def udp_buffer_setting(data: Mapping) -> list[str]:
+    """UDP_RCVBUF where a UDP search asked for a buffer (the kernel's default is the default): a search at
+    another buffer measures another thing, and is never pooled with one at the default."""
+    requested = (data.get("udp_buffers") or {}).get("requested_bytes")
+    if requested is None:
+        return []
+    mib, rest = divmod(int(requested), 1024**2)
+    return [f"UDP_RCVBUF={mib}m" if mib and not rest else f"UDP_RCVBUF={requested}"]
 
 
 def published(bound: Mapping) -> float | None:
@@ -113,8 +124,10 @@ def published(bound: Mapping) -> float | None:
 
 
 def at_least(data: Mapping) -> str | None:
-    """Why the NDR is a floor, or None: the search found a rate above it that was not held."""
-    if data["outcome"] != "found":
+    """Why the NDR is a floor, or None: the search found a rate above it that was not held. A search
+    "unconfirmed" only at its PDR still found its NDR, confirmed."""
+    ndr_held = data["outcome"] == "unconfirmed" and data["ndr"].get("confirmed") is True
+    if data["outcome"] != "found" and not ndr_held:
         return f"at least ({data['outcome']})"
     if data["ndr"].get("upper_msgs_per_s") is not None:
         return None

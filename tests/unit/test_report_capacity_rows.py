@@ -150,3 +150,29 @@ def test_a_row_whose_machines_did_different_work_per_cpu_second_says_so() -> Non
     assert apart.flags[-1] == "fingerprints differ (cpu 10.0M-12.6M loops per CPU s)"
     alone = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, None)])[0]
     assert not [flag for flag in alone.flags if flag.startswith(capacity_rows.FINGERPRINTS_DIFFER)]
+
+
+UDP_SEARCHES = {  # syslog-ng 4.8 over UDP on one machine: the kernel's default buffer, then 4m and 32m
+    "default": "20261127T145610.241Z-syslog-ng-4.8-31bb-udp",
+    "4m": "20261127T150624.720Z-syslog-ng-4.8-6abe-udp",
+    "32m": "20261127T151312.975Z-syslog-ng-4.8-f019-udp",
+}
+
+
+def test_searches_at_different_udp_buffers_are_never_pooled() -> None:
+    searches = [recorded(stem) for stem in UDP_SEARCHES.values()]
+    found = {row.settings: row.n for row in capacity_rows.rows(searches)}
+    assert found == {(): 1, ("UDP_RCVBUF=4m",): 1, ("UDP_RCVBUF=32m",): 1}
+    assert capacity_rows.other_settings(recorded(UDP_SEARCHES["4m"])) == ["UDP_RCVBUF=4m"]
+
+
+def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
+    search = recorded(UDP_SEARCHES["default"])
+    assert (search["outcome"], search["ndr"]["confirmed"], search["pdr"]["confirmed"]) == (
+        "unconfirmed", True, False,
+    )  # fmt: skip
+    assert capacity_rows.at_least(search) is None
+    (row,) = capacity_rows.rows([search])
+    assert (row.ndr, row.pdr, row.plain) == (search["ndr"]["confirmed_msgs_per_s"], None, True)
+    unconfirmed_ndr = {**search, "ndr": {**search["ndr"], "confirmed": False}}
+    assert capacity_rows.at_least(unconfirmed_ndr) == "at least (unconfirmed)"
