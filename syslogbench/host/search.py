@@ -85,7 +85,8 @@ def out_of_time_hint(error: str, left_s: float, cap: CapacitySettings) -> str:
     if "too long" not in error:
         return ""
     return (f" (MLRsearch had {left_s:.0f} s of SEARCH_MAX={cap.search_max_s:.0f}, the rest kept for the "
-            f"confirmations and latency trials: raise SEARCH_MAX, or SEARCH_WIDTH={cap.relative_width:g})")  # fmt: skip
+            f"confirmations and latency trials: raise SEARCH_MAX, or widen SEARCH_WIDTH, e.g. to "
+            f"{cap.relative_width * 2:g} from {cap.relative_width:g})")  # fmt: skip
 
 
 def search(

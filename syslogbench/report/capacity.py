@@ -325,8 +325,12 @@ def lead_blocks(
             of_transport = [row for row in own if row.transport == transport and row.earlier_procedure]
         if not of_transport:
             continue
-        machines = [row.machine for row in of_transport for _ in row.searches]
-        machine = busiest if busiest in machines else max(dict.fromkeys(machines), key=machines.count)
+        # The machine with the most of this transport's searches to rank; on a tie the busiest in all, then
+        # the one searched last.
+        searched = [(row.machine, capacity_rows.finished(s)) for row in of_transport for s in row.searches]
+        machines = [m for m, _ in searched]
+        last = {m: max(when for other, when in searched if other == m) for m in machines}
+        machine = max(last, key=lambda m: (machines.count(m), m == busiest, last[m]))
         chosen = [row for row in of_transport if row.machine == machine]
         main = max(
             dict.fromkeys(row.scenario for row in chosen),

@@ -316,7 +316,10 @@ def rows(searches: Sequence[Mapping]) -> list[Row]:
     for search in searches:
         settings = tuple(other_settings(search))
         key = (profile_of(search), search["scenario"], search["transport"], machine_of(search), settings)
-        found.setdefault(key, Row(*key)).searches.append(search)
+        # A floor (capped at RATE_MAX, or stopped short) is a row of its own: pooled with searches that found
+        # a rate, it would make their row a floor too, or count its cap as a rate.
+        floor = at_least(search) is not None
+        found.setdefault((*key, floor), Row(*key)).searches.append(search)
     return sorted(
         found.values(), key=lambda row: (transport_rank(row.transport), -(row.ndr or 0), row.profile)
     )

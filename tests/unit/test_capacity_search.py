@@ -643,5 +643,5 @@ def test_mlrsearch_out_of_time_says_what_to_change_and_nothing_else_does() -> No
     cap = capacity.CapacitySettings()
     hint = search.out_of_time_hint("Optimized search takes too long.", 415.2, cap)
     assert hint == (" (MLRsearch had 415 s of SEARCH_MAX=600, the rest kept for the confirmations and latency "
-                    "trials: raise SEARCH_MAX, or SEARCH_WIDTH=0.05)")  # fmt: skip
+                    "trials: raise SEARCH_MAX, or widen SEARCH_WIDTH, e.g. to 0.1 from 0.05)")  # fmt: skip
     assert search.out_of_time_hint("min load already fails", 415.2, cap) == ""

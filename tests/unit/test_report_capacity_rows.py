@@ -176,3 +176,12 @@ def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
     assert (row.ndr, row.pdr, row.plain) == (search["ndr"]["confirmed_msgs_per_s"], None, True)
     unconfirmed_ndr = {**search, "ndr": {**search["ndr"], "confirmed": False}}
     assert capacity_rows.at_least(unconfirmed_ndr) == "at least (unconfirmed)"
+
+
+def test_a_search_capped_at_rate_max_is_not_pooled_with_searches_that_found_a_rate() -> None:
+    capped = recorded("20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014")  # held RATE_MAX=200000 for 60 s
+    found = recorded("20261127T183405.994Z-syslog-ng-4.8-b32c-seed2014")  # RATE_MAX=400000: 159,159
+    rows = capacity_rows.rows([capped, found])
+    assert sorted((row.n, row.ndr, row.own_config) for row in rows) == [
+        (1, 159159.0, True), (1, 200000.0, False),
+    ]  # fmt: skip
