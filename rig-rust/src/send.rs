@@ -507,13 +507,7 @@ fn paced(
 ) -> Result<Outcome, String> {
     let mut send =
         |first: u64, last: u64| send_range(link, data, ends, first, last, request.give_up);
-    let done = open_loop(
-        &mut RealClock,
-        request.count,
-        &request.schedule(),
-        request.give_up,
-        &mut send,
-    )?;
+    let done = on_schedule(request, &mut send)?;
     let bytes = if done.sent == 0 {
         0
     } else {
@@ -539,14 +533,22 @@ fn made(link: &mut Link, maker: &Maker, request: &SendRequest) -> Result<Outcome
         }
         Ok(done)
     };
-    let done = open_loop(
+    let done = on_schedule(request, &mut send)?;
+    Ok((done.sent, bytes, done.pacing, done.last_at))
+}
+
+/// The request's messages open loop on the real clock, each handed over by `send`.
+fn on_schedule(
+    request: &SendRequest,
+    send: &mut dyn FnMut(u64, u64) -> Result<u64, String>,
+) -> Result<Sent, String> {
+    open_loop(
         &mut RealClock,
         request.count,
         &request.schedule(),
         request.give_up,
-        &mut send,
-    )?;
-    Ok((done.sent, bytes, done.pacing, done.last_at))
+        send,
+    )
 }
 
 fn begin(ends: &[u64], index: u64) -> u64 {

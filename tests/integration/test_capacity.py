@@ -39,8 +39,10 @@ SETTINGS = {
     "TRIAL_FINAL": "3",
     "TRIAL_PAUSE": "0.5",
     "SEARCH_MAX": "150",
-    # A tighter bound found the scheduling of a machine with 30 runnable tasks per core.
-    "LATENCY_BOUND": "0.5",
+    # The default bound: with 0.5 s, the latency trial at 250 msg/s after the search counted 66 messages late
+    # once (p99 0.73 s, the senders' sleeps ending 0.1 s late) while the other test worker ran a swarm: the
+    # machine's scheduling, which then left the NDR unconfirmed.
+    "LATENCY_BOUND": "1",
     # One final trial per rate and no confirmation: these known answers are the search's own (the defaults'
     # three trials and 60 s confirmations would not fit in SEARCH_MAX); the confirmation has its own test.
     "TRIAL_SUM": "0",

@@ -86,6 +86,14 @@ def test_the_compiled_sender_sends_each_message_as_one_datagram(tmp_path: Path) 
     receiver.close()
 
 
+def read_all(server: socket.socket, into: bytearray) -> None:
+    """What the one connection to a listening server brings, until it closes."""
+    conn, _ = server.accept()
+    with conn:
+        while chunk := conn.recv(65536):
+            into.extend(chunk)
+
+
 def test_the_compiled_sender_holds_its_rate_in_batches_and_records_its_lag(tmp_path: Path) -> None:
     """500 messages at 2,000 msg/s: about 0.25 s, in batches (one every tick or so), none far behind."""
     cfg = from_env(ENV | {"SCENARIO": "tcp-rate", "MESSAGES_PER_SENDER": "499"})
@@ -93,14 +101,7 @@ def test_the_compiled_sender_holds_its_rate_in_batches_and_records_its_lag(tmp_p
     ends = sender.render(path, cfg, SenderId(1, 1), scenarios.load("tcp-rate"))
     server = socket.create_server(("127.0.0.1", 0))
     received = bytearray()
-
-    def read() -> None:
-        conn, _ = server.accept()
-        with conn:
-            while chunk := conn.recv(65536):
-                received.extend(chunk)
-
-    reader = threading.Thread(target=read, daemon=True)
+    reader = threading.Thread(target=read_all, args=(server, received), daemon=True)
     reader.start()
     with socket.create_connection(server.getsockname(), timeout=5) as sock:
         rig, _ = sender.start_rig(sock, "tcp")
@@ -144,10 +145,7 @@ def made_on_the_wire(
             while len(grams) < count:
                 grams.append(server.recv(4096))
             return
-        conn, _ = server.accept()
-        with conn:
-            while chunk := conn.recv(65536):
-                stream.extend(chunk)
+        read_all(server, stream)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
