@@ -154,8 +154,11 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
     file there: every line counted came through the relay). Both hold the small rates easily: every trial
     delivers every message, counted per sender."""
     Compose(profile, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
+    # A bound well past any scheduling delay: this test counts messages, not latency. At 1 s, one message of
+    # a latency trial at 800 msg/s through the relay came late once while the other test worker ran a swarm
+    # (the machine's fingerprint 14% below its quiet figure), which left the search unconfirmed.
     settings = dict(SETTINGS, SCENARIO=scenario, RATE_MIN="400", RATE_MAX="1600", TRIAL_FINAL="2",
-                    SEARCH_MAX="60", LATENCY_BOUND="1")  # fmt: skip
+                    SEARCH_MAX="60", LATENCY_BOUND="5")  # fmt: skip
     code = searchrun.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
