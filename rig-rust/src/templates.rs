@@ -10,8 +10,8 @@
 use crate::key::TRIAL_SEQ_SPAN;
 use serde::{Deserialize, Serialize};
 
-/// The digits of an index within a trial's span (TRIAL_SEQ_SPAN is 10^9).
-pub const INDEX_DIGITS: usize = 9;
+/// The digits of an index within a trial's span (9: TRIAL_SEQ_SPAN is 10^9), derived so that the two never drift.
+pub const INDEX_DIGITS: usize = TRIAL_SEQ_SPAN.ilog10() as usize;
 
 #[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
 #[serde(deny_unknown_fields)]
