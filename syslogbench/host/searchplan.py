@@ -3,7 +3,7 @@ before any container starts (docs/capacity.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syslogbench.host import plan as run_plan
 from syslogbench.host import userconfig
@@ -57,7 +57,8 @@ def plan(
             f"a search of many trials has not got; pick a relay scenario whose target is "
             f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
         )
-    return Search(chosen, cap, on.search_placement(chosen, int(cap.daemon_cores)))
+    cap = replace(cap, daemon_cores=float(on.daemon_cores(cap.daemon_cores)))  # the result records the number
+    return Search(chosen, cap, on.search_placement(chosen, int(cap.daemon_cores or 0)))
 
 
 # Run settings a search has no use for: its trials set their own length and message count, and it ends

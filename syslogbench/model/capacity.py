@@ -63,9 +63,13 @@ class CapacitySettings:
     # (docs/capacity.md, "Defaults").
     search_max_s: float = 600.0
     pause_s: float = 2.0  # TRIAL_PAUSE: between trials, so queues drain
-    # DAEMON_CORES: 0 runs every role on any core; N >= 1 gives the daemon the host's last N cores and the
-    # senders, the watcher and the last hop the others (cpusets), as the 2014 remote hosts were apart.
-    daemon_cores: float = 0.0
+    # DAEMON_CORES: N >= 1 gives the daemon the host's last N cores and the senders, the watcher and the
+    # last hop the others (cpusets), as the 2014 remote hosts were apart; 0 runs every role on any core.
+    # None: half the host's cores (default_daemon_cores), decided by the search's plan and recorded as the
+    # number in force. With the rig on the daemon's cores two searches in a row published rates 11% (rsyslog)
+    # and 23% (syslog-ng) apart; with the daemon on a core of its own, three searches of each published one
+    # rate (docs/capacity.md, "The daemon on cores of its own").
+    daemon_cores: float | None = None
     # Repeated final trials, as CSIT runs them on noisy systems: a rate is decided once its final trials add
     # up to TRIAL_SUM seconds (0: one trial of TRIAL_FINAL), and it holds if the trials that lost more than
     # the goal allows make up at most EXCEED_RATIO of that time (CSIT's 0.5). With 30 s and 0.5, a trial
@@ -146,7 +150,7 @@ def check(cap: CapacitySettings) -> None:
             f"TRIAL_INITIAL={cap.initial_trial_s:g} s, TRIAL_FINAL={cap.final_trial_s:g} s: "
             "both above 0, the first no longer than the second"
         )
-    if cap.daemon_cores < 0 or cap.daemon_cores != int(cap.daemon_cores):
+    if cap.daemon_cores is not None and (cap.daemon_cores < 0 or cap.daemon_cores != int(cap.daemon_cores)):
         raise CapacityError(
             f"DAEMON_CORES={cap.daemon_cores:g}: give a whole number of cores (0: every role on any core)"
         )
@@ -214,6 +218,12 @@ def check_lifetime(cap: CapacitySettings) -> None:
             f"daemon's supervisor stops it MAX_LIFETIME={MAX_LIFETIME_S} s after it starts, {settings.START_ALLOWANCE_S} s "
             f"of which may go to starting: use SEARCH_MAX={max(most, 0):.0f} or less"
         )
+
+
+def default_daemon_cores(host_cores: int) -> int:
+    """One host's default DAEMON_CORES: half its cores for the daemon, the rest for the rig; 0 (any core)
+    on a one-core host, where no core is left to keep apart."""
+    return host_cores // 2
 
 
 def placement(daemon_cores: int, host_cores: int) -> dict[str, str]:

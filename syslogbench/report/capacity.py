@@ -291,10 +291,13 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
     return text
 
 
-EARLIER_NOTE = (
-    "*No search of this transport ran at today's defaults (several final trials per rate, a 60 s "
-    "confirmation): these ran before them, one final trial per rate and no confirmation.*"
-)
+def earlier_note(rows: Sequence[Row]) -> str:
+    settings = sorted({setting for row in rows for setting in row.settings})
+    return (
+        "*No search of this transport ran at today's defaults (several final trials per rate, a 60 s "
+        "confirmation, the daemon on cores of its own): these ran at the procedure of their day "
+        f"({', '.join(settings)}).*"
+    )
 
 
 def lead_blocks(
@@ -337,9 +340,10 @@ def lead_blocks(
             key=lambda s: sum(r.n for r in chosen if r.scenario == s),
         )
         where = "" if machine == busiest else f"[machine {numbers.get(machine)}](#machines)"
-        text = lead_text(transport, [r for r in chosen if r.scenario == main], anchors, where)
+        ranked = [r for r in chosen if r.scenario == main]
+        text = lead_text(transport, ranked, anchors, where)
         if earlier:
-            text += f" {EARLIER_NOTE}"
+            text += f" {earlier_note(ranked)}"
         blocks.append(Lead(text))
     blocks.append(Note(LEAD_NOTE))
     return blocks

@@ -48,6 +48,9 @@ CONTRADICTED = "contradicted"
 UNCONFIRMED = "unconfirmed"
 TEST_CONFIG = "test config"
 OTHER_SETTINGS = "other settings"
+# The settings whose defaults changed as the procedure did: a search at their earlier values is what the first
+# screen shows for a transport that no search at today's defaults has (report/capacity.py, lead_blocks).
+EARLIER_KEYS = frozenset({*(SETTING_NAMES[name] for name in model.BEFORE_THE_KEY), "DAEMON_CORES"})
 RIG_HEAVY = "rig-heavy"
 FINGERPRINTS_DIFFER = "fingerprints differ"
 # Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine (docs/measurement.md,
@@ -100,9 +103,19 @@ def other_settings(data: Mapping) -> list[str]:
     found = [
         setting_text(name, value)
         for name, value in sorted(settings.items())
-        if name not in RANGE_KEYS and DEFAULTS.get(name) != value
+        if name not in RANGE_KEYS and default_of(name, data) != value
     ]
     return found + udp_buffer_setting(data)
+
+
+def default_of(name: str, data: Mapping) -> object:
+    """The default a search's setting is compared with. DAEMON_CORES's is the machine's own: half its cores
+    on one host (model.capacity.default_daemon_cores), 0 on a swarm, where the daemon has a node."""
+    if name != "daemon_cores":
+        return DEFAULTS.get(name)
+    if data.get("nodes"):
+        return 0.0
+    return float(model.default_daemon_cores(int((data.get("machine") or {}).get("cores") or 0)))
 
 
 def udp_buffer_setting(data: Mapping) -> list[str]:
@@ -281,9 +294,9 @@ class Row:
     @property
     def earlier_procedure(self) -> bool:
         """Its settings differ from today's defaults only in how the search decides a rate (TRIAL_SUM,
-        EXCEED_RATIO, CONFIRM_S): the same measure, searched before today's procedure."""
-        procedure = {SETTING_NAMES[name] for name in model.BEFORE_THE_KEY}
-        return all(setting.split("=", 1)[0] in procedure for setting in self.settings)
+        EXCEED_RATIO, CONFIRM_S) or where the rig ran (DAEMON_CORES, 0 by default before 2026-11-27): the
+        daemon's own config at the procedure of its day."""
+        return all(setting.split("=", 1)[0] in EARLIER_KEYS for setting in self.settings)
 
     def overlaps(self, other: Row) -> bool:
         """Whether the two rows' NDR ranges share a rate: then their order is not settled."""

@@ -4,6 +4,7 @@ a fake daemon writing the output, the open-loop sender, and MLRsearch against a 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -59,6 +60,18 @@ def test_a_capacity_setting_that_cannot_work_is_refused(setting: dict[str, str],
 def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
     cap, rest = capacity.split({"PDR_TARGET": "0.01", "HOSTS": "1", "LATENCY_BOUND": "0.5"})
     assert (cap.pdr_target, cap.latency_bound_s, rest) == (0.01, 0.5, {"HOSTS": "1"})
+
+
+@pytest.mark.parametrize(("host_cores", "daemon"), [(1, 0), (2, 1), (3, 1), (8, 4)])
+def test_by_default_one_host_gives_the_daemon_half_its_cores_and_records_the_number(
+    host_cores: int, daemon: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: host_cores)
+    search = searchplan.plan("syslog-ng", {}, benchmark.OneHost())
+    assert search.cap.daemon_cores == daemon  # the number in force, as the result records it
+    assert search.cpu_placement == capacity.placement(daemon, host_cores)
+    asked = searchplan.plan("syslog-ng", {"DAEMON_CORES": "0"}, benchmark.OneHost())
+    assert asked.cap.daemon_cores == 0 and asked.cpu_placement["daemon"] == "any"
 
 
 @pytest.mark.parametrize(
@@ -546,6 +559,7 @@ def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: p
     fake_swarm(monkeypatch, "id-n1")
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
+    assert chosen.cap.daemon_cores == 0  # the default on a swarm: no cpuset, a node of its own
     assert searchrun.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
     assert (
         searchrun.cpuset(

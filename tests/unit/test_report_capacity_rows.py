@@ -9,7 +9,7 @@ import pytest
 from syslogbench.model import capacity as model
 from syslogbench.report import capacity_rows
 
-EARLIER = "other settings (CONFIRM_S=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
+EARLIER = "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
 RECORDED = Path(__file__).resolve().parents[2] / "results" / "capacity"
 
 
@@ -67,22 +67,25 @@ def test_a_users_config_is_a_test_config_with_its_other_settings() -> None:
     assert capacity_rows.flags(search) == [
         capacity_rows.AT_RATE_MAX,
         capacity_rows.TEST_CONFIG,
-        "other settings (CONFIRM_S=0, EXCEED_RATIO=0, LATENCY_BOUND=3, TRIAL_SUM=0)",
+        "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, LATENCY_BOUND=3, TRIAL_SUM=0)",
     ]
     assert capacity_rows.profile_of(search) == "rsyslog-8.2504 (config c4a69c79e3d5)"
 
 
 def test_other_settings_name_what_changes_the_measure_not_the_search_range() -> None:
     pinned = recorded("20261125T213145.622Z-rsyslog-8.2504-f7a4-seed2014")
-    # RATE_MAX=200,000 is not named; a key the result lacks is what its search ran with (BEFORE_THE_KEY).
-    assert capacity_rows.other_settings(pinned) == [
-        "CONFIRM_S=0",
-        "DAEMON_CORES=1",
-        "EXCEED_RATIO=0",
-        "TRIAL_SUM=0",
-    ]
+    # RATE_MAX=200,000 is not named; a key the result lacks is what its search ran with (BEFORE_THE_KEY);
+    # DAEMON_CORES=1 is a 2-core machine's default (half its cores).
+    assert pinned["machine"]["cores"] == 2 and pinned["settings"]["daemon_cores"] == 1
+    assert capacity_rows.other_settings(pinned) == ["CONFIRM_S=0", "EXCEED_RATIO=0", "TRIAL_SUM=0"]
+    any_core = {**pinned, "settings": {**pinned["settings"], "daemon_cores": 0.0}}
+    assert "DAEMON_CORES=0" in capacity_rows.other_settings(any_core)
+    on_eight = {**pinned, "machine": {**pinned["machine"], "cores": 8}}
+    assert "DAEMON_CORES=1" in capacity_rows.other_settings(on_eight)  # 4 is that machine's default
+    on_a_swarm = {**any_core, "nodes": [{"node": "n2"}]}
+    assert "DAEMON_CORES=0" not in capacity_rows.other_settings(on_a_swarm)  # the daemon had a node
     repeated = recorded("20261126T092751.295Z-rsyslog-8.2504-a3f6-seed2014")  # TRIAL_SUM=30 EXCEED_RATIO=0.5
-    assert capacity_rows.other_settings(repeated) == ["CONFIRM_S=0"]
+    assert capacity_rows.other_settings(repeated) == ["CONFIRM_S=0", "DAEMON_CORES=0"]
 
 
 def test_a_confirmation_verdict_is_read_where_a_result_has_one() -> None:
@@ -106,7 +109,7 @@ def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None
         assert ndrs == sorted(ndrs, reverse=True), transport
     # syslog-ng-4.8 over TCP at the earlier defaults: two searches, 84,024 and 97,919 msg/s, pooled into one
     # row (the TRIAL_SUM=30 pair is a row of its own).
-    earlier = ("CONFIRM_S=0", "EXCEED_RATIO=0", "TRIAL_SUM=0")
+    earlier = ("CONFIRM_S=0", "DAEMON_CORES=0", "EXCEED_RATIO=0", "TRIAL_SUM=0")
     pooled = [
         row
         for row in rows
@@ -162,8 +165,9 @@ UDP_SEARCHES = {  # syslog-ng 4.8 over UDP on one machine: the kernel's default 
 def test_searches_at_different_udp_buffers_are_never_pooled() -> None:
     searches = [recorded(stem) for stem in UDP_SEARCHES.values()]
     found = {row.settings: row.n for row in capacity_rows.rows(searches)}
-    assert found == {(): 1, ("UDP_RCVBUF=4m",): 1, ("UDP_RCVBUF=32m",): 1}
-    assert capacity_rows.other_settings(recorded(UDP_SEARCHES["4m"])) == ["UDP_RCVBUF=4m"]
+    anywhere = "DAEMON_CORES=0"  # they ran before the daemon had cores of its own by default
+    assert found == {(anywhere,): 1, (anywhere, "UDP_RCVBUF=4m"): 1, (anywhere, "UDP_RCVBUF=32m"): 1}
+    assert capacity_rows.other_settings(recorded(UDP_SEARCHES["4m"])) == [anywhere, "UDP_RCVBUF=4m"]
 
 
 def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
@@ -173,7 +177,7 @@ def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
     )  # fmt: skip
     assert capacity_rows.at_least(search) is None
     (row,) = capacity_rows.rows([search])
-    assert (row.ndr, row.pdr, row.plain) == (search["ndr"]["confirmed_msgs_per_s"], None, True)
+    assert (row.ndr, row.pdr, row.own_config) == (search["ndr"]["confirmed_msgs_per_s"], None, True)
     unconfirmed_ndr = {**search, "ndr": {**search["ndr"], "confirmed": False}}
     assert capacity_rows.at_least(unconfirmed_ndr) == "at least (unconfirmed)"
 
