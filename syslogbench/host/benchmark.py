@@ -86,8 +86,8 @@ class OneHost:
         ):
             return measure(chosen, env, results_dir, Compose(profile.profile, project, files), options)
 
-    def daemon_cores(self, asked: float | None) -> int:
-        return capacity.default_daemon_cores(os.cpu_count() or 1) if asked is None else int(asked)
+    def default_daemon_cores(self) -> int:
+        return capacity.default_daemon_cores(os.cpu_count() or 1)
 
     def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
         """Which cores the daemon and the senders have (one that leaves none: one line); what `run` refuses

@@ -64,8 +64,8 @@ class Orchestrator(Protocol):
     def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
         """One run: up, the result collected into results_dir, down; its verdict's exit code."""
 
-    def daemon_cores(self, asked: float | None) -> int:
-        """The cores a search gives the daemon alone: DAEMON_CORES as asked, else this orchestrator's default."""
+    def default_daemon_cores(self) -> int:
+        """The cores a search gives the daemon alone where DAEMON_CORES is not given."""
 
     def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
         """A capacity search's checks and where each role runs (cores, or nodes)."""

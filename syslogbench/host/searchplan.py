@@ -57,8 +57,9 @@ def plan(
             f"a search of many trials has not got; pick a relay scenario whose target is "
             f"{' or '.join(RELAY_TARGETS)} (relay, relay-slow-disk-*)"
         )
-    cap = replace(cap, daemon_cores=float(on.daemon_cores(cap.daemon_cores)))  # the result records the number
-    return Search(chosen, cap, on.search_placement(chosen, int(cap.daemon_cores or 0)))
+    cores = on.default_daemon_cores() if cap.daemon_cores is None else int(cap.daemon_cores)
+    cap = replace(cap, daemon_cores=float(cores))  # the result records the number in force
+    return Search(chosen, cap, on.search_placement(chosen, cores))
 
 
 # Run settings a search has no use for: its trials set their own length and message count, and it ends

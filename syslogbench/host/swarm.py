@@ -301,8 +301,8 @@ class Swarm:
         if chosen.user is not None:
             log(config_checked(chosen, self.registry))
 
-    def daemon_cores(self, asked: float | None) -> int:
-        return 0 if asked is None else int(asked)  # the daemon has a node of its own
+    def default_daemon_cores(self) -> int:
+        return 0  # the daemon has a node of its own
 
     def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
         if daemon_cores:
