@@ -3,13 +3,13 @@
 //! Message i's own time is i/rate after the start. A paced sender sends in batches on a grid of its own,
 //! every `tick` seconds from `start + phase`, and message i is due at the first point of that grid at or
 //! after its own time: the batch it goes in. Latency counts from there, so a message's wait for its batch
-//! (2.5 ms on average with a 5 ms tick) is not counted as the daemon's. The senders of a trial get phases
+//! (half a tick on average) is not counted as the daemon's. The senders of a trial get phases
 //! spread over one tick (model/capacity.py `phase_s`): on a grid they all shared, four senders woke at the
 //! same instants on 2 cores, fell behind and raised every p50 (docs/measurement.md).
 //! With tick 0 there is no grid: message i is due at its own time. With rate 0 everything is due at once.
 
 /// A message whose own time is this close after a grid point goes in that point's batch: epoch seconds
-/// near 1.8e9 carry about 0.24 us, so an exact comparison would put some on the next point, 5 ms later.
+/// near 1.8e9 carry about 0.24 us, so an exact comparison would put some on the next point, a tick later.
 const SLACK_S: f64 = 1e-6;
 /// Without a grid: keeps a look that ends exactly on time from missing its message.
 const ON_TIME: f64 = 1e-6;

@@ -85,17 +85,33 @@ impl Maker {
     pub fn make(&self, first: u64, last: u64, out: &mut Vec<u8>, ends: &mut Vec<u64>) {
         out.clear();
         ends.clear();
+        // The digits of index + 1, counted up in place: a division per digit per message cost more than the copy.
+        let mut digits = [b'0'; INDEX_DIGITS];
+        let mut value = first + 1;
+        for digit in digits.iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
         for index in first..last {
             let pick = self.pick(index);
             let from = out.len();
             out.extend_from_slice(&self.lines[pick]);
-            let digits = &mut out[from + self.index_at[pick]..][..INDEX_DIGITS];
-            let mut value = index + 1;
-            for digit in digits.iter_mut().rev() {
-                *digit = b'0' + (value % 10) as u8;
-                value /= 10;
-            }
+            let at = from + self.index_at[pick];
+            out[at..at + INDEX_DIGITS].copy_from_slice(&digits);
+            count_up(&mut digits);
             ends.push(out.len() as u64);
+        }
+    }
+}
+
+/// Add one to a number written in ASCII digits (it wraps to zeros past the last; make never uses that one).
+fn count_up(digits: &mut [u8]) {
+    for digit in digits.iter_mut().rev() {
+        if *digit == b'9' {
+            *digit = b'0';
+        } else {
+            *digit += 1;
+            return;
         }
     }
 }
@@ -192,5 +208,37 @@ mod tests {
         bad.index_at.pop();
         assert!(Maker::new(&bad, 10).is_err());
         assert!(Maker::new(&templates(1), TRIAL_SEQ_SPAN).is_err());
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+
+    /// `cargo test --release make_speed -- --ignored --nocapture`: nanoseconds per message made.
+    #[test]
+    #[ignore]
+    fn make_speed() {
+        let lines: Vec<String> = (0..192)
+            .map(|p| format!("<{p:03}>Nov 27 10:00:00 host1 bench[2]: syslogbench h=1 s=2 q=3000000001 f=1 v=5 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"))
+            .collect();
+        let maker = Maker::new(
+            &Templates {
+                index_at: vec![60; 192],
+                lines,
+                stream_seed: 5,
+            },
+            100_000_000,
+        )
+        .unwrap();
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        let began = std::time::Instant::now();
+        let mut first = 0;
+        while first < 20_000_000 {
+            maker.make(first, first + 110, &mut out, &mut ends);
+            first += 110;
+        }
+        let ns = began.elapsed().as_nanos() as f64 / first as f64;
+        println!("make: {ns:.1} ns per message ({} bytes last)", out.len());
     }
 }

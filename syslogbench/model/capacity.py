@@ -24,10 +24,12 @@ from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 # At 10,000,000 a 60 s confirmation at 1,000,000 msg/s over 4 senders (15,000,000 each) ran into the next
 # trial's numbers, and a third of it counted as stale; rig-rust/src/key.rs holds the same span.
 TRIAL_SEQ_SPAN = 1_000_000_000
-# A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop. A
-# shorter tick costs a wake-up and a send call per sender per tick (tests/perf/rig_speed.py measures 1, 2
-# and 5 ms).
-SEND_TICK_S = 0.005
+# A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop. Each
+# tick costs a wake-up and a send call per sender, about 25 us on the virtual machines here: four senders at
+# 100,000 msg/s in all took 3.6% of a core at 5 ms and 2.6% at 10 ms (docs/measurement.md). Latency counts
+# from each message's batch, and the senders' grids are spread over the tick, so the daemon still gets a
+# batch every tick / senders.
+SEND_TICK_S = 0.010
 # A message whose own time is this close after a grid point goes in that point's batch (schedule.rs).
 GRID_SLACK_S = 1e-6
 # Latencies are kept in microseconds, rounded to 3 significant digits (HdrHistogram's precision below):

@@ -176,7 +176,7 @@ class Trials:
         return {}
 
     def phases(self) -> list[float]:
-        """Each sender's phase on the 5 ms grid, in the order of the names (capacity.phase_s)."""
+        """Each sender's phase on the tick's grid, in the order of the names (capacity.phase_s)."""
         return [capacity.phase_s(position, len(self.names)) for position in range(len(self.names))]
 
     # the host's ops
