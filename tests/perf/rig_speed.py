@@ -11,6 +11,10 @@ send: each sender writes N messages of 120 bytes to a receiver on loopback that 
 thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 s, and as a burst; and at
 25,000 msg/s (one of four senders) at ticks of 1, 2 and 5 ms. The sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
 
+--ticks: only four senders as a trial has them (messages made from templates, each sender on its own grid,
+each on its own connection to a dropping reader), at 100,000 and 160,000 msg/s in all, at ticks of 5 and
+10 ms, the two ticks taken in turn so that a machine that slows down between them charges both alike.
+
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
 part of `make test`: a benchmark whose output goes into docs/measurement.md.
 """
@@ -39,6 +43,7 @@ from syslogbench.model.rigrecord import (
     SendRecord,
     SendRequest,
     TallyRecord,
+    Templates,
     TrialRequest,
 )
 from syslogbench.rig import sender, tlscerts
@@ -212,12 +217,61 @@ def send_speed(
     }
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--follow-lines", type=int, default=8_000_000)
-    args = parser.parse_args(argv)
-    found: dict[str, object] = {
+def trial_templates(who: SenderId, trial: int, count: int) -> Templates:
+    """One template per priority, as rig/trials.py renders them for a trial (the seed's 120-byte lines)."""
+    width = len(str(capacity.trial_seq(trial, count)))
+    lines, index_at = [], []
+    for pri in range(192):
+        low, high = (
+            render_line(who, capacity.trial_seq(trial, index), pri, "Nov 26 12:00:00", width, size=LINE_BYTES)
+            for index in (0, capacity.TRIAL_SEQ_SPAN - 2)
+        )
+        lines.append(low.decode())
+        index_at.append(next(at for at, (a, b) in enumerate(zip(low, high, strict=True)) if a != b))
+    return Templates(lines, index_at, 7 + who.sender)
+
+
+def four_senders(rate: float, tick: float, seconds: float = 10.0) -> dict[str, float]:
+    """A trial's four senders on loopback: `rate` msg/s in all, each on its own grid (capacity.phase_s)."""
+    records: list[SendRecord | None] = [None] * len(SENDERS)
+    start = time.time() + 1.0
+
+    def one(position: int) -> None:
+        receiver = socket.create_server(("127.0.0.1", 0))
+        reader = drop_reader(receiver, None)
+        sock = socket.create_connection(receiver.getsockname())
+        rig, _ = sender.start_rig(sock, "tcp", Path("/nonexistent"), "central")
+        sock.close()
+        count = int(rate / len(SENDERS) * seconds)
+        made = trial_templates(SENDERS[position], 1, count)
+        phase = capacity.phase_s(position, len(SENDERS), tick)
+        rig.ask(SendRequest("", None, count, rate / len(SENDERS), start, None, tick, phase, made))
+        records[position] = rig.answer(SendRecord, 600)
+        rig.ask(CloseRequest(30.0))
+        rig.answer(ClosedRecord, 90)
+        rig.close()
+        reader.join(30)
+        receiver.close()
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(len(SENDERS))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done = [r for r in records if r is not None]
+    cpu = sum(r.cpu_s for r in done)
+    return {
+        "rate": rate,
+        "tick_ms": tick * 1000,
+        "messages": sum(r.sent for r in done),
+        "senders_cpu_s": round(cpu, 4),
+        "core_share": round(cpu / seconds, 4),
+        "behind_max_ms": round(max(r.behind_max_s for r in done) * 1000, 3),
+    }
+
+
+def machine() -> dict[str, object]:
+    return {
         "machine": platform.processor() or platform.machine(),
         "cpu_model": next(
             (
@@ -231,7 +285,35 @@ def main(argv: list[str]) -> int:
         "kernel": platform.release(),
         "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    found["follow"] = follow_speed(args.follow_lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--follow-lines", type=int, default=8_000_000)
+    parser.add_argument("--ticks", action="store_true", help="only four senders at 5 and 10 ms ticks")
+    args = parser.parse_args(argv)
+    found = machine()
+    if args.ticks:
+        found["four senders"] = [
+            four_senders(rate, tick)
+            for _ in range(2)
+            for rate in (100_000.0, 160_000.0)
+            for tick in (0.005, 0.010)
+        ]
+    else:
+        found.update(measure_all(args.follow_lines))
+    text = json.dumps(found, indent=2)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    return 0
+
+
+def measure_all(follow_lines: int) -> dict[str, object]:
+    found: dict[str, object] = {}
+    found["follow"] = follow_speed(follow_lines)
     found["follow, a line a write"] = [follow_paced(rate, 10.0) for rate in (35_000, 100_000)]
     with tempfile.TemporaryDirectory(prefix="rig-send-") as tmp:
         certs = tlscerts.generate(Path(tmp) / "tls")
@@ -247,12 +329,7 @@ def main(argv: list[str]) -> int:
                 "tcp", 250_000, 25_000.0, certs, Path(tmp), tick
             )
         found["send"] = sends
-    text = json.dumps(found, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-    return 0
+    return found
 
 
 if __name__ == "__main__":
