@@ -300,48 +300,60 @@ def earlier_note(rows: Sequence[Row]) -> str:
     )
 
 
+def lead_choice(own: Sequence[Row], transport: str, busiest: str) -> tuple[str, list[Row], bool] | None:
+    """A transport's machine, its ranked rows (of the scenario searched most there), and whether they ran
+    at an earlier procedure (no search at today's defaults yet); None when there is nothing to rank."""
+    of_transport = [row for row in own if row.transport == transport and row.plain]
+    earlier = not of_transport
+    if earlier:  # no search at today's defaults yet: those that differ only in the search procedure
+        of_transport = [row for row in own if row.transport == transport and row.earlier_procedure]
+    if not of_transport:
+        return None
+    # The machine with the most of this transport's searches to rank; on a tie the busiest in all, then the
+    # one searched last.
+    searched = [(row.machine, capacity_rows.finished(s)) for row in of_transport for s in row.searches]
+    machines = [m for m, _ in searched]
+    last = {m: max(when for other, when in searched if other == m) for m in machines}
+    machine = max(last, key=lambda m: (machines.count(m), m == busiest, last[m]))
+    chosen = [row for row in of_transport if row.machine == machine]
+    main = max(
+        dict.fromkeys(row.scenario for row in chosen),
+        key=lambda s: sum(r.n for r in chosen if r.scenario == s),
+    )
+    return machine, [r for r in chosen if r.scenario == main], earlier
+
+
 def lead_blocks(
     searches: Sequence[Mapping], numbers: Mapping[str, int], anchors: Sequence[str]
 ) -> list[Block]:
     """The first screen's capacity answer: one block per transport, over the rows of the daemons' own
     configs at the default settings, on the machine with the most searches (of that transport, where the
-    machine with the most in all has none). Nothing when no search exists."""
+    machine with the most in all has none). The opening names the machine most blocks stand on; a block on
+    another names its own. Nothing when no search exists."""
     busiest = capacity_rows.busiest_machine(searches)
     if busiest is None:
         return []
     own = [row for row in capacity_rows.rows(searches) if row.own_config]
-    transports = dict.fromkeys(row.transport for row in own)
+    choices = [
+        choice
+        for transport in dict.fromkeys(row.transport for row in own)
+        if (choice := lead_choice(own, transport, busiest)) is not None
+    ]
+    stands = [machine for machine, _, _ in choices]
+    lead = max(dict.fromkeys(stands), key=lambda m: (stands.count(m), m == busiest), default=busiest)
     blocks: list[Block] = [
         Heading("How much each daemon holds without loss", 2),
         Paragraph(
-            f"Per transport, on [machine {numbers.get(busiest)}](#machines) ({busiest.split(', kernel')[0]}) "
+            f"Per transport, on [machine {numbers.get(lead)}](#machines) ({lead.split(', kernel')[0]}) "
             "unless named: the daemon version with the highest *NDR* (no-drop rate: the highest offered rate "
             "at which no message was lost or arrived over 1 s late), its *PDR* (partial-drop rate: at most "
             "0.5% lost or late) and its latency there. Every search, with those at other settings, is in the "
             f"[capacity summary](#{SUMMARY_ANCHOR})."
         ),
     ]
-    for transport in transports:
-        of_transport = [row for row in own if row.transport == transport and row.plain]
-        earlier = not of_transport
-        if earlier:  # no search at today's defaults yet: those that differ only in the search procedure
-            of_transport = [row for row in own if row.transport == transport and row.earlier_procedure]
-        if not of_transport:
-            continue
-        # The machine with the most of this transport's searches to rank; on a tie the busiest in all, then
-        # the one searched last.
-        searched = [(row.machine, capacity_rows.finished(s)) for row in of_transport for s in row.searches]
-        machines = [m for m, _ in searched]
-        last = {m: max(when for other, when in searched if other == m) for m in machines}
-        machine = max(last, key=lambda m: (machines.count(m), m == busiest, last[m]))
-        chosen = [row for row in of_transport if row.machine == machine]
-        main = max(
-            dict.fromkeys(row.scenario for row in chosen),
-            key=lambda s: sum(r.n for r in chosen if r.scenario == s),
-        )
-        where = "" if machine == busiest else f"[machine {numbers.get(machine)}](#machines)"
-        ranked = [r for r in chosen if r.scenario == main]
-        text = lead_text(transport, ranked, anchors, where)
+    for machine, ranked, earlier in choices:
+        where = "" if machine == lead else f"[machine {numbers.get(machine)}](#machines)"
+        text = lead_text(ranked[0].transport, ranked, anchors, where)
         if earlier:
             text += f" {earlier_note(ranked)}"
         blocks.append(Lead(text))

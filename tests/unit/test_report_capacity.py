@@ -188,3 +188,25 @@ def test_a_lead_alone_in_its_transport_does_not_say_no_other_version_was_searche
     )
     text = capacity.lead_text("tcp", [row], [])
     assert "No other version is ranked here" in text and "(#capacity-summary)" in text, text
+
+
+def test_the_first_screen_names_the_machine_its_answers_stand_on() -> None:
+    """The machine with the most searches in all may have none at today's defaults: the opening names the
+    machine that the transports' answers were ranked on, and no answer names it again."""
+    defaults = model.CapacitySettings(daemon_cores=1).as_dict()
+    busy = [
+        a_result(f"20261125T00000{n}.000Z-syslog-ng-4.8-abc{n}-udp")
+        | {"settings": defaults | {"pdr_target": 0.01}}
+        for n in range(3)
+    ]
+    ranked = a_result("20261126T000000.000Z-syslog-ng-4.8-beef-udp") | {
+        "settings": defaults,
+        "machine": {"cpu_model": "Intel Xeon", "cores": 2},
+    }
+    numbers = {capacity_rows.machine_of(busy[0]): 5, capacity_rows.machine_of(ranked): 2}
+    assert capacity_rows.busiest_machine([*busy, ranked]) == capacity_rows.machine_of(busy[0])
+    blocks = capacity.lead_blocks([*busy, ranked], numbers, [])
+    text = "\n".join(block.text for block in blocks)
+    opening = text.split("Per transport, on ", 1)[1].split("\n", 1)[0]
+    assert opening.startswith("[machine 2](#machines) (Intel Xeon, 2 cores"), opening
+    assert "machine 5" not in text and text.count("machine 2") == 1, text
