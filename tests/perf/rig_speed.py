@@ -11,9 +11,10 @@ send: each sender writes N messages of 120 bytes to a receiver on loopback that 
 thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 s, and as a burst; and at
 25,000 msg/s (one of four senders) at ticks of 1, 2 and 5 ms. The sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
 
---ticks: only four senders as a trial has them (messages made from templates, each sender on its own grid,
-each on its own connection to a dropping reader), at 100,000 and 160,000 msg/s in all, at ticks of 5 and
-10 ms, the two ticks taken in turn so that a machine that slows down between them charges both alike.
+--ticks: only four senders as a trial has them (the seed scenario's messages, made from the templates that
+rig/trials.py renders, each sender on its own grid and its own connection to a dropping reader), at 100,000
+and 160,000 msg/s in all, at ticks of 5 and 10 ms, the two ticks taken in turn so that a machine that slows
+down between them charges both alike.
 
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
 part of `make test`: a benchmark whose output goes into docs/measurement.md.
@@ -33,7 +34,8 @@ import threading
 import time
 from pathlib import Path
 
-from syslogbench.model import capacity
+from syslogbench.host.environment import run_env
+from syslogbench.model import capacity, scenarios
 from syslogbench.model.messages import SenderId, render_line
 from syslogbench.model.rigrecord import (
     ClosedRecord,
@@ -43,10 +45,9 @@ from syslogbench.model.rigrecord import (
     SendRecord,
     SendRequest,
     TallyRecord,
-    Templates,
     TrialRequest,
 )
-from syslogbench.rig import sender, tlscerts
+from syslogbench.rig import sender, tlscerts, trials
 from syslogbench.rig.compiled import Rig, write_rendered
 
 LINE_BYTES = 120
@@ -217,23 +218,11 @@ def send_speed(
     }
 
 
-def trial_templates(who: SenderId, trial: int, count: int) -> Templates:
-    """One template per priority, as rig/trials.py renders them for a trial (the seed's 120-byte lines)."""
-    width = len(str(capacity.trial_seq(trial, count)))
-    lines, index_at = [], []
-    for pri in range(192):
-        low, high = (
-            render_line(who, capacity.trial_seq(trial, index), pri, "Nov 26 12:00:00", width, size=LINE_BYTES)
-            for index in (0, capacity.TRIAL_SEQ_SPAN - 2)
-        )
-        lines.append(low.decode())
-        index_at.append(next(at for at, (a, b) in enumerate(zip(low, high, strict=True)) if a != b))
-    return Templates(lines, index_at, 7 + who.sender)
-
-
 def four_senders(rate: float, tick: float, seconds: float = 10.0) -> dict[str, float]:
     """A trial's four senders on loopback: `rate` msg/s in all, each on its own grid (capacity.phase_s)."""
     records: list[SendRecord | None] = [None] * len(SENDERS)
+    cfg, _ = run_env({"SCENARIO": "seed2014"})
+    seed = scenarios.load("seed2014")
     start = time.time() + 1.0
 
     def one(position: int) -> None:
@@ -243,7 +232,7 @@ def four_senders(rate: float, tick: float, seconds: float = 10.0) -> dict[str, f
         rig, _ = sender.start_rig(sock, "tcp", Path("/nonexistent"), "central")
         sock.close()
         count = int(rate / len(SENDERS) * seconds)
-        made = trial_templates(SENDERS[position], 1, count)
+        made = trials.templates(SENDERS[position], cfg, seed, {"trial": 1, "messages": count})
         phase = capacity.phase_s(position, len(SENDERS), tick)
         rig.ask(SendRequest("", None, count, rate / len(SENDERS), start, None, tick, phase, made))
         records[position] = rig.answer(SendRecord, 600)
