@@ -1,15 +1,18 @@
 """The capacity search's measurer: one trial per call, asked of the watcher, and what a trial says of the rig
-rather than of the daemon (the senders could not offer the rate, the watcher could not follow it)."""
+rather than of the daemon (the senders could not offer the rate, the watcher could not follow it); and the
+latency figures, one final-length trial at 10%, 50% and 90% of the published PDR, as CSIT reports them.
+Each trial's percentiles are the watcher's own, from its histogram (rig-rust follow.rs)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from MLRsearch import AbstractMeasurer, MeasurementResult
 
 from syslogbench.model import capacity
-from syslogbench.model.capacity import CapacitySettings, Trial
+from syslogbench.model.capacity import CapacitySettings, Latency, Trial
 
 # A search the rig could not feed (the senders) or follow (the watcher) starts again this far below what the
 # senders reached, or below the rate the watcher could not follow.
@@ -73,15 +76,16 @@ class TrialFailed(TrialStopped):
 RunTrial = Callable[[float, float], dict]  # (total msg/s, seconds) -> the watcher's trial record
 
 
+@dataclass(eq=False)
 class Measurer(AbstractMeasurer):
     """MLRsearch's measurer: one trial per call, with the pause before it; every trial kept."""
 
-    def __init__(
-        self, run_trial: RunTrial, cap: CapacitySettings, sleep: Callable[[float], None] = time.sleep
-    ):
-        self.run_trial, self.cap, self.sleep = run_trial, cap, sleep
-        self.trials: list[Trial] = []
-        self.machine: dict | None = None  # the daemon's machine, as the watcher sends it with the first trial
+    run_trial: RunTrial
+    cap: CapacitySettings
+    sleep: Callable[[float], None] = time.sleep
+    trials: list[Trial] = field(default_factory=list, init=False)
+    # The daemon's machine, as the watcher sends it with the first trial.
+    machine: dict | None = field(default=None, init=False)
 
     def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
         if self.trials:
@@ -138,3 +142,23 @@ class Measurer(AbstractMeasurer):
             offered_count=trial.sent,
             forwarding_count=trial.received - trial.late,
         )
+
+    def latency(self, pdr: float | None, notes: list[str], deadline: float) -> dict[str, Latency]:
+        """One final-length trial at 10%, 50% and 90% of the published PDR, while the time allows; what
+        kept a fraction from its figure goes to notes."""
+        out: dict[str, Latency] = {}
+        if pdr is None:
+            notes.append("no latency at fractions of the PDR: no PDR is published")
+            return out
+        cap = self.cap
+        for fraction in capacity.PDR_FRACTIONS:
+            if time.monotonic() + cap.final_trial_s + cap.pause_s + capacity.TRIAL_OVERHEAD_S > deadline:
+                notes.append(f"no time left for the latency at {fraction:.0%} of the PDR")
+                break
+            try:
+                trial = self.checked(max(cap.rate_min, pdr * fraction), cap.final_trial_s, "latency")
+            except RigBound as bound:
+                notes.append(f"no latency at {fraction:.0%} of the PDR: {bound}")
+                continue
+            out[f"{fraction:.0%}"] = trial.latency_ms
+        return out

@@ -12,7 +12,6 @@ from typing import TypeVar
 
 from MLRsearch import Config, MultipleLossRatioSearch, SearchGoal
 
-from syslogbench.host.latency import latency_trials
 from syslogbench.host.measurer import BACKOFF, DaemonDied, Measurer, RigBound, TrialStopped
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound, CapacitySettings, Latency, Trial
@@ -250,7 +249,7 @@ def confirmed_latency(measurer: Measurer, found: Found, goals: dict[str, Bound],
         if cap.confirm_s:
             for name, goal in goals.items():
                 settle(measurer, goal, name, cap, deadline, log)
-        latency = latency_trials(measurer, found.pdr.published(), found.notes, cap, deadline)
+        latency = measurer.latency(found.pdr.published(), found.notes, deadline)
         broken = [(name, goal) for name, goal in goals.items() if goal.published() is not None
                   and contradiction(measurer.trials, goal, goal.published() or 0) is not None]  # fmt: skip
         if not broken:

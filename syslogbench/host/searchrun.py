@@ -4,7 +4,7 @@ MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 The daemon, the watcher and the generators come up once, on the plan's orchestrator (compose on one host,
 host/compose.py, or a swarm stack); each trial is one `trial_run` on the control channel, asked through
 `docker compose exec` (or `docker exec`) in the watcher (rig/trials.py). The plan is host/searchplan.py, the
-trials host/measurer.py, the search host/search.py, the latency host/latency.py. The result goes to
+trials and the latency host/measurer.py, the search host/search.py. The result goes to
 results/capacity/<run id>.json.
 """
 
