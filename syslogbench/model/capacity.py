@@ -634,37 +634,6 @@ class Trial:
         return None
 
 
-def behind(trial: Trial, bound_s: float) -> tuple[int, float] | None:
-    """From which second a trial's daemon stayed more than bound_s behind the senders' schedule, and the
-    msg/s it wrote from then, from its arrivals per second; None where it was not behind at the end of the
-    sending, or no arrivals were recorded. Single slow seconds that it caught up on do not count: the
-    per-second counts of a daemon at its limit vary by 15% here."""
-    seconds = int(trial.duration_s)
-    if not trial.arrived_per_s or not seconds:
-        return None
-    counts = (trial.arrived_per_s + [0] * seconds)[:seconds]  # a second with nothing is not in the list
-    backlog, since = 0.0, 0
-    for second, count in enumerate(counts):
-        backlog = max(0.0, backlog + trial.offered_msgs_per_s - count)
-        if backlog <= trial.offered_msgs_per_s * bound_s:
-            since = second + 1
-    if since == seconds:
-        return None
-    return since, sum(counts[since:]) / (seconds - since)
-
-
-def fell_behind(trial: Trial, bound_s: float, found: tuple[int, float] | None = None) -> str | None:
-    """behind() in words (found: its answer, where the caller has it): "it was more than 1 s behind from
-    49 s of 60 on, writing 45,120 msg/s (84% of the rate)"."""
-    if (found := found or behind(trial, bound_s)) is None:
-        return None
-    since, wrote = found
-    return (
-        f"it was more than {bound_s:g} s behind from {since} s of {int(trial.duration_s)} on, writing "
-        f"{wrote:,.0f} msg/s ({wrote / trial.offered_msgs_per_s:.0%} of the rate)"
-    )
-
-
 def trial_totals(senders: list[SenderTrial]) -> dict[str, int | float]:
     """The trial's counts from its senders' (the only place they are summed)."""
     intended = sum(s.intended for s in senders)

@@ -52,30 +52,3 @@ def test_the_latency_share_is_the_sampled_part_of_what_was_received() -> None:
         capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(sampled=25, received=100), 1.0).latency_share == 0.25
     )
     assert capacity.rig_cost(senders(0.0), 0.0, 10.0, tally(), 1.0).latency_share is None
-
-
-def per_second_trial(counts: list[int], rate: float = 1000.0, duration: float = 5.0) -> capacity.Trial:
-    return capacity.trial_from_dict(
-        {"number": 1, "offered_msgs_per_s": rate, "duration_s": duration, "intended": 0, "sent": 0,
-         "received": 0, "lost": 0, "late": 0, "unsent": 0, "duplicated": 0, "loss_ratio": 0.0,
-         "achieved_msgs_per_s": None, "sender_bound": False, "latency_ms": {}, "latency_histogram_us": {},
-         "sample_s": None, "stale_lines": 0, "daemon_cpu_s": None, "watcher_cpu_s": None,
-         "udp_rcvbuf_errors": None, "udp_in_errors": None, "arrived_per_s": counts}
-    )  # fmt: skip
-
-
-def test_a_trial_says_from_when_its_daemon_stayed_behind_from_its_arrivals_per_second() -> None:
-    # A backlog of 0, 0, 400, 900, 1,400 and 1,900 messages: past 1 s of the rate after 4 s.
-    assert capacity.fell_behind(per_second_trial([1000, 1000, 600, 500, 500, 500], duration=6.0), 1.0) == (
-        "it was more than 1 s behind from 4 s of 6 on, writing 500 msg/s (50% of the rate)"
-    )
-    assert capacity.fell_behind(per_second_trial([300, 300, 300, 300, 300]), 0.5) == (
-        "it was more than 0.5 s behind from 0 s of 5 on, writing 300 msg/s (30% of the rate)"
-    )
-    # Slow seconds it caught up on, and a backlog under the bound at the end: not behind.
-    assert capacity.fell_behind(per_second_trial([1000, 600, 1400, 700, 1200]), 1.0) is None
-    assert capacity.fell_behind(per_second_trial([1000, 1000, 1000, 100, 100]), 1.0) == (
-        "it was more than 1 s behind from 4 s of 5 on, writing 100 msg/s (10% of the rate)"
-    )
-    assert capacity.fell_behind(per_second_trial([1000] * 4), 1.0) is None  # nothing in the 5th: 1 s behind
-    assert capacity.fell_behind(per_second_trial([]), 1.0) is None  # a result from before the record
