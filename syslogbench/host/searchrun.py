@@ -4,8 +4,8 @@ MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 The daemon, the watcher and the generators come up once, on the plan's orchestrator (compose on one host,
 host/compose.py, or a swarm stack); each trial is one `trial_run` on the control channel, asked through
 `docker compose exec` (or `docker exec`) in the watcher (rig/trials.py). The plan is host/searchplan.py, the
-trials and the latency host/measurer.py, the search host/search.py. The result goes to
-results/capacity/<run id>.json.
+trials and the latency host/measurer.py, the search host/search.py; the result, written to
+results/capacity/<run id>.json once the rig is down, host/searchresult.py.
 """
 
 from __future__ import annotations
@@ -17,29 +17,21 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import environment, lock
+from syslogbench.host import lock
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
 from syslogbench.host.measurer import Measurer
 from syslogbench.host.plan import Rig
 from syslogbench.host.search import Found, confirm, search
 from syslogbench.host.searchplan import Search
-from syslogbench.model import capacity, machine, result, settings
-from syslogbench.model.capacity import (
-    Bound,
-    CapacityResult,
-    CapacitySettings,
-    Latency,
-    Load,
-    Trial,
-    UdpBuffers,
-)
+from syslogbench.host.searchresult import Start, record
+from syslogbench.model import capacity, result
+from syslogbench.model.capacity import Bound, CapacitySettings, Latency, Trial
 
 # Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
 EXEC_ALLOWANCE_S = 60.0
@@ -81,8 +73,7 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
     env["RESULTS_DIR"] = str(staging.resolve())
     # As `run` does on one host: the watcher then takes this one.
     fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
-    began = datetime.now(UTC)
-    commit = project_commit()
+    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix)
     log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
         f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     outcome: list[Up] = []
@@ -113,23 +104,10 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
         for leftover in staging.glob("*"):
             leftover.unlink()
         staging.rmdir()
-    data = build_result(chosen, measurer.trials, found, latency, began, fingerprint, measurer.machine)
-    data.matrix = None if matrix is None else asdict(matrix)
-    data.commit = commit
-    write_result(data, results_dir, log)
+    data = record(chosen, measurer, found, latency, start, results_dir, log)
     if stopped is not None:
         raise stopped
     return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
-
-
-def write_result(data: CapacityResult, results_dir: Path, log: Callable[[str], None]) -> Path:
-    path = ensure(results_dir / "capacity") / f"{data.run_id}.json"
-    path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
-    print(capacity.table(data.to_dict()))
-    for error in data.errors:
-        log(f"error: {error}")
-    log(f"result: {path}")
-    return path
 
 
 def cpuset(cores: str) -> str:
@@ -178,65 +156,6 @@ def last_json(text: str) -> dict | None:
 def end(runner: Rig, env: dict[str, str]) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
         runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
-
-
-def build_result(chosen: Search, trials: list[Trial], found: Found, latency: dict[str, Latency],
-                 began: datetime, fingerprint: result.Fingerprint | None = None,
-                 central: dict | None = None) -> CapacityResult:  # fmt: skip
-    """central: the daemon's machine as the watcher read it (a swarm's central node)."""
-    errors = [*found.errors, *(e for t in trials for e in t.errors)]
-    outcome = "daemon-died" if found.died_at is not None else ("error" if errors else "found")
-    if outcome == "found" and False in (found.ndr.confirmed, found.pdr.confirmed):
-        outcome = "unconfirmed"  # a bound could not be confirmed: its `unconfirmed` says why
-    outcome = "interrupted" if found.interrupted else outcome
-    here = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=fingerprint)
-    facts, nodes = chosen.plan.on.machine(asdict(here), central)
-    profile, scenario = chosen.plan.profile, chosen.plan.scenario
-    clocks = capacity.clocks_of(trials, chosen.cap.latency_bound_s)
-    # The search still ran; its latencies (and over TCP its late counts) are then not on one clock.
-    distrust = [] if clocks is None or clocks.trusted else [f"latency is not trusted: {clocks.why}"]
-    return CapacityResult(
-        run_id=result.run_id(began, profile.profile, None) + f"-{scenario.id}",
-        kind="capacity",
-        profile=profile.profile,
-        daemon_version=profile.version,
-        scenario=scenario.id,
-        transport=scenario.transport,
-        destination=scenario.destination,
-        senders=chosen.plan.cfg.senders,
-        settings=chosen.cap.as_dict(),
-        started_utc=result.utc(began),
-        finished_utc=result.utc(datetime.now(UTC)),
-        outcome=outcome,
-        ndr_msgs_per_s=found.ndr.published(),
-        pdr_msgs_per_s=found.pdr.published(),
-        pdr_loss_ratio=chosen.cap.pdr_target,
-        ndr=found.ndr,
-        pdr=found.pdr,
-        trials=trials,
-        latency_at_pdr=latency,
-        cpu_placement=chosen.cpu_placement,
-        rig_limit_msgs_per_s=found.rig_limit,
-        died_at_msgs_per_s=found.died_at,
-        machine=facts,
-        nodes=nodes,
-        errors=errors,
-        notes=[*found.notes, *distrust],
-        config=None if chosen.plan.user is None else chosen.plan.user.identity(),
-        load=load_of(chosen.plan.cfg),
-        udp_buffers=udp_buffers(chosen, central) if scenario.transport == "udp" else None,
-        clocks=clocks,
-    )
-
-
-def load_of(cfg: settings.Settings) -> Load:
-    return Load(cfg.hosts, cfg.senders_per_host, cfg.remote_mem, cfg.remote_cpus)
-
-
-def udp_buffers(chosen: Search, central: dict | None) -> UdpBuffers:
-    """UDP_RCVBUF as asked, and what the watcher read of the daemon's namespace (with the first trial)."""
-    seen = (central or {}).get(contract.UDP_BUFFERS_KEY) or {}
-    return result.udp_buffers(chosen.plan.cfg.udp_rcvbuf, seen)
 
 
 def project_commit(root: Path = ROOT) -> str:

@@ -772,37 +772,37 @@ def read(path: Path) -> CapacityResult:
     return result_from_dict(data)
 
 
-def table(result: Mapping) -> str:
-    """The short table `syslogbench capacity` prints, from a result's dict."""
+def table(result: CapacityResult) -> str:
+    """The short table `syslogbench capacity` prints."""
     rows = [f"{'trial':>5} {'offered':>10} {'dur s':>6} {'sent':>9} {'recv':>9} {'lost':>7} {'late':>7} "
             f"{'unsent':>7} {'loss':>8} {'p99 ms':>8} {'max ms':>8}  note"]  # fmt: skip
-    for t in result["trials"]:
-        lat = t["latency_ms"]
-        note = (
-            "sender-bound" if t["sender_bound"] else ("daemon died" if t["daemon_exit"] is not None else "")
-        )
-        note = " ".join(n for n in (note, t.get("purpose") if t.get("purpose") != "search" else "") if n)
+    for t in result.trials:
+        lat = t.latency_ms
+        note = "sender-bound" if t.sender_bound else ("daemon died" if t.daemon_exit is not None else "")
+        note = " ".join(n for n in (note, t.purpose if t.purpose != "search" else "") if n)
         rows.append(
-            f"{t['number']:>5} {t['offered_msgs_per_s']:>10,.0f} {t['duration_s']:>6.1f} {t['sent']:>9,} "
-            f"{t['received']:>9,} {t['lost']:>7,} {t['late']:>7,} {t['unsent']:>7,} {t['loss_ratio']:>8.4%} "
-            f"{_ms(lat['p99']):>8} {_ms(lat['max']):>8}  {note}"
+            f"{t.number:>5} {t.offered_msgs_per_s:>10,.0f} {t.duration_s:>6.1f} {t.sent:>9,} "
+            f"{t.received:>9,} {t.lost:>7,} {t.late:>7,} {t.unsent:>7,} {t.loss_ratio:>8.4%} "
+            f"{_ms(lat.p99):>8} {_ms(lat.max):>8}  {note}"
         )
-    for name in ("ndr", "pdr"):
-        bound = result[name]
+    for name, bound, rate in (
+        ("NDR", result.ndr, result.ndr_msgs_per_s),
+        ("PDR", result.pdr, result.pdr_msgs_per_s),
+    ):
         rows.append(
-            f"{name.upper()} (loss <= {bound['loss_ratio']:g}): {rate_text(result[f'{name}_msgs_per_s'])} msg/s; "
-            f"bounds {rate_text(bound['lower_msgs_per_s'])} .. {rate_text(bound['upper_msgs_per_s'])}"
+            f"{name} (loss <= {bound.loss_ratio:g}): {rate_text(rate)} msg/s; "
+            f"bounds {rate_text(bound.lower_msgs_per_s)} .. {rate_text(bound.upper_msgs_per_s)}"
             f"{confirmation_text(bound)}"
         )
     return "\n".join(rows)
 
 
-def confirmation_text(bound: Mapping) -> str:
-    if bound.get("confirmed") is None:
+def confirmation_text(bound: Bound) -> str:
+    if bound.confirmed is None:
         return ""
-    if bound["confirmed"]:
-        return f"; confirmed at {rate_text(bound['confirmed_msgs_per_s'])}"
-    return f"; {bound.get('unconfirmed') or 'unconfirmed'}"
+    if bound.confirmed:
+        return f"; confirmed at {rate_text(bound.confirmed_msgs_per_s)}"
+    return f"; {bound.unconfirmed or 'unconfirmed'}"
 
 
 def _ms(value: float | None) -> str:

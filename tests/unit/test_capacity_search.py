@@ -9,7 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from syslogbench.host import (
     environment,
     search,
     searchplan,
+    searchresult,
     searchrun,
     setup,
     swarm,
@@ -34,6 +35,8 @@ from syslogbench.model.capacity import Bound
 from syslogbench.model.messages import SenderId, render_line
 from syslogbench.model.rigrecord import FailedRecord, SendRecord
 from syslogbench.rig import channel, control, trials
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # -- bad input: one line, exit 2, before any container ----------------------------------------------------
 
@@ -485,17 +488,17 @@ def test_a_daemon_that_dies_ends_the_search_with_the_rate_it_died_at() -> None:
 
 def test_the_table_shows_each_trial_and_both_rates() -> None:
     trial = simulated(1000, 1) | {"number": 1, "latency_ms": {"p99": 3.0, "max": 4.0}, "daemon_exit": None}
-    bound = {"loss_ratio": 0.0, "lower_msgs_per_s": 950.0, "upper_msgs_per_s": 1000.0}
+    recorded = capacity.read(next((ROOT / "results" / "capacity").glob("*-c834-udp.json")))  # any result
     text = capacity.table(
-        {"trials": [trial], "ndr": bound, "pdr": bound | {"loss_ratio": 0.005}, "ndr_msgs_per_s": 950.0,
-         "pdr_msgs_per_s": 950.0}
+        replace(recorded, trials=[capacity.trial_from_dict(trial)], ndr=Bound(0.0, 950.0, 1000.0),
+                pdr=Bound(0.005, 950.0, 1000.0), ndr_msgs_per_s=950.0, pdr_msgs_per_s=950.0)
     )  # fmt: skip
     assert "NDR (loss <= 0): 950 msg/s; bounds 950 .. 1,000" in text
     assert "    1      1,000" in text
 
 
 def test_the_trial_ops_are_the_ones_docs_capacity_lists() -> None:
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "capacity.md").read_text()
+    doc = (ROOT / "docs" / "capacity.md").read_text()
     listed = [row.split("`")[1] for row in doc.splitlines() if row.startswith("| `trial")]
     assert listed == list(contract.TRIAL_OPS)
     assert set(trials.Trials(None, [], 1.0).handlers()) == set(contract.TRIAL_OPS)  # type: ignore[arg-type]
@@ -622,11 +625,11 @@ def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytes
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}
-    data = searchrun.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = searchresult.build(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.machine["cpu_model"] == "central CPU" and data.machine["docker_version"] == "27.3.1"
     assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
-    one_host = searchrun.build_result(
+    one_host = searchresult.build(
         searchplan.plan("syslog-ng", {}, benchmark.OneHost()), [], found, {}, datetime.now(UTC)
     )
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"

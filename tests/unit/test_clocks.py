@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from syslogbench.host import benchmark, search, searchplan, searchrun
+from syslogbench.host import benchmark, search, searchplan, searchresult
 from syslogbench.host import environment as host_environment
 from syslogbench.model import capacity
 from syslogbench.rig import channel, trials
@@ -146,7 +146,7 @@ def test_a_capacity_result_records_the_clocks_and_a_refusal_in_its_notes(
                                            "REMOTE_MEM": "1g", "LATENCY_BOUND": "0.5"}, benchmark.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     loose = [trial(1, sender("host1-s1", 0.3, 0.08))]
-    data = searchrun.build_result(chosen, loose, found, {}, datetime.now(UTC), None, {})
+    data = searchresult.build(chosen, loose, found, {}, datetime.now(UTC), None, {})
     assert data.clocks is not None and not data.clocks.trusted
     assert data.notes[-1].startswith("latency is not trusted: host1's clock was known to +/- 80.0 ms")
     again = capacity.result_from_dict(data.to_dict())  # the strict reader knows the new keys

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, search, searchplan, searchrun, userconfig
+from syslogbench.host import benchmark, search, searchplan, searchresult, searchrun, userconfig
 from syslogbench.host import environment as host_environment
 from syslogbench.model import capacity, result, settings
 from syslogbench.rig import snmp
@@ -102,7 +102,7 @@ def test_a_udp_capacity_result_records_udp_rcvbuf_the_sysctls_and_the_load(
                                            "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"}, benchmark.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     central = {contract.UDP_BUFFERS_KEY: {"rmem_default": "212992", "rmem_max": "4194304"}}
-    data = searchrun.build_result(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = searchresult.build(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.udp_buffers == result.UdpBuffers(
         4 * 1024**2, 212992, 4194304, 8 * 1024**2,
         "the kernel's rule: 2 x min(UDP_RCVBUF, rmem_max); SO_RCVBUFFORCE needs CAP_NET_ADMIN",
