@@ -107,7 +107,6 @@ KEYS = {
     "EXCEED_RATIO": "exceed_ratio",
     "CONFIRM_S": "confirm_s",
 }
-PDR_FRACTIONS = (0.1, 0.5, 0.9)  # latency at these fractions of the PDR, as CSIT reports it
 # Seconds a trial costs beyond its own length and TRIAL_PAUSE: the drain, the common start, compose exec
 # (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
 # up and down included).
