@@ -309,12 +309,14 @@ def lead_choice(own: Sequence[Row], transport: str, busiest: str) -> tuple[str, 
         of_transport = [row for row in own if row.transport == transport and row.earlier_procedure]
     if not of_transport:
         return None
-    # The machine with the most of this transport's searches to rank; on a tie the busiest in all, then the
-    # one searched last.
+    # The machine with the most versions searched more than once (an answer with a range beats one search
+    # each, which an unsteady machine can reorder), then the most of this transport's searches; on a tie the
+    # busiest in all, then the one searched last.
     searched = [(row.machine, capacity_rows.finished(s)) for row in of_transport for s in row.searches]
     machines = [m for m, _ in searched]
     last = {m: max(when for other, when in searched if other == m) for m in machines}
-    machine = max(last, key=lambda m: (machines.count(m), m == busiest, last[m]))
+    repeated = [row.machine for row in of_transport if row.n > 1]
+    machine = max(last, key=lambda m: (repeated.count(m), machines.count(m), m == busiest, last[m]))
     chosen = [row for row in of_transport if row.machine == machine]
     main = max(
         dict.fromkeys(row.scenario for row in chosen),

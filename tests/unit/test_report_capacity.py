@@ -210,3 +210,24 @@ def test_the_first_screen_names_the_machine_its_answers_stand_on() -> None:
     opening = text.split("Per transport, on ", 1)[1].split("\n", 1)[0]
     assert opening.startswith("[machine 2](#machines) (Intel Xeon, 2 cores"), opening
     assert "machine 5" not in text and text.count("machine 2") == 1, text
+
+
+def test_a_machine_with_repeated_searches_answers_before_one_with_more_single_searches() -> None:
+    """Three versions searched once each on one machine, one version twice on another: the answer with a
+    range is the one the first screen gives."""
+    defaults = model.CapacitySettings(daemon_cores=1).as_dict()
+    singles = [
+        a_result(f"20261126T00000{n}.000Z-{profile}-abc{n}-udp") | {"profile": profile, "settings": defaults}
+        for n, profile in enumerate(("syslog-ng-4.8", "syslog-ng-3.38", "rsyslog-8.2504"))
+    ]
+    twice = [
+        a_result(f"20261125T00000{n}.000Z-syslog-ng-4.8-bee{n}-udp")
+        | {"settings": defaults, "machine": {"cpu_model": "Intel Xeon", "cores": 2}}
+        for n in range(2)
+    ]
+    numbers = {capacity_rows.machine_of(singles[0]): 1, capacity_rows.machine_of(twice[0]): 2}
+    blocks = capacity.lead_blocks([*singles, *twice], numbers, [])
+    text = "\n".join(block.text for block in blocks)
+    opening = text.split("Per transport, on ", 1)[1].split("\n", 1)[0]
+    assert opening.startswith("[machine 2](#machines) (Intel Xeon, 2 cores"), opening
+    assert "n=2" in text and "rsyslog-8.2504" not in text, text
