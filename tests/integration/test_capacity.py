@@ -99,9 +99,14 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     assert clocks["trusted"] and [n["host"] for n in clocks["nodes"]] == ["host1"], clocks
     near = [abs(n["offset_s"]) <= n["uncertainty_s"] + 0.001 and n["node"] for n in clocks["nodes"]]
     assert all(near), clocks
-    # Below the rate held, nothing was lost. (Far above it, the destination's queue overflows and syslog-ng
-    # drops: 159 of 6,038 at 2,135 msg/s for 2.8 s over TCP, each counted lost, not late.)
-    assert all(t["lost"] == 0 for t in result["trials"] if t["offered_msgs_per_s"] <= HELD), table
+    # Below the rate held, the throttle lost nothing. (Far above it, the destination's queue overflows and
+    # syslog-ng drops: 159 of 6,038 at 2,135 msg/s for 2.8 s over TCP, each counted lost, not late.) Over UDP
+    # the kernel's default buffer (256 datagrams) also drops whatever comes while the reader is off the CPU:
+    # a fresh-clone run on a loaded 2-core machine lost 6.8% at 925 msg/s; those losses are the socket's
+    # (receive-buffer errors), counted apart, never the throttle's.
+    kernel = {t["number"]: t["udp_rcvbuf_errors"] if scenario == "udp" else 0 for t in result["trials"]}
+    held = [t for t in result["trials"] if t["offered_msgs_per_s"] <= HELD]
+    assert all(t["lost"] == kernel[t["number"]] for t in held), table
 
 
 def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:
