@@ -152,7 +152,7 @@ class Measurer(AbstractMeasurer):
             return out
         cap = self.cap
         for fraction in capacity.PDR_FRACTIONS:
-            if time.monotonic() + cap.final_trial_s + cap.pause_s + capacity.TRIAL_OVERHEAD_S > deadline:
+            if time.monotonic() + capacity.trial_cost_s(cap, cap.final_trial_s) > deadline:
                 notes.append(f"no time left for the latency at {fraction:.0%} of the PDR")
                 break
             try:

@@ -169,6 +169,8 @@ def make(
         raise refused(errors)  # before the settings, which ask Docker its version: a config's line is enough
     found = collect(errors, lambda: environment.run_env(run_settings))
     scenario = collect(errors, lambda: scenarios.load(found[0].scenario)) if found else None
+    if found:
+        collect(errors, lambda: userconfig.refuse_udp_rcvbuf(user, found[0].udp_rcvbuf))
     if errors:
         raise refused(errors)
     assert profile is not None and found is not None and scenario is not None

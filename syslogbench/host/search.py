@@ -245,7 +245,7 @@ def settle(measurer: Measurer, goal: Bound, name: str, cap: CapacitySettings, de
         if held(measurer.trials, goal, rate, cap.confirm_s):
             goal.confirmed, goal.confirmed_msgs_per_s, goal.unconfirmed = True, rate, None
             return None
-        if time.monotonic() + cap.confirm_s + cap.pause_s + capacity.TRIAL_OVERHEAD_S > deadline:
+        if time.monotonic() + capacity.trial_cost_s(cap, cap.confirm_s) > deadline:
             return unconfirmed(goal, f"{name} unconfirmed: no time left within SEARCH_MAX={cap.search_max_s:g} s "
                                      f"for a {cap.confirm_s:g} s trial at {rate:,.0f} msg/s", log)  # fmt: skip
         try:

@@ -39,12 +39,7 @@ def plan(
     cap, rest = capacity.split(overrides)
     refuse_unused(rest)
     chosen = run_plan.make(profile_name, rest, on, config)
-    if chosen.user is not None and chosen.user.expect_dropped:
-        raise settings.SettingsError(
-            "capacity --config counts every message a trial sends, so a config that drops some on purpose "
-            f"(EXPECT_DROPPED={chosen.user.expect_dropped}) cannot be searched yet: use run --config for it"
-        )
-    userconfig.refuse_udp_rcvbuf(chosen.user, chosen.cfg.udp_rcvbuf)
+    userconfig.refuse_expect_dropped(chosen.user)
     if reasons := chosen.unsupported:
         raise Unsupported(
             f"{chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {'; '.join(reasons)}; pick "

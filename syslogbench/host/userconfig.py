@@ -142,6 +142,15 @@ def refuse_udp_rcvbuf(user: UserConfig | None, udp_rcvbuf: int | None) -> None:
         )
 
 
+def refuse_expect_dropped(user: UserConfig | None) -> None:
+    """A capacity search counts every message a trial sends as lost or not: it has no dropped ones."""
+    if user is not None and user.expect_dropped:
+        raise UserConfigError(
+            "capacity --config counts every message a trial sends, so a config that drops some on purpose "
+            f"(EXPECT_DROPPED={user.expect_dropped}) cannot be searched yet: use run --config for it"
+        )
+
+
 def read_text(path: Path) -> str:
     try:
         data = path.read_bytes()

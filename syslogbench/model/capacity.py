@@ -183,11 +183,16 @@ def check(cap: CapacitySettings) -> None:
         )
 
 
+def trial_cost_s(cap: CapacitySettings, seconds: float) -> float:
+    """What one trial of `seconds` takes of SEARCH_MAX: its length, the pause before it, and the overhead."""
+    return seconds + cap.pause_s + TRIAL_OVERHEAD_S
+
+
 def reserve_s(cap: CapacitySettings) -> float:
     """What SEARCH_MAX keeps for after the search: one confirmation each of the NDR and the PDR, and the
-    latency trials, each with its pause and overhead. MLRsearch gets the rest."""
-    confirm = 2 * (cap.confirm_s + cap.pause_s + TRIAL_OVERHEAD_S) if cap.confirm_s else 0.0
-    return confirm + len(PDR_FRACTIONS) * (cap.final_trial_s + cap.pause_s + TRIAL_OVERHEAD_S)
+    latency trials. MLRsearch gets the rest."""
+    confirm = 2 * trial_cost_s(cap, cap.confirm_s) if cap.confirm_s else 0.0
+    return confirm + len(PDR_FRACTIONS) * trial_cost_s(cap, cap.final_trial_s)
 
 
 # Beyond SEARCH_MAX (which holds the confirmation and the latency trials): their drains and a last trial.

@@ -30,6 +30,15 @@ def test_a_config_that_is_no_file_is_one_line(command: str, no_docker: None, cap
     assert len(lines) == 1 and "/dev/null: neither a regular file nor a directory" in lines[0], lines
 
 
+@pytest.mark.parametrize("command", ["run", "check", "stack", "capacity"])
+def test_udp_rcvbuf_beside_a_config_of_one_s_own_is_one_line(command: str, no_docker: None, capsys) -> None:
+    """The buffer renders into the profile's own config only, so every command refuses it with --config."""
+    args = ["--profile", "syslog-ng", "--config", "examples/syslog-ng-debian-trixie.conf"]
+    assert cli.main([command, *args, "SCENARIO=udp", "UDP_RCVBUF=4m"]) == 2
+    lines = said(capsys)
+    assert len(lines) == 1 and "set the buffer in your config" in lines[0], lines
+
+
 def test_a_matrix_with_a_config_that_is_no_file_is_one_line(no_docker: None, capsys, tmp_path) -> None:
     code = cli.main(["matrix", "--profiles", "rsyslog8", "--results", str(tmp_path), "--config", "/dev/null"])
     lines = said(capsys)
