@@ -1,7 +1,8 @@
 """A three-node Docker Swarm of Docker-in-Docker nodes on this machine, for the Swarm integration test.
 
 Each node is a container of the project's own bookworm base with Debian's docker.io (tests/integration/swarm/
-Dockerfile), running its own dockerd with the vfs storage driver. node1 is the manager, labelled
+Dockerfile), running its own dockerd with the storage driver it picks (overlay2 on the node's volume; vfs
+where the machine's volumes cannot hold overlayfs). node1 is the manager, labelled
 syslogbench.role=central; node2 and node3 are workers labelled generator. Nothing is pulled: the project's
 images are moved in with `docker save | docker load`. Every container, network and volume carries the test
 project's name (TEST_PROJECT) and is removed at the end, also after a failure.
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from syslogbench.contract import image_name
 
 HERE = Path(__file__).parent / "swarm"
 NODE_IMAGE = image_name("swarm-node")
-READY_S = 90  # a node's dockerd starts in a few seconds; vfs and a busy machine stretch that
+READY_S = 90  # a node's dockerd starts in a few seconds; a busy machine stretches that
 # The node's capabilities. --privileged is refused on these machines: the host's bounding set lacks
 # CAP_SYS_RESOURCE, and Docker's privileged mode asks for every capability. What dockerd inside needs:
 #   --cap-add ALL --cap-drop SYS_RESOURCE: the inner dockerd and runc mount (SYS_ADMIN), set up networks,
@@ -95,7 +97,10 @@ class Swarm:
             docker(
                 "run", "-d", "--name", node, "--hostname", f"node{number}", "--network", self.network,
                 *NODE_FLAGS, "-v", f"{self.volume(node)}:/var/lib/docker", "-v", f"{sockets}:/run/node",
-                NODE_IMAGE, "dockerd", "--storage-driver=vfs",
+                # No --storage-driver: dockerd's own choice, overlay2 on the node's volume here, loaded
+                # three images in 28 s where vfs took 72 s, and stored them in 0.9 GB where vfs copied
+                # every layer into 6.9 GB (52 s to delete). vfs only where overlayfs cannot be had.
+                NODE_IMAGE, "dockerd",
                 "--host=unix:///var/run/docker.sock", "--host=unix:///run/node/docker.sock",
             )  # fmt: skip
         except subprocess.CalledProcessError as error:
@@ -135,11 +140,15 @@ class Swarm:
             save.stdout.close()
             save.wait()
 
+    def remove_node(self, node: str) -> None:
+        docker("rm", "-f", "-v", node, check=False, timeout=300)
+        docker("volume", "rm", "-f", self.volume(node), check=False)
+
     def remove(self, count: int = 3) -> None:
         """Everything this swarm made, whatever state it is in (or an earlier session's of the same names)."""
-        for node in [f"{self.prefix}-node{number}" for number in range(1, count + 1)]:
-            docker("rm", "-f", "-v", node, check=False, timeout=300)
-            docker("volume", "rm", "-f", self.volume(node), check=False)
+        nodes = [f"{self.prefix}-node{number}" for number in range(1, count + 1)]
+        with ThreadPoolExecutor(len(nodes)) as pool:  # each node's store is deleted file by file: at once
+            list(pool.map(self.remove_node, nodes))
         docker("network", "rm", self.network, check=False)
         with contextlib.suppress(OSError):
             shutil.rmtree(self.sockets)

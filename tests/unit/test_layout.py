@@ -5,7 +5,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "syslogbench"
+from tests.conftest import LONGEST_FIRST
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "syslogbench"
 
 # What each role may import from syslogbench, besides itself.
 ALLOWED = {
@@ -94,3 +97,9 @@ def test_at_most_four_modules_at_the_top() -> None:
     subpackages = sorted(path.parent.name for path in PACKAGE.glob("*/__init__.py"))
     assert len(flat) <= 4, flat
     assert len(subpackages) >= 3, subpackages
+
+
+def test_the_files_make_test_starts_first_exist() -> None:
+    """A renamed long file would silently lose its place at the front (tests/conftest.py)."""
+    missing = [path for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    assert not missing, missing
