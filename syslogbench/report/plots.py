@@ -14,9 +14,11 @@ smaller than MIN_FONT_PT: 9 pt at DPI 110 is 13.75 px.
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import re
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -844,7 +846,30 @@ def write_plots(
             caption = machine_caption([run for group in groups for run in group.runs])
             png = save(versions_figure(name, groups, caption, colors), out_dir, "versions")
             written.matrix.append((f"The version matrix, scenario {name}", png))
-        for scenario, groups in grouped.items():
-            if any(group.counted for group in groups):
-                written.scenarios[scenario] = scenario_plots(scenario, groups, out_dir, run_id, colors)
+    jobs = [
+        (scenario, groups, out_dir, run_id, colors)
+        for scenario, groups in grouped.items()
+        if any(group.counted for group in groups)
+    ]
+    for job, drawn in zip(jobs, in_parallel(scenario_job, jobs), strict=True):
+        written.scenarios[job[0]] = drawn
     return written
+
+
+Job = tuple[str, Sequence[Group], Path, str | None, Colors]
+JOBS_PER_WORKER = 4
+
+
+def scenario_job(job: Job) -> list[Plot]:
+    with rc_context(RC):
+        return scenario_plots(*job)
+
+
+def in_parallel(work: Callable[[Job], list[Plot]], jobs: list[Job]) -> list[list[Plot]]:
+    """Each scenario's figures in a process of its own, one per core: drawing is all CPU, and one scenario's
+    figures need nothing of another's. Spawned, not forked: the caller may have threads (a test runner's)."""
+    workers = min(len(jobs) // JOBS_PER_WORKER, os.cpu_count() or 1)
+    if workers < 2:  # starting a process (matplotlib's import) costs more than a few scenarios' figures
+        return [work(job) for job in jobs]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        return pool.map(work, jobs, chunksize=1)

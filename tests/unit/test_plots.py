@@ -111,6 +111,16 @@ def test_svg_is_reproducible(tmp_path: Path, written: tuple[Path, plots.Written]
     assert (tmp_path / "throughput-seed2014.svg").read_text() == (out / "throughput-seed2014.svg").read_text()
 
 
+def test_many_scenarios_are_drawn_in_processes_in_their_order_with_the_same_bytes(tmp_path: Path) -> None:
+    names = [f"s{index}" for index in range(2 * plots.JOBS_PER_WORKER)]  # enough for two processes
+    many = [replace(r, scenario=replace(r.scenario, id=name)) for name in names for r in RUNS[:4]]
+    figures = plots.write_plots(many, tmp_path / "many")
+    assert list(figures.scenarios) == names
+    alone = plots.write_plots([r for r in many if r.scenario.id == names[-1]], tmp_path / "alone")
+    for _, png in alone.scenarios[names[-1]]:
+        assert png.read_bytes() == (tmp_path / "many" / png.name).read_bytes()
+
+
 def test_no_samples_no_timeseries(tmp_path: Path) -> None:
     figures = plots.write_plots(RUNS[:4], tmp_path).scenarios
     assert [png.name for _, png in figures["seed2014"]] == [
