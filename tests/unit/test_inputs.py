@@ -30,7 +30,7 @@ def test_a_config_that_is_no_file_is_one_line(command: str, no_docker: None, cap
     assert len(lines) == 1 and "/dev/null: neither a regular file nor a directory" in lines[0], lines
 
 
-@pytest.mark.parametrize("command", ["run", "check", "stack", "capacity"])
+@pytest.mark.parametrize("command", ["run", "stack", "capacity"])  # the commands that take --config
 def test_udp_rcvbuf_beside_a_config_of_one_s_own_is_one_line(command: str, no_docker: None, capsys) -> None:
     """The buffer renders into the profile's own config only, so every command refuses it with --config."""
     args = ["--profile", "syslog-ng", "--config", "examples/syslog-ng-debian-trixie.conf"]
