@@ -34,7 +34,6 @@ from syslogbench.host import (
     searchplan,
     searchrun,
     setup,
-    stack,
     swarm,
 )
 from syslogbench.host.compose import ROOT
@@ -332,9 +331,7 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
     out = writable_file(args.out) if args.out is not None else None
     chosen = plan_of(args, overrides)
     version = environment.docker_version()
-    text = stack.render(
-        chosen.profile, chosen.cfg, registry=args.registry, docker_version=version, user=chosen.user
-    )
+    text = chosen.stack_text(registry=args.registry, docker_version=version)
     if out is None:
         print(text, end="")
         return EXIT_CODES["pass"]

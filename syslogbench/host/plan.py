@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from syslogbench.host import environment, profiles, userconfig
+from syslogbench.host import environment, profiles, stack, userconfig
 from syslogbench.model import capacity, scenarios, settings
 
 if TYPE_CHECKING:
@@ -106,6 +106,18 @@ class Plan:
     def config_sha256(self) -> str | None:
         """The user config's hash (None: the profile's own config), which names a matrix of it."""
         return str(self.user.identity()["sha256"]) if self.user else None
+
+    @property
+    def config_identity(self) -> dict[str, object] | None:
+        """The user config as a result records it (None: the profile's own config)."""
+        return self.user.identity() if self.user else None
+
+    def stack_text(self, **options: object) -> str:
+        """The swarm's stack file (host/stack.py) with the user's config, if any, in place of the profile's."""
+        spec = stack.stack(self.profile, self.cfg, **options)  # type: ignore[arg-type]
+        if self.user is not None:
+            stack.with_user_config(spec, self.user, self.cfg.scenario)
+        return stack.text(spec, self.profile, self.cfg)
 
 
 def collect(errors: list[Exception], step: Callable[[], T]) -> T | None:

@@ -144,12 +144,11 @@ def stack(
     docker_version: str = "",
     generator_nodes: int | None = None,
     central_cores: int | None = None,
-    user: userconfig.UserConfig | None = None,
     capacity_env: dict[str, str] | None = None,
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
-    limit above them, so the daemon's limit is cut to them (the result records both). user: a config of the
-    user's own (--config), in place of the profile's. capacity_env: more of the watcher's environment (a
+    limit above them, so the daemon's limit is cut to them (the result records both). A config of the user's
+    own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of the watcher's environment (a
     capacity search's, host/searchrun.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
@@ -173,8 +172,6 @@ def stack(
         },
     }
     spec["services"]["watcher"]["environment"].update(capacity_env or {})
-    if user is not None:
-        with_user_config(spec, user, cfg.scenario)
     return spec
 
 
@@ -210,8 +207,13 @@ HEADER = """\
 
 
 def render(profile: Profile, cfg: settings.Settings, **options: object) -> str:
-    text = yaml.dump(
-        stack(profile, cfg, **options),  # type: ignore[arg-type]
+    return text(stack(profile, cfg, **options), profile, cfg)  # type: ignore[arg-type]
+
+
+def text(spec: dict, profile: Profile, cfg: settings.Settings) -> str:
+    """The stack file: its header, then the mapping as YAML."""
+    body = yaml.dump(
+        spec,
         Dumper=ComposeDumper,
         sort_keys=False,
         default_flow_style=False,
@@ -226,4 +228,4 @@ def render(profile: Profile, cfg: settings.Settings, **options: object) -> str:
         generator=GENERATOR_ROLE,
         hosts=cfg.hosts,
     )
-    return header + text
+    return header + body

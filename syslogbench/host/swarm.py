@@ -367,14 +367,11 @@ def rendered(
     chosen: Plan, placement: Placement, registry: str | None, capacity_env: dict[str, str] | None = None
 ) -> str:
     """The stack file for these nodes; capacity_env: more of the watcher's environment (a capacity search's)."""
-    return stack.render(
-        chosen.profile,
-        chosen.cfg,
+    return chosen.stack_text(
         registry=registry,
         docker_version=placement.central.engine,
         generator_nodes=len(placement.generators),
         central_cores=placement.central.cores,
-        user=chosen.user,
         capacity_env=capacity_env,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import LONGEST_FIRST
@@ -103,3 +104,20 @@ def test_the_files_make_test_starts_first_exist() -> None:
     """A renamed long file would silently lose its place at the front (tests/conftest.py)."""
     missing = [path for path in LONGEST_FIRST if not (ROOT / path).is_file()]
     assert not missing, missing
+
+
+# Where a --config or --swarm may change the way: the plan, the config's own module and the two orchestrators.
+BRANCHING = {"plan.py", "userconfig.py", "benchmark.py", "swarm.py"}
+BRANCH = re.compile(r"\bif (not )?([a-z_]+\.)?(user|swarm)\b|\b(user|swarm) is (not )?None")
+
+
+def test_only_the_plan_and_its_orchestrators_branch_on_a_config_or_a_swarm() -> None:
+    """The commands take one plan (host/plan.py); an `if user` elsewhere is a second way through them."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((PACKAGE / "host").glob("*.py"))
+        if path.name not in BRANCHING
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if BRANCH.search(line)
+    ]
+    assert not found, found

@@ -121,7 +121,8 @@ def test_a_user_config_goes_in_as_swarm_configs_placed_as_on_one_host(tmp_path: 
     (tmp_path / "rsyslog.conf").write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n')
     (tmp_path / "rsyslog.d" / "all.conf").write_text("*.* /var/log/all.log\n")
     user = userconfig.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
-    spec = rendered(user=user)
+    spec = stack.stack(profiles.resolve("rsyslog8"), settings.from_env(env()))
+    stack.with_user_config(spec, user, "seed2014")
     configs, services = spec["configs"], spec["services"]
     assert sorted(c["file"] for c in configs.values()) == [
         str(tmp_path / "rsyslog.conf"),
