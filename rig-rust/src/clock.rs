@@ -12,13 +12,20 @@ pub fn now() -> f64 {
 
 /// This process's CPU seconds, user and system (what the rig itself costs).
 pub fn cpu_seconds() -> f64 {
+    let (user, system) = cpu_times();
+    user + system
+}
+
+/// This process's CPU seconds apart: (user, system). System time is the kernel's work in our name: the
+/// send path and, on one machine, the receiving side's softirq run in the sender's context.
+pub fn cpu_times() -> (f64, f64) {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes into the struct we own.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
+    (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
 /// Sleep until the epoch time `until` (no sleep if it has passed).

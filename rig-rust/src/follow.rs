@@ -10,7 +10,7 @@
 //! sender draws uniformly at random, so the sample is a uniform one of the messages), and reads the others
 //! every poll interval, which decides late-or-not to within that interval but gives no latency figure.
 
-use crate::clock::{cpu_seconds, now, round};
+use crate::clock::{cpu_seconds, cpu_times, now, round};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::key::{keys, trial_of, Key};
 use crate::schedule::Schedule;
@@ -138,6 +138,8 @@ pub struct TallyRecord {
     pub arrived_per_s: Vec<u64>,
     /// The follower's own CPU over the trial.
     pub cpu_s: f64,
+    /// Of it, the kernel's (system time): its reads and wake-ups.
+    pub cpu_system_s: f64,
     /// Why the trial's following ended: "all-arrived", "give-up", or "stopped".
     pub ended: String,
 }
@@ -851,7 +853,7 @@ fn trial(
     requests: &mut LineReader,
     request: TrialRequest,
 ) -> Result<TallyRecord, String> {
-    let cpu0 = cpu_seconds();
+    let (user0, system0) = cpu_times();
     let (give_up, ledger_wait) = (request.give_up, request.ledger_wait_s);
     let number = request.trial;
     output.sample_for(request.rate * request.senders.len() as f64, request.bound_s);
@@ -914,6 +916,7 @@ fn trial(
             break "give-up";
         }
     };
+    let (user, system) = cpu_times();
     Ok(TallyRecord {
         op: "tally".into(),
         trial: number,
@@ -928,7 +931,8 @@ fn trial(
         poll_gap_max_s: round(poll_gap, 6),
         sampled: tally.sampled,
         arrived_per_s: std::mem::take(&mut tally.per_second),
-        cpu_s: round(cpu_seconds() - cpu0, 4),
+        cpu_s: round(user - user0 + system - system0, 4),
+        cpu_system_s: round(system - system0, 4),
         ended: ended.into(),
     })
 }
@@ -982,6 +986,7 @@ pub fn examples() -> Vec<serde_json::Value> {
         sampled: 125,
         arrived_per_s: vec![600, 400],
         cpu_s: 0.01,
+        cpu_system_s: 0.004,
         ended: "all-arrived".into(),
     };
     let drained = DrainedRecord {

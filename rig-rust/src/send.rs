@@ -5,7 +5,7 @@
 //! schedule. Its lag is looked at every batch, not only at the last message, and goes into the record with
 //! its CPU seconds and its oversleeps, so that a sender-bound trial can be told from a slow daemon.
 
-use crate::clock::{cpu_seconds, now, round, sleep_until};
+use crate::clock::{cpu_seconds, cpu_times, now, round, sleep_until};
 use crate::io::{emit, parse, required, split_op, with_op, LineReader};
 use crate::mapped::{offsets, Mapped};
 use crate::schedule::Schedule;
@@ -81,6 +81,8 @@ pub struct SendRecord {
     pub pace_s: f64,
     /// This process's CPU over the request.
     pub cpu_s: f64,
+    /// Of it, the kernel's (system time).
+    pub cpu_system_s: f64,
     pub batches: u64,
     /// The largest lag of a batch behind its schedule: when it was handed over, minus when its last
     /// message was due (0 for a burst).
@@ -314,7 +316,7 @@ fn record(
     request: &SendRequest,
     how: impl FnOnce(&mut Link) -> Result<Outcome, String>,
 ) -> Result<SendRecord, String> {
-    let cpu0 = cpu_seconds();
+    let (user0, system0) = cpu_times();
     if let Some(tls) = link.tls.as_mut() {
         tls.flush(link.fd, request.give_up)?; // an earlier trial's record first
     }
@@ -328,13 +330,15 @@ fn record(
             request.count - sent
         )
     };
+    let (user, system) = cpu_times();
     Ok(SendRecord {
         op: "sent".into(),
         intended: request.count,
         sent,
         bytes,
         pace_s: round((last_at - request.start).max(0.0), 6),
-        cpu_s: round(cpu_seconds() - cpu0, 6),
+        cpu_s: round(user - user0 + system - system0, 6),
+        cpu_system_s: round(system - system0, 6),
         batches: pacing.batches,
         behind_max_s: round(pacing.behind_max, 6),
         behind_end_s: round(pacing.behind_end, 6),
@@ -805,6 +809,7 @@ pub fn examples() -> Vec<serde_json::Value> {
         bytes: 120_000,
         pace_s: 3.996,
         cpu_s: 0.01,
+        cpu_system_s: 0.006,
         batches: 800,
         behind_max_s: 0.0004,
         behind_end_s: 0.0001,

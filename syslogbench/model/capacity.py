@@ -316,6 +316,7 @@ class SenderTrial:
     cpu_s: float | None = None
     behind_max_s: float | None = None
     oversleep_max_s: float | None = None
+    cpu_system_s: float | None = None  # of cpu_s, the kernel's (None in results from before it)
     # Its generator's clock against the watcher's, measured just before the trial (ClockCheck): the start it
     # got was moved by clock_offset_s onto its own clock. None in results from before clocks were checked.
     clock_offset_s: float | None = None
@@ -393,7 +394,7 @@ def sender_trial(
         trial.rate_achieved = round(report.sent / pace, 1)
         trial.sender_bound = sender_bound(report, rate, transport, bound_s)
         trial.cpu_s, trial.behind_max_s = report.cpu_s, report.behind_max_s
-        trial.oversleep_max_s = report.oversleep_max_s
+        trial.oversleep_max_s, trial.cpu_system_s = report.oversleep_max_s, report.cpu_system_s
     return trial
 
 
@@ -525,6 +526,17 @@ class RigCost:
     poll_gap_max_s: float | None = None
     # Received messages whose latency was measured (None: results from before the sample).
     latency_share: float | None = None
+    # Of senders_cpu_s and follower_cpu_s, the kernel's (system time): over UDP most of a sender's CPU is the
+    # receiving side's kernel path, run in its context (docs/measurement.md). None in results from before it.
+    senders_system_s: float | None = None
+    follower_system_s: float | None = None
+
+
+def summed(values: list[float | None]) -> float | None:
+    """The sum, or None if any is unknown."""
+    if any(value is None for value in values):
+        return None
+    return round(sum(value for value in values if value is not None), 4)
 
 
 def rig_cost(
@@ -533,10 +545,7 @@ def rig_cost(
 ) -> RigCost:  # fmt: skip
     """tally: the follower's record (model.rigrecord.TallyRecord). last_hop_cpu_s: a relay trial's last hop
     (None elsewhere, where there is none)."""
-    cpus = [s.cpu_s for s in senders]
-    senders_cpu = (
-        round(sum(c for c in cpus if c is not None), 4) if all(c is not None for c in cpus) else None
-    )
+    senders_cpu = summed([s.cpu_s for s in senders])
     total = None if senders_cpu is None or watcher_cpu_s is None else senders_cpu + watcher_cpu_s
     if total is not None and last_hop_cpu_s is not None:
         total += last_hop_cpu_s
@@ -544,7 +553,9 @@ def rig_cost(
     cost = RigCost(senders_cpu, watcher_cpu_s, getattr(tally, "cpu_s", None), daemon_cpu_s, share,
                    getattr(tally, "look_gap_max_s", None), getattr(tally, "look_gap_p99_s", None),
                    last_hop_cpu_s=last_hop_cpu_s, poll_gap_max_s=getattr(tally, "poll_gap_max_s", None),
-                   latency_share=latency_share(tally))  # fmt: skip
+                   latency_share=latency_share(tally),
+                   senders_system_s=summed([s.cpu_system_s for s in senders]),
+                   follower_system_s=getattr(tally, "cpu_system_s", None))  # fmt: skip
     if share is not None and share > RIG_SHARE_MAX:
         cost.flags.append(f"the rig took {share:.1%} of the daemon's CPU (over {RIG_SHARE_MAX:.0%})")
     loose = [s for s in senders if (s.clock_uncertainty_s or 0.0) > CLOCK_SHARE_MAX * bound_s]

@@ -76,6 +76,7 @@ class SendRecord:
     bytes: int
     pace_s: float
     cpu_s: float
+    cpu_system_s: float  # of cpu_s, the kernel's: the send path (and here the receiving side's softirq)
     batches: int
     behind_max_s: float
     behind_end_s: float
@@ -175,6 +176,7 @@ class TallyRecord:
     sampled: int  # received messages whose latency is in histogram_us (the sample's files)
     arrived_per_s: list[int]  # messages first seen in each second from the trial's start
     cpu_s: float
+    cpu_system_s: float  # of cpu_s, the kernel's: reads and wake-ups
     ended: str
 
 

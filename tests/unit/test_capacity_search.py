@@ -203,7 +203,7 @@ def fake_sender(
         )
         time.sleep(max(0.0, due - time.time()))
         daemon.write([line(sender, capacity.trial_seq(spec["trial"], index))])
-    record = SendRecord("sent", spec["messages"], sent, 0, spec["messages"] / spec["rate"], 0.0, 1, 0.0, 0.0,
+    record = SendRecord("sent", spec["messages"], sent, 0, spec["messages"] / spec["rate"], 0.0, 0.0, 1, 0.0, 0.0,
                         0.0, time.time(), "ok")  # fmt: skip
     link.call("trial_ledger", sender=sender.name, trial=spec["trial"], ledger=asdict(record))
     done.append(sender.name)
