@@ -224,12 +224,18 @@ def summary_section(searches: Sequence[Mapping], numbers: Mapping[str, int]) -> 
     found = capacity_rows.rows(searches)
     if not found:
         return None
+    default = [row for row in found if not row.settings] or found
+    other = [row for row in found if row not in default]
     blocks: list[Block] = [
         Heading(SUMMARY_TITLE, 2),
         Note(DEFINITIONS),
-        Table(SUMMARY_HEADER, [summary_row(row, numbers) for row in found], css_class="stack"),
-        Note(FLAGS_NOTE + f" Every search and its trials: [{TITLE}](#{ANCHOR})."),
+        Table(SUMMARY_HEADER, [summary_row(row, numbers) for row in default], css_class="stack"),
     ]
+    if other:  # folded, so the page grows with the searches at the defaults, not with every experiment
+        rows = [summary_row(row, numbers) for row in other]
+        title = f"Searches at other settings ({len(other)} rows)"
+        blocks.append(Details(title, [Table(SUMMARY_HEADER, rows, css_class="stack")]))
+    blocks.append(Note(FLAGS_NOTE + f" Every search and its trials: [{TITLE}](#{ANCHOR})."))
     return Section(blocks, anchor=SUMMARY_ANCHOR)
 
 
