@@ -148,8 +148,8 @@ def stack(
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). A config of the user's
-    own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of the watcher's environment (a
-    capacity search's, host/searchrun.py)."""
+    own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of
+    the watcher's environment (a capacity search's, host/searchrun.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
     spec = {
@@ -204,10 +204,6 @@ HEADER = """\
 # one node `{central}` (watcher, daemon, last hop: they share volumes), and `{generator}` nodes for the
 # {hosts} generator replicas. docs/swarm.md has the steps; `python -m syslogbench run --swarm` does them.
 """
-
-
-def render(profile: Profile, cfg: settings.Settings, **options: object) -> str:
-    return text(stack(profile, cfg, **options), profile, cfg)  # type: ignore[arg-type]
 
 
 def text(spec: dict, profile: Profile, cfg: settings.Settings) -> str:

@@ -224,8 +224,10 @@ def summary_section(searches: Sequence[Mapping], numbers: Mapping[str, int]) -> 
     found = capacity_rows.rows(searches)
     if not found:
         return None
-    default = [row for row in found if not row.settings] or found
-    other = [row for row in found if row not in default]
+    default = [row for row in found if not row.settings]
+    other = [row for row in found if row.settings]
+    if not default:  # nothing at the defaults: the rows at other settings are the table
+        default, other = other, []
     blocks: list[Block] = [
         Heading(SUMMARY_TITLE, 2),
         Note(DEFINITIONS),

@@ -24,8 +24,8 @@ NOT_FOR_SWARM = {
 
 def rendered(**options: object) -> dict:
     cfg = settings.from_env({**env(), "HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000"})
-    text = stack.render(profiles.resolve("rsyslog8"), cfg, **options)
-    return yaml.safe_load(text)
+    profile = profiles.resolve("rsyslog8")
+    return yaml.safe_load(stack.text(stack.stack(profile, cfg, **options), profile, cfg))  # type: ignore[arg-type]
 
 
 def test_services_are_the_four_roles_with_the_profile_as_the_daemon() -> None:
