@@ -8,6 +8,10 @@ goes first while the other worker takes the rest (docs/ci.md, "How long it takes
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
+
 import pytest
 
 # The longest files of a fresh-clone `make test` (--durations), longest first; the others keep their order.
@@ -28,3 +32,39 @@ def rank(item: pytest.Item) -> int:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: within a file, and among the other files, the order stays
+
+
+# CI stops `make test` at 90 minutes and then prints nothing of what failed. Past this budget every test still
+# to run fails at once, saying so, and `--maxfail` (Makefile) ends the session with its failures listed.
+BUDGET_ENV = "TEST_BUDGET_MIN"
+STARTED = time.monotonic()
+
+
+def machine_line() -> str:
+    """What a failed CI run needs to be read: the machine's load and the free space where images live."""
+    free = shutil.disk_usage("/var/lib/docker" if os.path.exists("/var/lib/docker") else "/").free
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    budget = os.environ.get(BUDGET_ENV)
+    limit = f"time budget {budget} min" if budget else "no time budget"
+    return f"machine: load {load}; {free / 2**30:.1f} GiB free for Docker; {limit}"
+
+
+def say_machine(session: pytest.Session, before: str = "") -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not hasattr(session.config, "workerinput"):  # once, not per worker: -q too
+        reporter.write(before + machine_line() + "\n")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    say_machine(session)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    say_machine(session, before="\n")  # and again at the end, beside the failures
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    budget = os.environ.get(BUDGET_ENV)
+    spent = (time.monotonic() - STARTED) / 60
+    if budget and spent > float(budget):
+        pytest.fail(f"the suite is past its {budget}-minute budget ({spent:.0f} min): {item.nodeid} not run")
