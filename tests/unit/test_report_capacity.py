@@ -233,19 +233,12 @@ def test_a_machine_with_repeated_searches_answers_before_one_with_more_single_se
     assert "n=2" in text and "rsyslog-8.2504" not in text, text
 
 
-DEFAULTS = {
-    "confirm_s": 60.0, "daemon_cores": 1.0, "exceed_ratio": 0.5, "final_trial_s": 10.0, "initial_trial_s": 1.0,
-    "latency_bound_s": 1.0, "pause_s": 2.0, "pdr_target": 0.005, "rate_max": 200000.0, "rate_min": 100.0,
-    "relative_width": 0.05, "search_max_s": 600.0, "trial_sum_s": 30.0,
-}  # fmt: skip
-
-
 def test_searches_at_other_settings_are_folded_below_those_at_the_defaults(tmp_path: Path) -> None:
     """The summary grows with the searches at the defaults; every experiment is one click away."""
     (tmp_path / "capacity").mkdir()
     other = a_result()  # settings {}: from before CONFIRM_S and the rest
     default = a_result("20261125T010000.000Z-rsyslog-8.2504-beef-udp")
-    default |= {"settings": DEFAULTS, "profile": "rsyslog-8.2504"}
+    default |= {"settings": model.CapacitySettings(daemon_cores=1).as_dict(), "profile": "rsyslog-8.2504"}
     for name, data in (("other.json", other), ("default.json", default)):
         (tmp_path / "capacity" / name).write_text(json.dumps(data))
     summary = render(tmp_path).split(f"## {capacity.SUMMARY_TITLE}")[1].split("\n## ")[0]
