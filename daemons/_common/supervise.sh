@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs the daemon under test ("$@") and answers the watcher through files in the control volume.
 # The protocol is in docs/DESIGN.md. This is POSIX sh on purpose: daemon images carry no Python,
-# and whatever runs here is charged to the daemon's cgroup, so it must stay tiny.
+# and whatever runs here is charged to the daemon's cgroup, so it must stay tiny. It runs under bash where
+# the image has one, only so that its tick forks nothing (pause below).
 set -u
 
 # Under bash, where the image has it, a tick's pause needs no fork (pause below). The health check, run by
@@ -20,8 +21,9 @@ pid=""
 
 # The main loop's tick without a fork: each `sleep` is a fork and an exec in the daemon's cgroup, on the
 # daemon's core, five a second (in a UDP search of syslog-ng 4.8 with perf on that core, `sleep` and this
-# shell took 1.7% of its samples; docs/measurement.md). bash's read times out on a FIFO that this shell
-# also holds open for writing, so it never sees an end; sh (dash) has no read with a timeout, and sleeps.
+# shell took 1.7% of its samples: docs/capacity.md, "What syslog-ng was doing when UDP dropped"). bash's
+# read times out on a FIFO that this shell also holds open for writing, so it never sees an end; sh (dash)
+# has no read with a timeout, and sleeps.
 pause_fifo=""
 if [ -n "${BASH_VERSION:-}" ] && pause_fifo=$(mktemp -u /tmp/supervise-pause.XXXXXX) && mkfifo "$pause_fifo"; then
     exec 9<> "$pause_fifo"
