@@ -21,14 +21,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+
+from syslogbench.model import machine
 
 BEFORE_S = 0.2
 USER_HZ = 100  # /proc/stat's unit
@@ -146,28 +146,36 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     container_pid = main_pid(args.container)
-    pids = pids_of(container_pid)
     samples: list[Sample] = []
+    pids: list[int] = []
     end = time.monotonic() + args.seconds
     try:
         while time.monotonic() < end:
             if len(samples) % 200 == 0:
-                pids = pids_of(container_pid)  # a restarted daemon is a new process
+                pids = pids_of(container_pid)  # and again now and then: a restarted daemon is a new process
             samples.append(sample(container_pid, pids, args.core))
             time.sleep(args.every_ms / 1000)
-    except (OSError, KeyboardInterrupt):
-        pass  # the container stopped, or the sampling was cut short: what was sampled is the answer
+    except OSError as error:  # the container stopped: what was sampled is the answer
+        if not samples:
+            sys.exit(
+                f"udp_drops: cannot read the container's /proc ({error}): run it as root, beside a running daemon"
+            )
+    except KeyboardInterrupt:
+        pass  # cut short: what was sampled is the answer
+    if len(samples) < 2:
+        sys.exit("udp_drops: fewer than two samples: nothing to compare")
     gaps = [b.t - a.t for a, b in pairwise(samples)]
     found = episodes(samples)
+    steps = [moved(a, b) for a, b in pairwise(samples)]
     doc = {
-        "machine": platform.processor() or platform.machine(),
+        "machine": machine.cpu_model(Path("/proc/cpuinfo").read_text()),
         "container": args.container,
         "samples": len(samples),
         "sample_gap_max_ms": round(max(gaps, default=0) * 1000, 2),
-        "seconds": round(samples[-1].t - samples[0].t, 1) if samples else 0,
-        "dropped": samples[-1].rcvbuf_errors - samples[0].rcvbuf_errors if samples else 0,
-        "cpu_s": round(sum(moved(a, b)[0] for a, b in pairwise(samples)), 2),
-        "wait_s": round(sum(moved(a, b)[1] for a, b in pairwise(samples)), 2),
+        "seconds": round(samples[-1].t - samples[0].t, 1),
+        "dropped": samples[-1].rcvbuf_errors - samples[0].rcvbuf_errors,
+        "cpu_s": round(sum(cpu for cpu, _ in steps), 2),
+        "wait_s": round(sum(wait for _, wait in steps), 2),
         "episodes": found,
         "dropped_with_others_on_core": sum(e["dropped"] for e in found if e["others_on_core_before"] >= 0.1),
     }
@@ -175,7 +183,6 @@ def main() -> None:
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
-    os.sync()
 
 
 if __name__ == "__main__":
