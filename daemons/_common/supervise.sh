@@ -19,8 +19,9 @@ lifetime=${MAX_LIFETIME:-7200}
 cg=/sys/fs/cgroup
 pid=""
 
-# The main loop's tick without a fork: each `sleep` is a fork and an exec in the daemon's cgroup, on the
-# daemon's core, five a second (in a UDP search of syslog-ng 4.8 with perf on that core, `sleep` and this
+# Every wait here without a fork: each `sleep` is a fork and an exec in the daemon's cgroup, on the
+# daemon's core (terminate's, every 0.1 s, before the end snapshot counts the daemon's CPU), the main loop's
+# five a second (in a UDP search of syslog-ng 4.8 with perf on that core, `sleep` and this
 # shell took 1.7% of its samples: docs/capacity.md, "What syslog-ng was doing when UDP dropped"). bash's
 # read times out on a FIFO that this shell also holds open for writing, so it never sees an end; sh (dash)
 # has no read with a timeout, and sleeps.
@@ -57,12 +58,12 @@ await_go() {
     asked=0
     while [ ! -f "$control/go" ]; do
         if [ -f "$control/unsupported" ] || [ -f "$control/finish" ]; then
-            while [ ! -f "$control/finish" ]; do sleep 0.2; done
+            while [ ! -f "$control/finish" ]; do pause 0.2; done
             exit 0
         fi
         asked=$((asked + 1))
         [ "$asked" -lt 1500 ] || { echo "supervise: no answer from the watcher" >&2; exit 1; }
-        sleep 0.2
+        pause 0.2
     done
 }
 
@@ -139,7 +140,7 @@ terminate() {
     kill -TERM "$pid" 2>/dev/null
     waited=0
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((stop_grace * 10)) ]; do
-        sleep 0.1
+        pause 0.1
         waited=$((waited + 1))
     done
     kill -KILL "$pid" 2>/dev/null
@@ -216,7 +217,7 @@ trap on_signal TERM INT
 started=$(date +%s)
 while [ ! -f "$control/run.json" ]; do
     [ $(($(date +%s) - started)) -lt 300 ] || { echo "supervise: no run.json from the watcher" >&2; exit 1; }
-    sleep 0.2
+    pause 0.2
 done
 describe
 read_transport

@@ -132,52 +132,52 @@ def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str
 def check(cap: CapacitySettings) -> None:
     """Every rule at once would hide which one to fix first: the first broken one, with the fix."""
     if not 0 <= cap.pdr_target < 1:
-        raise CapacityError(f"PDR_TARGET={cap.pdr_target:g} is outside [0, 1): 0.005 is CSIT's 0.5%")
+        raise CapacityError(f"PDR_TARGET={cap.pdr_target:.12g} is outside [0, 1): 0.005 is CSIT's 0.5%")
     if cap.latency_bound_s <= 0:
         raise CapacityError(
-            f"LATENCY_BOUND={cap.latency_bound_s:g}: every message would be late; give seconds above 0 (default 1)"
+            f"LATENCY_BOUND={cap.latency_bound_s:.12g}: every message would be late; give seconds above 0 (default 1)"
         )
     if cap.rate_min <= 0:
-        raise CapacityError(f"RATE_MIN={cap.rate_min:g}: give a rate above 0 msg/s")
+        raise CapacityError(f"RATE_MIN={cap.rate_min:.12g}: give a rate above 0 msg/s")
     if cap.rate_max <= cap.rate_min:
         raise CapacityError(
-            f"the rate range RATE_MIN={cap.rate_min:g} to RATE_MAX={cap.rate_max:g} is empty: make RATE_MAX larger"
+            f"the rate range RATE_MIN={cap.rate_min:.12g} to RATE_MAX={cap.rate_max:.12g} is empty: make RATE_MAX larger"
         )
     if not 0 < cap.relative_width < 1:
-        raise CapacityError(f"SEARCH_WIDTH={cap.relative_width:g}: give a ratio in (0, 1), e.g. 0.05")
+        raise CapacityError(f"SEARCH_WIDTH={cap.relative_width:.12g}: give a ratio in (0, 1), e.g. 0.05")
     if not 0 < cap.initial_trial_s <= cap.final_trial_s:
         raise CapacityError(
-            f"TRIAL_INITIAL={cap.initial_trial_s:g} s, TRIAL_FINAL={cap.final_trial_s:g} s: "
+            f"TRIAL_INITIAL={cap.initial_trial_s:.12g} s, TRIAL_FINAL={cap.final_trial_s:.12g} s: "
             "both above 0, the first no longer than the second"
         )
     if cap.daemon_cores is not None and (cap.daemon_cores < 0 or cap.daemon_cores != int(cap.daemon_cores)):
         raise CapacityError(
-            f"DAEMON_CORES={cap.daemon_cores:g}: give a whole number of cores (0: every role on any core)"
+            f"DAEMON_CORES={cap.daemon_cores:.12g}: give a whole number of cores (0: every role on any core)"
         )
     if not 0 <= cap.exceed_ratio < 1:
         raise CapacityError(
-            f"EXCEED_RATIO={cap.exceed_ratio:g} is outside [0, 1): the share of a rate's final trials that may "
+            f"EXCEED_RATIO={cap.exceed_ratio:.12g} is outside [0, 1): the share of a rate's final trials that may "
             "lose more than the goal (0: none; CSIT's 0.5)"
         )
     if cap.trial_sum_s and cap.trial_sum_s < cap.final_trial_s:
         raise CapacityError(
-            f"TRIAL_SUM={cap.trial_sum_s:g} s is shorter than one final trial (TRIAL_FINAL={cap.final_trial_s:g} "
+            f"TRIAL_SUM={cap.trial_sum_s:.12g} s is shorter than one final trial (TRIAL_FINAL={cap.final_trial_s:.12g} "
             "s): give 0 for one trial per rate, or a multiple of TRIAL_FINAL"
         )
     if cap.search_max_s < cap.final_trial_s or cap.pause_s < 0:
         raise CapacityError(
-            f"SEARCH_MAX={cap.search_max_s:g} s must hold one final trial ({cap.final_trial_s:g} s), "
-            f"and TRIAL_PAUSE={cap.pause_s:g} s cannot be negative"
+            f"SEARCH_MAX={cap.search_max_s:.12g} s must hold one final trial ({cap.final_trial_s:.12g} s), "
+            f"and TRIAL_PAUSE={cap.pause_s:.12g} s cannot be negative"
         )
     check_lifetime(cap)
     if cap.confirm_s < 0 or (cap.confirm_s and cap.confirm_s < cap.final_trial_s):
         raise CapacityError(
-            f"CONFIRM_S={cap.confirm_s:g} s: give 0 for no confirmation, or at least TRIAL_FINAL="
-            f"{cap.final_trial_s:g} s (RFC 2544's 60 s by default)"
+            f"CONFIRM_S={cap.confirm_s:.12g} s: give 0 for no confirmation, or at least TRIAL_FINAL="
+            f"{cap.final_trial_s:.12g} s (RFC 2544's 60 s by default)"
         )
     if cap.search_max_s < cap.final_trial_s + reserve_s(cap):
         raise CapacityError(
-            f"SEARCH_MAX={cap.search_max_s:g} s cannot hold a final trial and, after the search, the "
+            f"SEARCH_MAX={cap.search_max_s:.12g} s cannot hold a final trial and, after the search, the "
             f"confirmation and latency trials ({reserve_s(cap):.0f} s): give at least "
             f"{cap.final_trial_s + reserve_s(cap):.0f}, or a shorter CONFIRM_S"
         )
@@ -211,15 +211,15 @@ def check_lifetime(cap: CapacitySettings) -> None:
     the whole search could never be waited for."""
     if cap.pause_s > cap.search_max_s or cap.latency_bound_s > cap.search_max_s:
         raise CapacityError(
-            f"TRIAL_PAUSE={cap.pause_s:g} s and LATENCY_BOUND={cap.latency_bound_s:g} s must each be at most "
-            f"SEARCH_MAX={cap.search_max_s:g} s: a wait longer than the whole search never ends in it"
+            f"TRIAL_PAUSE={cap.pause_s:.12g} s and LATENCY_BOUND={cap.latency_bound_s:.12g} s must each be at most "
+            f"SEARCH_MAX={cap.search_max_s:.12g} s: a wait longer than the whole search never ends in it"
         )
     room = MAX_LIFETIME_S - settings.START_ALLOWANCE_S
     if lifetime_s(cap) > room:
         most = room - beyond_s(cap)
         raise CapacityError(
-            f"SEARCH_MAX={cap.search_max_s:g} s with what follows its trials (CONFIRM_S={cap.confirm_s:g} s, "
-            f"TRIAL_FINAL={cap.final_trial_s:g} s) runs {lifetime_s(cap):,.0f} s, but the "
+            f"SEARCH_MAX={cap.search_max_s:.12g} s with what follows its trials (CONFIRM_S={cap.confirm_s:.12g} s, "
+            f"TRIAL_FINAL={cap.final_trial_s:.12g} s) runs {lifetime_s(cap):,.0f} s, but the "
             f"daemon's supervisor stops it MAX_LIFETIME={MAX_LIFETIME_S} s after it starts, {settings.START_ALLOWANCE_S} s "
             f"of which may go to starting: use SEARCH_MAX={max(most, 0):.0f} or less"
         )

@@ -60,6 +60,13 @@ def test_a_capacity_setting_that_cannot_work_is_refused(setting: dict[str, str],
     assert says in str(refused.value)
 
 
+def test_a_refusal_writes_a_large_number_as_it_was_given() -> None:
+    """Python's short float format wrote RATE_MIN=1234567 as 1.23457e+06: a value no one typed."""
+    with pytest.raises(capacity.CapacityError) as refused:
+        capacity.split({"RATE_MIN": "1234567", "RATE_MAX": "1234566"})
+    assert "RATE_MIN=1234567 to RATE_MAX=1234566 is empty" in str(refused.value)
+
+
 def test_the_capacity_settings_leave_the_run_settings_alone() -> None:
     cap, rest = capacity.split({"PDR_TARGET": "0.01", "HOSTS": "1", "LATENCY_BOUND": "0.5"})
     assert (cap.pdr_target, cap.latency_bound_s, rest) == (0.01, 0.5, {"HOSTS": "1"})
