@@ -107,6 +107,14 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     kernel = {t["number"]: t["udp_rcvbuf_errors"] if scenario == "udp" else 0 for t in result["trials"]}
     held = [t for t in result["trials"] if t["offered_msgs_per_s"] <= HELD]
     assert all(t["lost"] == kernel[t["number"]] for t in held), table
+    # The daemon's cores as its host's /proc/stat counts them: the cores it was placed on, and at least the
+    # daemon's own CPU busy there (the cgroup counts in ns, /proc/stat in 10 ms ticks: 0.1 s of slack).
+    placed = result["cpu_placement"]["daemon"]
+    for t in result["trials"]:
+        cores = {key: t[key] for key in ("daemon_cores", "daemon_cores_busy_s", "daemon_cores_steal_s")}
+        assert placed == "any" or t["daemon_cores"] == placed, (placed, cores)
+        assert t["daemon_cores_busy_s"] + 0.1 >= t["daemon_cpu_s"] >= 0, (t["daemon_cpu_s"], cores)
+        assert min(t["daemon_cores_idle_s"], t["daemon_cores_steal_s"], t["host_steal_s"]) >= 0, cores
 
 
 def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:

@@ -134,6 +134,40 @@ def test_a_trial_whose_rig_was_heavy_flags_its_search() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("busy", "steal", "daemon_cores", "flagged"),
+    [
+        (9.0, 0.0, 1.0, False),  # the core did only the daemon's work: 9.0 s of 9.0 busy
+        (9.5, 0.0, 1.0, False),  # 0.5 s of 10 s to others: 5.0%, not over
+        (9.0, 0.6, 1.0, True),  # 0.6 s stolen of 10 s: 6.0%
+        (9.6, 0.0, 1.0, True),  # 0.6 s to other processes or interrupts
+        (9.6, 0.6, 0.0, False),  # the daemon had no cores of its own: the rig ran there too
+    ],
+)
+def test_a_trial_whose_daemon_core_went_to_others_flags_its_search(
+    busy: float, steal: float, daemon_cores: float, flagged: bool
+) -> None:
+    search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
+    assert capacity_rows.CORE_SHARED not in capacity_rows.flags(search)  # no cores recorded then
+    trials = [dict(t) for t in search["trials"]]
+    last = next(t for t in reversed(trials) if t.get("purpose", "search") == "search")
+    idle = 10.0 - busy - steal
+    last |= {
+        "daemon_cpu_s": 9.0,
+        "daemon_cores": "1",
+        "daemon_cores_busy_s": busy,
+        "daemon_cores_idle_s": idle,
+    }
+    last |= {"daemon_cores_steal_s": steal, "host_steal_s": steal}
+    shared = search | {"trials": trials, "settings": search["settings"] | {"daemon_cores": daemon_cores}}
+    assert (capacity_rows.CORE_SHARED in capacity_rows.flags(shared)) is flagged
+    if flagged:
+        share, stolen = (busy - 9.0 + steal) / 10, steal / 10
+        assert capacity_rows.core_shared(shared) == [
+            f"trial {last['number']}: {share:.1%} of core 1's time went to others (steal {stolen:.1%})"
+        ]
+
+
 def with_cpu(search: dict, per_cpu_s: float | None) -> dict:
     fingerprint = {} if per_cpu_s is None else {"cpu": {"value": per_cpu_s, "per_cpu_s": per_cpu_s}}
     return search | {"machine": (search.get("machine") or {}) | {"fingerprint": fingerprint}}
