@@ -195,28 +195,30 @@ def rig_heavy(data: Mapping) -> list[str]:
 
 
 def shared(trial: Mapping) -> tuple[float, float] | None:
-    """The share of the daemon's cores' time over a trial that went to anything but the daemon (its busy
-    time less the daemon's CPU, plus steal), and steal's own share; None where the trial recorded no cores.
-    Ticks of 10 ms may make the first slightly negative on an idle core: it is not clamped."""
+    """The shares of the daemon's cores' time over a trial that went to others (their busy time less the
+    daemon's CPU) and to the hypervisor (steal); None where the trial recorded no cores. Busy time is
+    sampled at the kernel's tick, the daemon's CPU is not: for a daemon that runs in short bursts the first
+    can read below zero (docs/capacity.md), and is not clamped, nor set against steal."""
     busy, idle, steal = (trial.get(f"daemon_cores_{name}_s") for name in ("busy", "idle", "steal"))
     daemon = trial.get("daemon_cpu_s")
     if busy is None or idle is None or steal is None or daemon is None or busy + idle + steal <= 0:
         return None
     whole = busy + idle + steal
-    return (busy - daemon + steal) / whole, steal / whole
+    return (busy - daemon) / whole, steal / whole
 
 
 def core_shared(data: Mapping) -> list[str]:
-    """Believed trials whose daemon's own cores gave over SHARED_MAX of their time to others ("trial 7:
-    8.2% of core 1's time went to others (steal 6.0%)"); none where the daemon had no cores of its own."""
+    """Believed trials whose daemon's own cores gave over SHARED_MAX of their time to other work or to the
+    hypervisor ("trial 7: core 1's time went 1.2% to others, 6.0% to steal"); none where the daemon had no
+    cores of its own."""
     if not (data.get("settings") or {}).get("daemon_cores"):
         return []
     found = []
     for t in believed(data):
-        if (share := shared(t)) is not None and share[0] > SHARED_MAX:
+        if (share := shared(t)) is not None and max(share) > SHARED_MAX:
             found.append(
-                f"trial {t['number']}: {share[0]:.1%} of core {t['daemon_cores']}'s time went to others "
-                f"(steal {share[1]:.1%})"
+                f"trial {t['number']}: core {t['daemon_cores']}'s time went {share[0]:.1%} to others, "
+                f"{share[1]:.1%} to steal"
             )
     return found
 
