@@ -56,8 +56,8 @@ FLAGS_NOTE = (
     "goal; *unconfirmed*: the result's own check did not see the rate hold again; *test config*: a user's "
     "config, not the profile's own; *other settings*: a setting that changes what is measured differs from "
     "the defaults (named); *rig-heavy*: in a trial the search relied on, the rig took over 5% of the daemon's "
-    "CPU, or looked at the output too coarsely for its latency; *core shared*: in such a trial, over 5% of the "
-    "time of the daemon's own cores went to other work or to the hypervisor (steal); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
+    "CPU, or looked at the output too coarsely for its latency; *stolen*: in such a trial the hypervisor took "
+    "over 5% of the time of the daemon's own cores (steal); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
     "second) differ by over 25%, so the range is partly the machines'. Sorted by transport, then NDR."
 )
 SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",

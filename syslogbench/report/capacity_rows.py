@@ -14,10 +14,10 @@ Flags, each from the result alone (docs/capacity.md):
 - "rig-heavy": a believed trial says the rig took more than 5% of the daemon's CPU, or saw the output too
   coarsely for its latency (its `rig.flags`, model.capacity.rig_cost); results from before the compiled rig
   record no rig cost and are not flagged.
-- "core shared": in a believed trial of a search that gave the daemon cores of its own (DAEMON_CORES), more
-  than SHARED_MAX of those cores' time went to anything but the daemon: other processes, interrupts, or the
-  hypervisor's steal (the trial's daemon_cores_* figures, from its host's /proc/stat; results from before
-  record none and are not flagged).
+- "stolen": in a believed trial of a search that gave the daemon cores of its own (DAEMON_CORES), the
+  hypervisor took more than STOLEN_MAX of those cores' time (steal, from its host's /proc/stat; results from
+  before record none and are not flagged). What else ran there (their busy time less the daemon's CPU) is
+  recorded but not flagged: busy time is sampled at the kernel's tick, within a few percent of a core.
 - "fingerprints differ": the row pools searches whose machines' cpu fingerprints (loops per CPU second) differ
   by more than FINGERPRINT_SPREAD_MAX: machines that the Machines table names alike (the same CPU, cores and
   kernel) but that did not do the same work per CPU second, so the row's range is partly the machines'.
@@ -56,10 +56,10 @@ OTHER_SETTINGS = "other settings"
 # screen shows for a transport that no search at today's defaults has (report/capacity.py, lead_blocks).
 EARLIER_KEYS = frozenset({*(SETTING_NAMES[name] for name in model.BEFORE_THE_KEY), "DAEMON_CORES"})
 RIG_HEAVY = "rig-heavy"
-CORE_SHARED = "core shared"
-# As the rig's own share (model.capacity.RIG_SHARE_MAX): past a twentieth of its cores' time taken by others,
-# a daemon bound by its core is measured on a slower core than the fingerprint saw.
-SHARED_MAX = 0.05
+STOLEN = "stolen"
+# As the rig's own share (model.capacity.RIG_SHARE_MAX): past a twentieth of its cores' time taken by the
+# hypervisor, a daemon bound by its core is measured on a slower core than the fingerprint saw.
+STOLEN_MAX = 0.05
 FINGERPRINTS_DIFFER = "fingerprints differ"
 # Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine (docs/measurement.md,
 # "Its spread and cost here"); machines of one label here did 8.4M to 14.3M loops (docs/capacity.md).
@@ -194,33 +194,25 @@ def rig_heavy(data: Mapping) -> list[str]:
     ]
 
 
-def shared(trial: Mapping) -> tuple[float, float] | None:
-    """The shares of the daemon's cores' time over a trial that went to others (their busy time less the
-    daemon's CPU) and to the hypervisor (steal); None where the trial recorded no cores. Busy time is
-    sampled at the kernel's tick, the daemon's CPU is not: for a daemon that runs in short bursts the first
-    can read below zero (docs/capacity.md), and is not clamped, nor set against steal."""
+def stolen_share(trial: Mapping) -> float | None:
+    """The share of the daemon's cores' time over a trial that the hypervisor took (steal); None where the
+    trial recorded no cores."""
     busy, idle, steal = (trial.get(f"daemon_cores_{name}_s") for name in ("busy", "idle", "steal"))
-    daemon = trial.get("daemon_cpu_s")
-    if busy is None or idle is None or steal is None or daemon is None or busy + idle + steal <= 0:
+    if busy is None or idle is None or steal is None or busy + idle + steal <= 0:
         return None
-    whole = busy + idle + steal
-    return (busy - daemon) / whole, steal / whole
+    return steal / (busy + idle + steal)
 
 
-def core_shared(data: Mapping) -> list[str]:
-    """Believed trials whose daemon's own cores gave over SHARED_MAX of their time to other work or to the
-    hypervisor ("trial 7: core 1's time went 1.2% to others, 6.0% to steal"); none where the daemon had no
-    cores of its own."""
+def stolen(data: Mapping) -> list[str]:
+    """Believed trials whose daemon's own cores lost over STOLEN_MAX of their time to steal ("trial 7: 6.0%
+    of core 1's time stolen"); none where the daemon had no cores of its own."""
     if not (data.get("settings") or {}).get("daemon_cores"):
         return []
-    found = []
-    for t in believed(data):
-        if (share := shared(t)) is not None and max(share) > SHARED_MAX:
-            found.append(
-                f"trial {t['number']}: core {t['daemon_cores']}'s time went {share[0]:.1%} to others, "
-                f"{share[1]:.1%} to steal"
-            )
-    return found
+    return [
+        f"trial {t['number']}: {share:.1%} of core {t['daemon_cores']}'s time stolen"
+        for t in believed(data)
+        if (share := stolen_share(t)) is not None and share > STOLEN_MAX
+    ]
 
 
 def confirmation(data: Mapping) -> bool | None:
@@ -243,8 +235,8 @@ def flags(data: Mapping) -> list[str]:
         found.append(CONTRADICTED)
     if rig_heavy(data):
         found.append(RIG_HEAVY)
-    if core_shared(data):
-        found.append(CORE_SHARED)
+    if stolen(data):
+        found.append(STOLEN)
     if (data.get("config") or {}).get("sha256"):
         found.append(TEST_CONFIG)
     if others := other_settings(data):
