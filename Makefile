@@ -68,10 +68,19 @@ browser:
 		$$as apt-get install -y -q chromium >/dev/null; } || \
 		echo "make: chromium could not be installed: the browser tests will skip"
 
-# Markdown, HTML and plots from results/ alone.
+# Markdown, HTML and plots from results/ alone; where chromium is, the README's two pictures of the first
+# screen with them, so they never show figures the report no longer gives (--no-sandbox only as root, where
+# chromium's sandbox refuses to start).
 report: $(VENV)
 	rm -rf results/report/plots  # generated: a scenario that no longer has a plot leaves none behind
 	$(PY) -m syslogbench report --out results/report
+	@if ! command -v chromium >/dev/null; then echo "make: no chromium: docs/report-first-screen*.png left as they were"; exit 0; fi; \
+	sandbox=""; [ "$$(id -u)" != 0 ] || sandbox="--no-sandbox"; \
+	for size in 1400,900: 390,844:-phone; do \
+		chromium --headless $$sandbox --disable-gpu --hide-scrollbars --window-size=$${size%%:*} \
+			--screenshot="docs/report-first-screen$${size#*:}.png" "file://$(CURDIR)/results/report/report.html" \
+			>/dev/null 2>&1 || { echo "make: chromium could not draw docs/report-first-screen$${size#*:}.png"; exit 1; }; \
+	done
 
 # From the manifests: every daemon config, compose.daemons.yaml and compose.profiles.yaml.
 render: $(VENV)

@@ -110,6 +110,8 @@ snapshot() {
     if [ -n "${2:-}" ]; then cp "$2" "$dir.tmp/proc.status"; else cp "/proc/$pid/status" "$dir.tmp/proc.status" 2>/dev/null; fi
     # The kernel's UDP counters of this network namespace: datagrams in, and those dropped for a full buffer.
     cp /proc/net/snmp "$dir.tmp/snmp" 2>/dev/null
+    # The host's CPU times (not namespaced): what else ran on the daemon's cores, and the hypervisor's steal.
+    cp /proc/stat "$dir.tmp/stat" 2>/dev/null
     date +%s.%N > "$dir.tmp/time"
     rm -rf "$dir" && mv "$dir.tmp" "$dir"
 }

@@ -634,6 +634,14 @@ class Trial:
     # Messages first seen in each second from the trial's start (the follower's); empty in results from
     # before it.
     arrived_per_s: list[int] = field(default_factory=list)
+    # The daemon's cores over the trial, from its host's /proc/stat (rig/procstat.py): the CPU list, their
+    # busy time (the daemon's and anything else's), idle time, the hypervisor's steal there and on every
+    # core of that host. None in results from before, or where a snapshot lacked the file.
+    daemon_cores: str | None = None
+    daemon_cores_busy_s: float | None = None
+    daemon_cores_idle_s: float | None = None
+    daemon_cores_steal_s: float | None = None
+    host_steal_s: float | None = None
 
     def consistent(self) -> str | None:
         for sender in self.senders:

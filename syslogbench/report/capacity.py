@@ -55,7 +55,9 @@ FLAGS_NOTE = (
     "ceiling; *contradicted*: a later trial of the same search, at or below the NDR (or PDR), broke that "
     "goal; *unconfirmed*: the result's own check did not see the rate hold again; *test config*: a user's "
     "config, not the profile's own; *other settings*: a setting that changes what is measured differs from "
-    "the defaults (named); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
+    "the defaults (named); *rig-heavy*: in a trial the search relied on, the rig took over 5% of the daemon's "
+    "CPU, or looked at the output too coarsely for its latency; *stolen*: in such a trial the hypervisor took "
+    "over 5% of the time of the daemon's own cores (steal); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
     "second) differ by over 25%, so the range is partly the machines'. Sorted by transport, then NDR."
 )
 SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
@@ -274,13 +276,23 @@ def scenario_link(row: Row, anchors: Sequence[str]) -> str:
     return f"{name}, {senders} senders" if senders else name
 
 
+def pdr_text(row: Row) -> str:
+    """The lead's PDR, or why it has none: a dash there read as a missing figure, not as a rate that failed
+    its confirmation."""
+    if row.pdr is not None:
+        return f"PDR {model.rate_text(row.pdr)} msg/s"
+    if capacity_rows.UNCONFIRMED in row.flags:
+        return "no PDR: it did not hold again in its confirmation"
+    return "no PDR published"
+
+
 def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], where: str = "") -> str:
     """One transport's answer: the version that holds the most, its latency, and how the others compare."""
     best, others = chosen[0], chosen[1:]
     name = TRANSPORT_NAMES.get(transport, transport)
     text = (
         f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
-        f"**{ndr_text(best)}**; PDR {model.rate_text(best.pdr)} msg/s. {latency_sentence(best)}"
+        f"**{ndr_text(best)}**; {pdr_text(best)}. {latency_sentence(best)}"
     )
     if best.flags:
         why = [line for search in best.searches for line in capacity_rows.contradictions(search)][:1]

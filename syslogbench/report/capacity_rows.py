@@ -14,6 +14,10 @@ Flags, each from the result alone (docs/capacity.md):
 - "rig-heavy": a believed trial says the rig took more than 5% of the daemon's CPU, or saw the output too
   coarsely for its latency (its `rig.flags`, model.capacity.rig_cost); results from before the compiled rig
   record no rig cost and are not flagged.
+- "stolen": in a believed trial of a search that gave the daemon cores of its own (DAEMON_CORES), the
+  hypervisor took more than STOLEN_MAX of those cores' time (steal, from its host's /proc/stat; results from
+  before record none and are not flagged). What else ran there (their busy time less the daemon's CPU) is
+  recorded but not flagged: busy time is sampled at the kernel's tick, within a few percent of a core.
 - "fingerprints differ": the row pools searches whose machines' cpu fingerprints (loops per CPU second) differ
   by more than FINGERPRINT_SPREAD_MAX: machines that the Machines table names alike (the same CPU, cores and
   kernel) but that did not do the same work per CPU second, so the row's range is partly the machines'.
@@ -52,6 +56,10 @@ OTHER_SETTINGS = "other settings"
 # screen shows for a transport that no search at today's defaults has (report/capacity.py, lead_blocks).
 EARLIER_KEYS = frozenset({*(SETTING_NAMES[name] for name in model.BEFORE_THE_KEY), "DAEMON_CORES"})
 RIG_HEAVY = "rig-heavy"
+STOLEN = "stolen"
+# As the rig's own share (model.capacity.RIG_SHARE_MAX): past a twentieth of its cores' time taken by the
+# hypervisor, a daemon bound by its core is measured on a slower core than the fingerprint saw.
+STOLEN_MAX = 0.05
 FINGERPRINTS_DIFFER = "fingerprints differ"
 # Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine (docs/measurement.md,
 # "Its spread and cost here"); machines of one label here did 8.4M to 14.3M loops (docs/capacity.md).
@@ -186,6 +194,27 @@ def rig_heavy(data: Mapping) -> list[str]:
     ]
 
 
+def stolen_share(trial: Mapping) -> float | None:
+    """The share of the daemon's cores' time over a trial that the hypervisor took (steal); None where the
+    trial recorded no cores."""
+    busy, idle, steal = (trial.get(f"daemon_cores_{name}_s") for name in ("busy", "idle", "steal"))
+    if busy is None or idle is None or steal is None or busy + idle + steal <= 0:
+        return None
+    return steal / (busy + idle + steal)
+
+
+def stolen(data: Mapping) -> list[str]:
+    """Believed trials whose daemon's own cores lost over STOLEN_MAX of their time to steal ("trial 7: 6.0%
+    of core 1's time stolen"); none where the daemon had no cores of its own."""
+    if not (data.get("settings") or {}).get("daemon_cores"):
+        return []
+    return [
+        f"trial {t['number']}: {share:.1%} of core {t['daemon_cores']}'s time stolen"
+        for t in believed(data)
+        if (share := stolen_share(t)) is not None and share > STOLEN_MAX
+    ]
+
+
 def confirmation(data: Mapping) -> bool | None:
     """The result's own verdict on whether its NDR and PDR held again (each bound's `confirmed`, model
     Bound): False if either did not, None where neither was asked (CONFIRM_S=0, or an older result)."""
@@ -206,6 +235,8 @@ def flags(data: Mapping) -> list[str]:
         found.append(CONTRADICTED)
     if rig_heavy(data):
         found.append(RIG_HEAVY)
+    if stolen(data):
+        found.append(STOLEN)
     if (data.get("config") or {}).get("sha256"):
         found.append(TEST_CONFIG)
     if others := other_settings(data):

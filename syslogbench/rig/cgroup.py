@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
-from syslogbench.rig import snmp
+from syslogbench.rig import procstat, snmp
 
 # cgroup v1 reports "no memory limit" as PAGE_COUNTER_MAX * page size (9223372036854771712 with 4 KiB pages),
 # whose exact value depends on the page size; no real limit comes near 4 EiB, so anything above is unlimited.
@@ -50,6 +50,8 @@ class Snapshot:
     # How many processes the kernel's OOM killer has killed in the cgroup (`oom_kill` in v1
     # memory.oom_control, Linux 4.13+, or v2 memory.events); None where the file was not copied.
     oom_kills: int | None = None
+    # The daemon's cores' busy and stolen time since boot (/proc/stat), None where not copied.
+    cores: procstat.CoreTimes | None = None
 
 
 def snapshot_files(version: int) -> list[str]:
@@ -63,7 +65,10 @@ def read_snapshot(path: Path) -> Snapshot:
     path = Path(path)
     layout = LAYOUTS[_read_version(path)]
     cg = layout(lambda name: _read_text(path / name))
-    return cg.snapshot(_read_time(path), _vm_hwm_bytes(_read_text(path / "proc.status")), snmp.read_udp(path))
+    snapshot = cg.snapshot(
+        _read_time(path), _vm_hwm_bytes(_read_text(path / "proc.status")), snmp.read_udp(path)
+    )
+    return replace(snapshot, cores=procstat.read(path))
 
 
 def cpu_delta(start: Snapshot, end: Snapshot) -> tuple[float | None, float | None]:

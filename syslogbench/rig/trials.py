@@ -57,7 +57,7 @@ from syslogbench.model.rigrecord import (
     TrialRequest,
     record_from,
 )
-from syslogbench.rig import channel, control
+from syslogbench.rig import channel, control, procstat
 from syslogbench.rig.compiled import Rig, RigError
 
 LOOK_S = 0.05  # how often the trial's thread looks at the senders' reports and the daemon (not the output)
@@ -343,6 +343,7 @@ class Trials:
             "rig": asdict(
                 capacity.rig_cost(senders, watcher_cpu, daemon_cpu, tally, self.bound_s, last_hop_cpu)
             ),
+            **cores_over(before, after),
             "udp_rcvbuf_errors": udp.get("RcvbufErrors") if udp else None,
             "udp_in_errors": udp.get("InErrors") if udp else None,
             "senders": [asdict(s) for s in senders],
@@ -366,6 +367,14 @@ def sender_clock(request: dict) -> tuple[float, float, str | None] | None:
 def cpu_delta(before: object | None, after: object | None) -> float | None:
     start, end = getattr(before, "cpu_total_s", None), getattr(after, "cpu_total_s", None)
     return None if start is None or end is None else round(end - start, 4)
+
+
+def cores_over(before: object | None, after: object | None) -> dict[str, str | float | None]:
+    """What the daemon's cores did over the trial (rig/procstat.py): busy, stolen, and stolen host-wide."""
+    cores = procstat.over(getattr(before, "cores", None), getattr(after, "cores", None))
+    if cores is None:
+        return dict.fromkeys(procstat.TRIAL_FIELDS)
+    return asdict(cores)
 
 
 def udp_delta(before: object | None, after: object | None) -> dict[str, int] | None:

@@ -19,6 +19,7 @@ import pytest
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, plan, searchplan, searchrun
 from syslogbench.host.compose import Compose
+from syslogbench.rig.procstat import cpu_list
 
 from .conftest import PROJECT
 
@@ -107,6 +108,17 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     kernel = {t["number"]: t["udp_rcvbuf_errors"] if scenario == "udp" else 0 for t in result["trials"]}
     held = [t for t in result["trials"] if t["offered_msgs_per_s"] <= HELD]
     assert all(t["lost"] == kernel[t["number"]] for t in held), table
+    # The daemon's cores as its host's /proc/stat counts them: the cores it was placed on, their clocks run
+    # over the whole trial (busy, idle and stolen time add up to at least its length on each core; busy is
+    # sampled at the kernel's tick, so it is not compared with the daemon's own CPU, which is not).
+    placed = result["cpu_placement"]["daemon"]
+    for t in result["trials"]:
+        seconds = [t[f"daemon_cores_{name}_s"] for name in ("busy", "idle", "steal")] + [t["host_steal_s"]]
+        cores = (t["daemon_cores"], seconds, t["duration_s"])
+        assert placed == "any" or t["daemon_cores"] == placed, (placed, cores)
+        assert min(seconds) >= 0 and sum(seconds[:3]) >= 0.9 * t["duration_s"] * len(cpu_list(cores[0])), (
+            cores
+        )
 
 
 def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:

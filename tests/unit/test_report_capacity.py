@@ -179,6 +179,17 @@ def test_a_lead_without_latency_says_so_rather_than_dashes() -> None:
     assert capacity.latency_sentence(row) == "Latency p50/p99 3.6/8.9 ms at 50% of its PDR, - ms at 90%."
 
 
+def test_a_lead_without_a_pdr_says_why_rather_than_a_dash() -> None:
+    """A search whose NDR held its confirmation and whose PDR did not (the UDP lead of the committed report)."""
+    row = capacity_rows.Row("rsyslog-8.2504", "udp", "udp", "m", ())
+    found = Path(__file__).resolve().parents[2] / "results/capacity"
+    search = json.loads((found / "20261127T211853.208Z-rsyslog-8.2504-3d64-udp.json").read_text())
+    row.searches.append(search)
+    assert capacity.pdr_text(row) == "no PDR: it did not hold again in its confirmation"
+    row.searches[0] = search | {"pdr": search["pdr"] | {"confirmed": None, "lower_msgs_per_s": 35000.0}}
+    assert capacity.pdr_text(row) == "PDR 35,000 msg/s"
+
+
 def test_a_lead_alone_in_its_transport_does_not_say_no_other_version_was_searched() -> None:
     """Other versions' rows may be left out of the ranking (a floor among their searches), not unsearched."""
     row = capacity_rows.Row("rsyslog-8.2504", "seed2014", "tcp", "m", ())

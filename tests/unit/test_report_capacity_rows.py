@@ -134,6 +134,39 @@ def test_a_trial_whose_rig_was_heavy_flags_its_search() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("busy", "steal", "daemon_cores", "flagged"),
+    [
+        (9.0, 0.0, 1.0, False),
+        (9.0, 0.5, 1.0, False),  # 0.5 s of 10 s stolen: 5.0%, not over
+        (9.0, 0.6, 1.0, True),  # 6.0%
+        (9.9, 0.0, 1.0, False),  # 0.9 s busy beyond the daemon's 9.0: not flagged (tick-sampled)
+        (9.0, 0.6, 0.0, False),  # the daemon had no cores of its own: the rig ran there too
+    ],
+)
+def test_a_trial_whose_daemon_core_was_stolen_flags_its_search(
+    busy: float, steal: float, daemon_cores: float, flagged: bool
+) -> None:
+    search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
+    assert capacity_rows.STOLEN not in capacity_rows.flags(search)  # no cores recorded then
+    trials = [dict(t) for t in search["trials"]]
+    last = next(t for t in reversed(trials) if t.get("purpose", "search") == "search")
+    idle = 10.0 - busy - steal
+    last |= {
+        "daemon_cpu_s": 9.0,
+        "daemon_cores": "1",
+        "daemon_cores_busy_s": busy,
+        "daemon_cores_idle_s": idle,
+    }
+    last |= {"daemon_cores_steal_s": steal, "host_steal_s": steal}
+    shared = search | {"trials": trials, "settings": search["settings"] | {"daemon_cores": daemon_cores}}
+    assert (capacity_rows.STOLEN in capacity_rows.flags(shared)) is flagged
+    if flagged:
+        assert capacity_rows.stolen(shared) == [
+            f"trial {last['number']}: {steal / 10:.1%} of core 1's time stolen"
+        ]
+
+
 def with_cpu(search: dict, per_cpu_s: float | None) -> dict:
     fingerprint = {} if per_cpu_s is None else {"cpu": {"value": per_cpu_s, "per_cpu_s": per_cpu_s}}
     return search | {"machine": (search.get("machine") or {}) | {"fingerprint": fingerprint}}
