@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import ClassVar
@@ -65,10 +65,9 @@ def read_snapshot(path: Path) -> Snapshot:
     path = Path(path)
     layout = LAYOUTS[_read_version(path)]
     cg = layout(lambda name: _read_text(path / name))
-    snapshot = cg.snapshot(
-        _read_time(path), _vm_hwm_bytes(_read_text(path / "proc.status")), snmp.read_udp(path)
-    )
-    return replace(snapshot, cores=procstat.read(path))
+    status = _read_text(path / "proc.status")
+    cores = procstat.read(path, procstat.allowed_cores(status))
+    return cg.snapshot(_read_time(path), _vm_hwm_bytes(status), snmp.read_udp(path), cores)
 
 
 def cpu_delta(start: Snapshot, end: Snapshot) -> tuple[float | None, float | None]:
@@ -147,7 +146,13 @@ class Cgroup:
         """The CPUs and memory bytes the cgroup may use; None: unlimited."""
         return self.cpu_limit(), self.memory().limit_bytes
 
-    def snapshot(self, time: float, max_rss: int | None, udp: dict[str, int] | None = None) -> Snapshot:
+    def snapshot(
+        self,
+        time: float,
+        max_rss: int | None,
+        udp: dict[str, int] | None = None,
+        cores: procstat.CoreTimes | None = None,
+    ) -> Snapshot:
         user_s, system_s = self.cpu_seconds()
         memory = self.memory()
         return Snapshot(
@@ -165,6 +170,7 @@ class Cgroup:
             max_rss_bytes=max_rss,
             udp=udp,
             oom_kills=self.oom_kills(),
+            cores=cores,
         )
 
     def peak(self, peak_file: str, current_file: str) -> tuple[int | None, str]:

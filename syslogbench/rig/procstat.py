@@ -76,13 +76,11 @@ def parse(stat: str | None, cores: str | None) -> CoreTimes | None:
     )
 
 
-def read(snapshot_dir: Path) -> CoreTimes | None:
-    """The daemon's cores' times from a snapshot folder; None in snapshots without /proc/stat."""
-    folder = Path(snapshot_dir)
+def read(snapshot_dir: Path, cores: str | None) -> CoreTimes | None:
+    """The times of `cores` (the daemon's, from the same snapshot's proc.status) from a snapshot folder;
+    None in snapshots without /proc/stat."""
     try:
-        return parse(
-            (folder / SNAPSHOT_FILE).read_text(), allowed_cores((folder / "proc.status").read_text())
-        )
+        return parse((Path(snapshot_dir) / SNAPSHOT_FILE).read_text(), cores)
     except OSError:
         return None
 

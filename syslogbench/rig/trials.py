@@ -370,7 +370,8 @@ def cpu_delta(before: object | None, after: object | None) -> float | None:
 
 
 def cores_over(before: object | None, after: object | None) -> dict[str, str | float | None]:
-    """What the daemon's cores did over the trial (rig/procstat.py): busy, stolen, and stolen host-wide."""
+    """What the daemon's cores did over the trial (rig/procstat.py): busy, idle, stolen, and stolen
+    host-wide; every field None where a snapshot lacked them."""
     cores = procstat.over(getattr(before, "cores", None), getattr(after, "cores", None))
     if cores is None:
         return dict.fromkeys(procstat.TRIAL_FIELDS)

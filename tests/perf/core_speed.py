@@ -4,8 +4,8 @@
 
 Pinned to one core (the last by default: where a capacity search puts the daemon), it runs the machine
 fingerprint's cpu work (rig/fingerprint.py, cpu_probe) in blocks of 300,000 loops for S seconds, and gives
-for each block its loops per CPU second, its CPU over wall time (below 1: the process lost its core to
-something else in the guest) and the core's steal from /proc/stat over the block (the hypervisor ran another
+for each second its loops per CPU second, its CPU over wall time (below 1: the process lost its core to
+something else in the guest) and the core's steal from /proc/stat over each second (the hypervisor ran another
 machine while this core had work). A core whose loops per CPU second move while both stay still is slowed
 by something that neither the guest's scheduler nor steal sees (a busy sibling hyperthread on the host, a
 clock change). Run it on an otherwise idle machine. Not part of `make test`: a benchmark for
@@ -36,31 +36,20 @@ def steal_s(core: int) -> float:
     return times.steal_s
 
 
-def block(core: int) -> tuple[float, float, float, float]:
-    """One block: (wall seconds, CPU seconds, loops per CPU second, steal seconds on the core)."""
-    stolen = steal_s(core)
-    timing = cpu_probe(LOOPS)
-    return (
-        timing.seconds,
-        timing.cpu_s,
-        LOOPS / timing.cpu_s if timing.cpu_s > 0 else 0.0,
-        steal_s(core) - stolen,
-    )
-
-
 def per_second(core: int, seconds: float) -> list[dict[str, float]]:
+    """Blocks of the fingerprint's work for a second at a time; the core's steal read at each second's ends."""
     rows: list[dict[str, float]] = []
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        blocks, second_end = [], time.monotonic() + 1.0
+        blocks, stolen, second_end = [], steal_s(core), time.monotonic() + 1.0
         while time.monotonic() < second_end:
-            blocks.append(block(core))
-        wall, cpu = sum(b[0] for b in blocks), sum(b[1] for b in blocks)
+            blocks.append(cpu_probe(LOOPS))
+        wall, cpu = sum(b.seconds for b in blocks), sum(b.cpu_s for b in blocks)
         rows.append(
             {
                 "loops_per_cpu_s": round(LOOPS * len(blocks) / cpu) if cpu > 0 else 0,
                 "cpu_per_wall": round(cpu / wall, 3) if wall > 0 else 0.0,
-                "steal_s": round(sum(b[3] for b in blocks), 2),
+                "steal_s": round(steal_s(core) - stolen, 2),
             }
         )
     return rows
