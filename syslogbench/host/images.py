@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,8 +22,87 @@ LOCAL_REPO = "syslogbench/base"
 MARKER = "/etc/syslogbench-base"
 
 
-def load_bases() -> dict[str, dict[str, str]]:
-    return yaml.safe_load(BASES_FILE.read_text())
+# The keys a suite's entry in images/bases.yaml may have.
+BASE_KEYS = ("pinned", "unpinned_why", "apt_options", "apt_options_why")
+# Where a base's apt_options go inside it: read by every later `apt-get` in the images built FROM it.
+APT_CONF = "/etc/apt/apt.conf.d/99syslogbench"
+
+
+@dataclass(frozen=True)
+class Base:
+    """One suite's entry in images/bases.yaml."""
+
+    suite: str
+    # The registry reference pulled by digest where a registry answers; None: always debootstrap.
+    pinned: str | None = None
+    unpinned_why: str = ""  # why there is no `pinned` (required then)
+    # apt settings the base carries (written to APT_CONF) and the reason for them, both in its marker.
+    apt_options: dict[str, str] = field(default_factory=dict)
+    apt_options_why: str = ""
+
+    @property
+    def apt_conf(self) -> str:
+        """The APT_CONF file's text: `Name "value";` a line each (empty without apt_options)."""
+        return "".join(f'{name} "{value}";\n' for name, value in self.apt_options.items())
+
+    @property
+    def marker_note(self) -> str:
+        """What the marker adds after how the base was made: its apt settings and why (empty without)."""
+        if not self.apt_options:
+            return ""
+        options = ", ".join(f"{name}={value}" for name, value in self.apt_options.items())
+        return f"; apt {options} ({self.apt_options_why})"
+
+
+def parse_base(suite: object, entry: object, path: Path = BASES_FILE) -> Base:
+    """One suite's entry, checked: a wrong one is refused in one line naming the file, the suite and the key."""
+    where = f"{path}: {suite}"
+    if not isinstance(entry, dict):
+        raise SetupError(f"{where}: must be a mapping with pinned: (or unpinned_why:), apt_options:, ...")
+    unknown = sorted(set(entry) - set(BASE_KEYS))
+    if unknown:
+        raise SetupError(f"{where}: unknown keys {unknown}; the keys are: {', '.join(BASE_KEYS)}")
+    pinned = entry.get("pinned")
+    if pinned is not None and not (
+        isinstance(pinned, str) and re.fullmatch(r"[^@\s]+:[^@\s]+@sha256:[0-9a-f]{64}", pinned)
+    ):
+        raise SetupError(
+            f"{where}: pinned {pinned!r} must be an image reference name:tag@sha256:<64 hex digits>"
+        )
+    if pinned is None and not str(entry.get("unpinned_why") or "").strip():
+        raise SetupError(f"{where}: without pinned:, unpinned_why: must say why there is no digest")
+    options = entry.get("apt_options") or {}
+    if not isinstance(options, dict) or not all(
+        isinstance(k, str) and re.fullmatch(r"[A-Za-z0-9:_-]+", k) and isinstance(v, str) and '"' not in v
+        for k, v in options.items()
+    ):
+        raise SetupError(
+            f'{where}: apt_options must map apt option names to quoted strings, e.g. Acquire::Check-Valid-Until: "false"'
+        )
+    if options and not str(entry.get("apt_options_why") or "").strip():
+        raise SetupError(f"{where}: apt_options need apt_options_why: (every result records it)")
+    for key in ("unpinned_why", "apt_options_why"):
+        text = entry.get(key, "")
+        if not isinstance(text, str) or '"' in text or "\n" in text:
+            raise SetupError(f"{where}: {key} must be one line of text without double quotes")
+    return Base(
+        str(suite),
+        pinned,
+        str(entry.get("unpinned_why") or ""),
+        dict(options),
+        str(entry.get("apt_options_why") or ""),
+    )
+
+
+def load_bases(path: Path | None = None) -> dict[str, Base]:
+    path = path or BASES_FILE
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise SetupError(f"{path}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    if not isinstance(data, dict):
+        raise SetupError(f"{path}: must map each Debian suite to its entry (pinned:, ...)")
+    return {str(suite): parse_base(suite, entry, path) for suite, entry in data.items()}
 
 
 def local_tag(suite: str) -> str:
@@ -53,18 +134,21 @@ def try_pull(pinned: str, timeout: float = 60) -> bool:
     return done.returncode == 0
 
 
-def tag_pulled(suite: str, pinned: str) -> None:
-    # A one-line build adds the marker file, so pulled and debootstrapped bases look alike inside.
-    dockerfile = f'FROM {pinned}\nRUN echo "pull {pinned}" > {MARKER}\n'
+def tag_pulled(base: Base) -> None:
+    # A one-line build adds the marker file (and the base's apt settings), so pulled and debootstrapped bases
+    # look alike inside.
+    lines = " ".join(f"'{line}'" for line in base.apt_conf.splitlines())
+    apt = f"printf '%s\\n' {lines} > {APT_CONF} && " if base.apt_options else ""
+    dockerfile = f'FROM {base.pinned}\nRUN {apt}echo "pull {base.pinned}{base.marker_note}" > {MARKER}\n'
     subprocess.run(
-        ["docker", "build", "-q", "-t", local_tag(suite), "-"],
+        ["docker", "build", "-q", "-t", local_tag(base.suite), "-"],
         input=dockerfile.encode(),
         check=True,
     )
 
 
-def debootstrap(suite: str) -> None:
-
+def debootstrap(base: Base) -> None:
+    suite = base.suite
     ensure_debootstrap()
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with tempfile.TemporaryDirectory(prefix=f"syslogbench-{suite}-") as tmp:
@@ -75,7 +159,9 @@ def debootstrap(suite: str) -> None:
         if done.returncode != 0:
             tail = "\n".join(done.stderr.splitlines()[-5:])
             raise SetupError(f"debootstrap {suite} failed (needs root and the Debian mirror):\n{tail}")
-        (rootfs / MARKER.lstrip("/")).write_text(f"debootstrap {suite} minbase {stamp}\n")
+        if base.apt_options:
+            (rootfs / APT_CONF.lstrip("/")).write_text(base.apt_conf)
+        (rootfs / MARKER.lstrip("/")).write_text(f"debootstrap {suite} minbase {stamp}{base.marker_note}\n")
         tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
         subprocess.run(
             ["docker", "import", "--change", 'CMD ["/bin/bash"]', "-", local_tag(suite)],
@@ -87,19 +173,26 @@ def debootstrap(suite: str) -> None:
             raise SetupError(f"tar of the {suite} root filesystem failed")
 
 
-def ensure_base(suite: str, pinned: str, log=print) -> str:
+def ensure_base(base: Base, log=print) -> str:
     """Make `syslogbench/base:<suite>` exist; return where it came from."""
+    suite = base.suite
     source = base_source(suite)
     if source is not None:
         log(f"base {suite}: present ({source})")
         return source
-    if try_pull(pinned):
-        tag_pulled(suite, pinned)
-        log(f"base {suite}: pulled {pinned}")
+    if base.pinned is None:
+        log(
+            f"base {suite}: no pinned digest ({base.unpinned_why}); building it from the Debian mirror with debootstrap"
+        )
+        debootstrap(base)
+        log(f"base {suite}: built with debootstrap")
+    elif try_pull(base.pinned):
+        tag_pulled(base)
+        log(f"base {suite}: pulled {base.pinned}")
     else:
         log(f"base {suite}: no registry answers; building it from the Debian mirror with debootstrap")
-        debootstrap(suite)
-        log(f"base {suite}: built with debootstrap and used in place of {pinned}")
+        debootstrap(base)
+        log(f"base {suite}: built with debootstrap and used in place of {base.pinned}")
     return base_source(suite) or "unknown"
 
 
@@ -108,7 +201,7 @@ def ensure_bases(suites: list[str], log=print) -> dict[str, str]:
     unknown = sorted(set(suites) - set(bases))
     if unknown:
         raise SetupError(f"no base image declared for {unknown} in {BASES_FILE}")
-    return {suite: ensure_base(suite, bases[suite]["pinned"], log) for suite in suites}
+    return {suite: ensure_base(bases[suite], log) for suite in suites}
 
 
 # Registry images (the seed's old distributions, NXLog): nothing can stand in for them, so a profile built
