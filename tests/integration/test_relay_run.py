@@ -47,7 +47,7 @@ def check_counts(result: dict, per_sender: int) -> None:
     assert (hop["lines"], hop["done_lines"], hop["resets"]) == (expected, len(SENDERS), 0)
 
 
-@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8"])
+@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8", "rsyslog-8.2610", "syslog-ng-4.12"])
 def test_relay_delivers_every_message_to_the_last_hop(bench, profile: str) -> None:
     run = bench(profile, {"SCENARIO": "relay"})
     jsonschema.validate(run.result, SCHEMA)
@@ -62,7 +62,11 @@ def test_relay_delivers_every_message_to_the_last_hop(bench, profile: str) -> No
 
 @pytest.mark.parametrize(
     ("profile", "scenario"),
-    [("syslog-ng-4.8", "relay-pause-disk-reliable"), ("syslog-ng-4.8", "relay-slow-disk-normal")],
+    [
+        ("syslog-ng-4.8", "relay-pause-disk-reliable"),
+        ("syslog-ng-4.8", "relay-slow-disk-normal"),
+        ("syslog-ng-4.12", "relay-pause-disk-reliable"),  # sid's: capacity-bytes() as in 4.8
+    ],
 )
 def test_disk_buffer_loses_nothing_while_the_last_hop_is_paused_or_slow(
     bench, profile: str, scenario: str

@@ -27,8 +27,10 @@ def test_plain_file_destination(bench, profile: str) -> None:
     check_done_log(run.logs)
 
 
-def test_parallelize_on_one_connection(bench) -> None:
-    run = bench("syslog-ng-4.8", {"SCENARIO": "parallelize4", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
+# 4.12 spells it parallelize(workers(4)), 4.8 parallelize(partitions(4)) (the manifests' parallelize_option).
+@pytest.mark.parametrize("profile", ["syslog-ng-4.8", "syslog-ng-4.12"])
+def test_parallelize_on_one_connection(bench, profile: str) -> None:
+    run = bench(profile, {"SCENARIO": "parallelize4", "HOSTS": "1", "SENDERS_PER_HOST": "1"})
     assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"]
     assert run.result["scenario"]["parallelize"] == 4 and run.result["scenario"]["connections"] == 1
 
@@ -72,7 +74,7 @@ def exact_counts(result: dict, senders: int, per_sender: int) -> None:
     assert messages["done_log_lines"] == messages["done_received"] == senders
 
 
-@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8"])
+@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8", "rsyslog-8.2610", "syslog-ng-4.12"])
 def test_200_connections(bench, profile: str) -> None:
     """Seed 004's largest connection count; syslog-ng's max-connections is raised to fit it."""
     shape = {"HOSTS": "5", "SENDERS_PER_HOST": "40", "MESSAGES_PER_SENDER": "30"}

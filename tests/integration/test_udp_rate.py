@@ -91,7 +91,7 @@ def check_rate(result: dict, target: int) -> None:
     assert rate["achieved_total"] == pytest.approx(target * len(SENDERS), rel=TOTAL_TOLERANCE)
 
 
-@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8"])
+@pytest.mark.parametrize("profile", ["rsyslog-8.2504", "syslog-ng-4.8", "rsyslog-8.2610", "syslog-ng-4.12"])
 def test_udp_at_a_fixed_rate_accounts_for_every_message(bench, profile: str) -> None:
     run = bench(profile, {"SCENARIO": "udp"})
     result = run.result

@@ -34,7 +34,7 @@ def test_every_buffer_runs_under_a_slow_a_paused_and_a_restarted_relay() -> None
         )
 
 
-@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504"])
+@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504", "rsyslog-8.2610"])
 def test_rsyslog_forwards_everything_and_writes_nothing_locally(profile: str) -> None:
     text = config(profile, "relay")
     assert 'type="omfwd" target="lasthop" port="1514" protocol="tcp"' in text
@@ -60,6 +60,7 @@ def test_rsyslog_disk_assisted_queue_on_the_queue_volume() -> None:
         ("syslog-ng-3.28", "disk-buf-size"),
         ("syslog-ng-3.38", "disk-buf-size"),
         ("syslog-ng-4.8", "capacity-bytes"),
+        ("syslog-ng-4.12", "capacity-bytes"),
     ],
 )
 def test_syslog_ng_disk_buffer_per_version(profile: str, size_option: str) -> None:

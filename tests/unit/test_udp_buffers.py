@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = {"rsyslog": "rcvbufSize=`echo $UDP_RCVBUF`", "syslog-ng": "so-rcvbuf(`UDP_RCVBUF`)"}
 
 
-@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504", "syslog-ng-3.28",
-                                     "syslog-ng-3.38", "syslog-ng-4.8"])  # fmt: skip
+@pytest.mark.parametrize("profile", ["rsyslog-8.2102", "rsyslog-8.2302", "rsyslog-8.2504", "rsyslog-8.2610",
+                                     "syslog-ng-3.28", "syslog-ng-3.38", "syslog-ng-4.8", "syslog-ng-4.12"])  # fmt: skip
 def test_every_udp_config_asks_for_udp_rcvbuf_from_the_container_s_environment(profile: str) -> None:
     family = "rsyslog" if profile.startswith("rsyslog") else "syslog-ng"
     for scenario in ("udp", "udp-allout"):
