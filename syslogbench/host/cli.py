@@ -417,10 +417,18 @@ def render_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return EXIT_CODES["pass"]
 
 
-def profile_table() -> list[dict[str, str]]:
-    """Each profile once (no aliases), from the manifests: the GitHub Actions matrix is built from this."""
+def profile_table() -> list[dict[str, str | bool]]:
+    """Each profile once (no aliases), from the manifests: the GitHub Actions matrix is built from this.
+    debootstrap: its base has no pinned digest (images/bases.yaml), so set-up builds it with debootstrap, which
+    needs root, even where a registry answers."""
+    bases = images.load_bases()
     return [
-        {"profile": p.profile, "daemon": p.daemon, "version": p.version}
+        {
+            "profile": p.profile,
+            "daemon": p.daemon,
+            "version": p.version,
+            "debootstrap": p.suite is not None and bases[p.suite].pinned is None,
+        }
         for p in sorted(profiles.all_profiles(), key=lambda p: p.profile)
     ]
 

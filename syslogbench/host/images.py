@@ -178,6 +178,12 @@ def ensure_base(base: Base, log=print) -> str:
     suite = base.suite
     source = base_source(suite)
     if source is not None:
+        if not source.endswith(base.marker_note):
+            raise SetupError(
+                f"base {suite}: {local_tag(suite)} lacks what {BASES_FILE.relative_to(ROOT)} gives it (its marker "
+                f"reads '{source}', not ending in '{base.marker_note}'): remove it (docker rmi {local_tag(suite)}) "
+                "and run `python -m syslogbench setup` again"
+            )
         log(f"base {suite}: present ({source})")
         return source
     if base.pinned is None:

@@ -14,7 +14,7 @@ from syslogbench.host.images import Base, SetupError
 pytestmark = pytest.mark.usefixtures("host_env")
 
 REAL_RUN = subprocess.run  # images.subprocess is this module: the tests patch its run
-SID_NOTE = "; apt Acquire::Check-Valid-Until=false (sid's Release had expired on this mirror)"
+SID_NOTE = "; apt Acquire::Check-Valid-Until=false (sid's Release had expired on the project's Debian mirror)"
 
 
 def test_every_suite_is_pinned_by_digest_but_sid() -> None:
@@ -156,3 +156,20 @@ def test_a_pulled_base_carries_the_same_apt_settings_and_note(
     built.clear()
     images.tag_pulled(Base("x", pinned))
     assert built[0].decode() == f'FROM {pinned}\nRUN echo "pull {pinned}" > /etc/syslogbench-base\n'
+
+
+def test_a_present_base_without_its_apt_settings_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sid base made before (or by hand) without the settings would fail at the daemon's apt-get, and its
+    marker would not say what every result must: one line saying what to do instead."""
+    monkeypatch.setattr(images, "base_source", lambda suite: "debootstrap sid minbase 2026-11-01T00:00:00Z")
+    with pytest.raises(SetupError) as error:
+        images.ensure_base(images.load_bases()["sid"], lambda line: None)
+    assert str(error.value) == (
+        "base sid: syslogbench/base:sid lacks what images/bases.yaml gives it (its marker reads "
+        "'debootstrap sid minbase 2026-11-01T00:00:00Z', not ending in "
+        f"'{SID_NOTE}'): remove it (docker rmi syslogbench/base:sid) and run `python -m syslogbench setup` again"
+    )
+    monkeypatch.setattr(
+        images, "base_source", lambda suite: "debootstrap sid minbase 2026-12-01T20:47:43Z" + SID_NOTE
+    )
+    assert images.ensure_base(images.load_bases()["sid"], lambda line: None).endswith(SID_NOTE)

@@ -100,7 +100,22 @@ def test_profiles_json_lists_each_manifest_once_without_aliases(capsys: pytest.C
     assert [row["profile"] for row in table] == sorted(p.profile for p in profiles.all_profiles())
     aliases = {alias for p in profiles.all_profiles() for alias in p.aliases}
     assert aliases and not aliases & {row["profile"] for row in table}
-    assert all(set(row) == {"profile", "daemon", "version"} for row in table)
+    assert all(set(row) == {"profile", "daemon", "version", "debootstrap"} for row in table)
+    # debootstrap: the base has no pinned digest (sid), so set-up builds it as root, even on a runner.
+    assert sorted(row["profile"] for row in table if row["debootstrap"]) == [
+        "rsyslog-8.2610",
+        "syslog-ng-4.12",
+    ]
+
+
+def test_a_base_without_a_pinned_digest_is_set_up_as_root() -> None:
+    bench = workflow()["jobs"]["bench"]
+    assert bench["env"]["DEBOOTSTRAP"] == "${{ matrix.debootstrap }}"
+    (step,) = [step for step in bench["steps"] if step.get("name", "").startswith("Set up")]
+    assert 'if [ "$DEBOOTSTRAP" = true ]; then' in step["run"]
+    assert "sudo apt-get install -y -q debootstrap debian-archive-keyring" in step["run"]
+    assert 'sudo "$(command -v python)" -m syslogbench setup --profile "$PROFILE"' in step["run"]
+    assert '\n  python -m syslogbench setup --profile "$PROFILE"\n' in step["run"]
 
 
 def test_the_matrix_comes_from_the_manifests() -> None:
