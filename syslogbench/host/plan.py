@@ -183,6 +183,7 @@ def make(
     scenario = collect(errors, lambda: scenarios.load(found[0].scenario)) if found else None
     if found:
         collect(errors, lambda: userconfig.refuse_udp_rcvbuf(user, found[0].udp_rcvbuf))
+        collect(errors, lambda: userconfig.refuse_tuning(user, found[0].tuning))
     if errors:
         raise refused(errors)
     assert profile is not None and found is not None and scenario is not None
