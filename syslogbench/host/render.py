@@ -99,25 +99,39 @@ def knob_functions(profile: Profile, applied: tuning.Applied) -> dict[str, objec
     """What a template asks of the knobs: params(slot), each parameter of the slot as the family writes one
     (with a leading space; empty when none), and knob(slot, param, otherwise), one value."""
     if not applied.values:
-        return {"params": lambda slot: "", "knob": lambda slot, param, otherwise: otherwise}
+        return {
+            "params": lambda slot: "",
+            "statements": lambda slot: "",
+            "knob": lambda slot, param, otherwise: otherwise,
+        }
     family = families.get(profile.daemon)
     slots = applied.slots(family.knobs)
 
-    def params(slot: str) -> str:
+    def written(slot: str) -> list[str]:
         if slot not in family.slots:
             raise ValueError(f"template asks for slot {slot!r}, which {family.family} does not declare")
-        pairs = slots.get(slot, {}).items()
-        return "".join(" " + family.param_style.format(key=key, value=value) for key, value in pairs)
+        return [family.param_style.format(key=key, value=value) for key, value in slots.get(slot, {}).items()]
+
+    def params(slot: str) -> str:
+        return "".join(f" {param}" for param in written(slot))
+
+    def statements(slot: str) -> str:
+        """The same, each ended by a semicolon (syslog-ng's options {} and a log path's flags)."""
+        return "".join(f" {param};" for param in written(slot))
 
     def knob(slot: str, param: str, otherwise: str) -> str:
         return slots.get(slot, {}).get(param, otherwise)
 
-    return {"params": params, "knob": knob}
+    return {"params": params, "statements": statements, "knob": knob}
 
 
 def applied_for(profile: Profile, scenario: scenarios.Scenario, chosen: str) -> tuning.Applied:
     """The knobs a profile's `chosen` tuning renders for a scenario."""
-    return tuning.applied(chosen, families.get(profile.daemon).knobs, scenario, profile.version)
+    return tuning.applied(chosen, families.get(profile.daemon).knobs, target(profile, scenario))
+
+
+def target(profile: Profile, scenario: scenarios.Scenario) -> tuning.Target:
+    return tuning.Target(scenario, profile.version, profile.config.get("params", {}))
 
 
 def tunings(profile: Profile) -> tuple[str, ...]:

@@ -4,8 +4,10 @@ maintainers recommend for throughput), read from the family's record (daemons/_f
 
 Each knob there names where it goes in the family's template (a slot), its parameter and value, the daemon's
 own default, the documentation that recommends it and what it trades away. A value may follow the scenario:
-`{files}` is the number of files the scenario writes, `{connections}` its TCP connections, and
-`{connections*100}` that times 100. `tuned: false`
+`{files}` is the number of files the scenario writes, `{connections}` its TCP connections,
+`{max_connections}` the max-connections() the profile's config renders (syslog-ng divides its window by it), and
+`{max_connections*1000}` that times 1000. `also:` sets more parameters of the same slot with the knob (a main
+queue's size restated, say). `tuned: false`
 marks a knob that `knobs` may try but `tuned` leaves out, because its trade-off breaks a goal of the run
 (a write delayed past LATENCY_BOUND, say). No Python here names a knob.
 """
@@ -24,7 +26,7 @@ DEFAULT = settings.DEFAULT_TUNING
 KNOB_REQUIRED = ("knob", "what", "slot", "param", "value", "default", "source", "trades")
 KNOB_NAME = re.compile(r"[a-z][a-z0-9-]*")
 # The names a value may use: what it follows in the scenario.
-VALUE_NAMES = ("files", "connections")
+VALUE_NAMES = ("files", "connections", "max_connections")
 # {name} or {name*N}: window sizes follow the connections times a per-connection window.
 VALUE_REFERENCE = re.compile(r"\{(\w+)(?:\*([0-9]+))?\}")
 
@@ -47,16 +49,20 @@ class Knob:
     # Scenario fields and the values the knob applies at (e.g. destination: [split]); empty: every scenario.
     when: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
     since: str = ""  # the first version that has it; empty: every version the project runs
+    also: Mapping[str, str] = field(default_factory=dict)  # more parameters of the slot, set with it
 
     def applies(self, scenario: scenarios.Scenario, version: str) -> bool:
         if self.since and version_key(version) < version_key(self.since):
             return False
         return all(getattr(scenario, name) in allowed for name, allowed in self.when.items())
 
-    def resolve(self, scenario: scenarios.Scenario, value: str | None = None) -> str:
-        """The value for this scenario: the given one, or the tuned one with its names filled in."""
+    def resolve(
+        self, scenario: scenarios.Scenario, params: Mapping[str, object], value: str | None = None
+    ) -> str:
+        """The value for this scenario and profile (its manifest's config params): the given one, or the tuned
+        one with its names filled in."""
         text = self.value if value is None else value
-        known = scenario_values(scenario)
+        known = scenario_values(scenario, params)
         return VALUE_REFERENCE.sub(lambda match: str(known[match.group(1)] * int(match.group(2) or 1)), text)
 
 
@@ -65,10 +71,13 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
-def scenario_values(scenario: scenarios.Scenario) -> dict[str, int]:
-    """What a knob's value may follow: the files the scenario writes, and its TCP connections."""
+def scenario_values(scenario: scenarios.Scenario, params: Mapping[str, object]) -> dict[str, int]:
+    """What a knob's value may follow: the files the scenario writes, its TCP connections, and the
+    max-connections() the template renders for it (the larger of the manifest's and the scenario's)."""
     files = messages.FACILITIES * messages.SEVERITIES if scenario.destination == "split" else 1
-    return {"files": files, "connections": scenario.hosts * scenario.senders_per_host}
+    limit = max(int(params.get("max_connections", 0) or 0), scenario.connections)  # type: ignore[call-overload]
+    connections = scenario.hosts * scenario.senders_per_host
+    return {"files": files, "connections": connections, "max_connections": limit or connections}
 
 
 def parse_knobs(where: str, data: object, slots: Mapping[str, str]) -> tuple[Knob, ...]:
@@ -120,7 +129,14 @@ def parse_knob(where: str, item: object, slots: Mapping[str, str]) -> Knob:
         tuned=item.get("tuned", True),
         when=conditions(f"{where} ({name})", item.get("when") or {}),
         since=str(item.get("since") or ""),
+        also=also(f"{where} ({name})", item.get("also") or {}),
     )
+
+
+def also(where: str, data: object) -> dict[str, str]:
+    if not isinstance(data, dict):
+        raise TuningError(f"{where}: also must map parameters of the same slot to their values")
+    return {str(key): str(value) for key, value in data.items()}
 
 
 def conditions(where: str, data: object) -> dict[str, tuple[object, ...]]:
@@ -152,7 +168,7 @@ class Applied:
         found: dict[str, dict[str, str]] = {}
         for name, value in self.values.items():
             knob = by_name[name]
-            found.setdefault(knob.slot, {})[knob.param] = value
+            found.setdefault(knob.slot, {}).update({knob.param: value, **knob.also})
         return found
 
     def record(self, knobs: tuple[Knob, ...]) -> dict[str, object]:
@@ -164,6 +180,7 @@ class Applied:
                 name: {
                     "param": by_name[name].param,
                     "value": value,
+                    **({"also": dict(by_name[name].also)} if by_name[name].also else {}),
                     "default": by_name[name].default,
                     "source": by_name[name].source,
                 }
@@ -172,28 +189,38 @@ class Applied:
         }
 
 
-def tuned(knobs: tuple[Knob, ...], scenario: scenarios.Scenario, version: str) -> Applied:
+@dataclass(frozen=True)
+class Target:
+    """What a knob is rendered for: the scenario, the daemon's version and its manifest's config params."""
+
+    scenario: scenarios.Scenario
+    version: str
+    params: Mapping[str, object] = field(default_factory=dict)
+
+
+def tuned(knobs: tuple[Knob, ...], target: Target) -> Applied:
     """`tuned`: every knob marked tuned that applies to this scenario and version, at its tuned value."""
-    chosen = [knob for knob in knobs if knob.tuned and knob.applies(scenario, version)]
-    return Applied("tuned", {knob.knob: knob.resolve(scenario) for knob in chosen})
+    chosen = [knob for knob in knobs if knob.tuned and knob.applies(target.scenario, target.version)]
+    return Applied("tuned", {knob.knob: knob.resolve(target.scenario, target.params) for knob in chosen})
 
 
-def applied(tuning: str, knobs: tuple[Knob, ...], scenario: scenarios.Scenario, version: str) -> Applied:
+def applied(tuning: str, knobs: tuple[Knob, ...], target: Target) -> Applied:
     if tuning == DEFAULT:
         return Applied(DEFAULT, {})
-    return tuned(knobs, scenario, version)
+    return tuned(knobs, target)
 
 
-def custom(
-    knobs: tuple[Knob, ...], scenario: scenarios.Scenario, version: str, values: Mapping[str, str | None]
-) -> Applied:
+def custom(knobs: tuple[Knob, ...], target: Target, values: Mapping[str, str | None]) -> Applied:
     """A step of `knobs`: the named knobs at the given values (None: the tuned value), in the record's order."""
     by_name = {knob.knob: knob for knob in knobs}
     if unknown := sorted(set(values) - set(by_name)):
         raise TuningError(f"unknown knob(s) {unknown}: the knobs are {', '.join(by_name) or 'none'}")
+    scenario, version = target.scenario, target.version
     if idle := [name for name in values if not by_name[name].applies(scenario, version)]:
         raise TuningError(
             f"knob(s) {idle} do not apply to scenario {scenario.id} on version {version}: leave them out"
         )
     ordered = [knob for knob in knobs if knob.knob in values]
-    return Applied("custom", {knob.knob: knob.resolve(scenario, values[knob.knob]) for knob in ordered})
+    return Applied(
+        "custom", {knob.knob: knob.resolve(scenario, target.params, values[knob.knob]) for knob in ordered}
+    )

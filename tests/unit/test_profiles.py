@@ -257,7 +257,7 @@ def test_a_knob_renders_into_its_slot_as_the_family_writes_a_parameter() -> None
     profile = BY_FAMILY["rsyslog"][0]
     seed = scenarios.load("seed2014")
     knobs = families.get("rsyslog").knobs
-    step = tuning.custom(knobs, seed, profile.version, {"file-cache": "200"})
+    step = tuning.custom(knobs, render.target(profile, seed), {"file-cache": "200"})
     text = render.render(profile, seed, step)
     assert 'action(type="omfile" dynaFile="bench_split" dynaFileCacheSize="200")' in text
     assert 'file="/var/log/bench/done.log")' in text, "done.log keeps the defaults"
