@@ -230,15 +230,22 @@ def command(job: Knobs, results_dir: Path) -> int:
         stage(job, step, folder / "configs" / slug(step.name))
         syntax_check(job, step, folder / "configs" / slug(step.name))
     records: dict[str, StepRecord] = {}
-    with lock.project(project_name()):
-        run_phase(job, alone, records, folder)
-        together = knobsteps.together_steps(job.knobs, alone, passed(records))
-        run_phase(job, together, records, folder)
-    names = knobsteps.chain(alone, together, passed(records))
-    searches = {}
-    if job.capacity and len(names) > 1:
-        by_name = {step.name: step for step in [*alone, *together]}
-        searches = {name: search(job, by_name[name], folder) for name in (names[0], names[-1])}
+    together: list[Step] = []
+    searches: dict[str, str | None] = {}
+    try:
+        with lock.project(project_name()):
+            run_phase(job, alone, records, folder)
+            together = knobsteps.together_steps(job.knobs, alone, passed(records))
+            run_phase(job, together, records, folder)
+        names = knobsteps.chain(job.knobs, alone, together, passed(records))
+        if job.capacity and len(names) > 1:
+            by_name = {step.name: step for step in [*alone, *together]}
+            for name in (names[0], names[-1]):
+                searches[name] = search(job, by_name[name], folder)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the steps so far still make a result, which says so
+        names = knobsteps.chain(job.knobs, alone, together, passed(records))
+        write(job, kid, began, records, names, searches, results_dir, "interrupted")
+        raise
     path = write(job, kid, began, records, names, searches, results_dir)
     print(table(records, names))
     log(f"knobs: {path}")
@@ -251,11 +258,13 @@ def command(job: Knobs, results_dir: Path) -> int:
 
 
 def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord], names: list[str],
-          searches: dict[str, str | None], results_dir: Path) -> Path:  # fmt: skip
+          searches: dict[str, str | None], results_dir: Path, outcome: str = "done") -> Path:  # fmt: skip
+    """outcome: "done", or "interrupted" (Ctrl-C or SIGTERM: the steps with the runs made so far)."""
     rates = passed(records)
     data = {
         "kind": "knobs",
         "id": kid,
+        "outcome": outcome,
         "profile": job.base.profile.profile,
         "daemon_version": job.base.profile.version,
         "scenario": job.base.scenario.id,

@@ -31,13 +31,21 @@ class Step:
 
 
 def parse_asked(words: Sequence[str]) -> dict[str, list[str | None]]:
-    """--knob NAME or NAME=V1,V2: the knobs to try, each at its tuned value or at the values given."""
+    """--knob NAME, NAME=V1,V2 or A+B: the knobs to try, each at its tuned value or at the values given; A+B
+    is one step with both at their tuned values (a knob on top of another, tried alone only)."""
     asked: dict[str, list[str | None]] = {}
     for word in words:
         name, sep, values = word.partition("=")
-        if not name or (sep and not values) or any(not value for value in values.split(",") if sep):
+        combined = "+" in name and (sep or any(not part for part in name.split("+")))
+        if (
+            not name
+            or (sep and not values)
+            or any(not value for value in values.split(",") if sep)
+            or combined
+        ):
             raise tuning.TuningError(
-                f"--knob {word!r}: give a knob's name, or NAME=VALUE[,VALUE...], e.g. --knob file-cache=10,64,256"
+                f"--knob {word!r}: give a knob's name, NAME=VALUE[,VALUE...] or NAME+NAME, e.g. --knob "
+                "file-cache=10,64,256 or --knob file-cache+async-write"
             )
         asked[name] = [*asked.get(name, []), *(values.split(",") if sep else [None])]
     return asked
@@ -48,9 +56,12 @@ def alone_steps(
 ) -> list[Step]:
     """The default, then each knob alone at each value: the knobs asked for, or every knob that applies."""
     names = list(asked) or [knob.knob for knob in knobs if knob.applies(target.scenario, target.version)]
-    tuning.custom(knobs, target, dict.fromkeys(names))  # refuses an unknown or idle knob
+    tuning.custom(knobs, target, dict.fromkeys(part for name in names for part in name.split("+")))  # refuses
     steps = [Step(DEFAULT_STEP, "default")]
     for name in names:
+        if "+" in name:
+            steps.append(Step(name, "alone", dict.fromkeys(name.split("+"))))
+            continue
         for value in asked.get(name) or [None]:
             label = f"{name}={value}" if value is not None else name
             steps.append(Step(label, "alone", {name: value}))
@@ -73,8 +84,10 @@ def together_steps(
     tuned = {knob.knob for knob in knobs if knob.tuned}
     best: dict[str, tuple[float, Step]] = {}
     for step in alone:
-        (name,) = step.values or {"": None}
-        if step.phase != "alone" or name not in tuned:
+        if step.phase != "alone" or len(step.values) != 1:
+            continue  # the default, or knobs tried together
+        (name,) = step.values
+        if name not in tuned:
             continue
         found = gain(rates, step.name) or 0.0
         if name not in best or found > best[name][0]:
@@ -88,16 +101,20 @@ def together_steps(
     return steps
 
 
-def chain(alone: list[Step], together: list[Step], rates: Mapping[str, Sequence[float]]) -> list[str]:
-    """The steps from the default to the last one, in order: the default, the best knob alone, then each
-    together step."""
-    if not together:
-        best = max(
-            (s for s in alone if s.phase == "alone"), key=lambda s: gain(rates, s.name) or 0, default=None
-        )
-        return [DEFAULT_STEP, *([best.name] if best else [])]
-    first = together[0].name.split("+")[0]
-    return [DEFAULT_STEP, first, *(step.name for step in together)]
+def chain(
+    knobs: tuple[tuning.Knob, ...],
+    alone: list[Step],
+    together: list[Step],
+    rates: Mapping[str, Sequence[float]],
+) -> list[str]:
+    """The steps from the default to the last one, in order: the default, the tuned knob that bought most
+    alone, then each together step."""
+    if together:
+        return [DEFAULT_STEP, together[0].name.split("+")[0], *(step.name for step in together)]
+    tuned = {knob.knob for knob in knobs if knob.tuned}
+    single = [s for s in alone if s.phase == "alone" and len(s.values) == 1 and set(s.values) <= tuned]
+    best = max(single, key=lambda s: gain(rates, s.name) or 0, default=None)
+    return [DEFAULT_STEP, *([best.name] if best else [])]
 
 
 def shares(names: list[str], rates: Mapping[str, Sequence[float]]) -> dict[str, float | None]:

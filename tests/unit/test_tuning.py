@@ -108,9 +108,26 @@ def test_knob_words_give_each_knob_its_values() -> None:
         "file-cache": ["10", "64", "256"],
         "io-buffer": [None],
     }
-    for bad in ["", "=5", "file-cache=", "file-cache=10,,64"]:
-        with pytest.raises(tuning.TuningError, match="give a knob's name, or NAME=VALUE"):
+    assert knobsteps.parse_asked(["file-cache+async-write"]) == {"file-cache+async-write": [None]}
+    for bad in ["", "=5", "file-cache=", "file-cache=10,,64", "file-cache+", "a+b=3"]:
+        with pytest.raises(tuning.TuningError, match="give a knob's name, NAME=VALUE"):
             knobsteps.parse_asked([bad])
+
+
+def test_knobs_tried_together_are_one_step_and_stay_out_of_the_chain() -> None:
+    target = render.target(profiles.resolve("rsyslog-8.2504"), SEED)
+    asked = {"file-cache+async-write": [None], "file-cache": [None]}
+    steps = knobsteps.alone_steps(KNOBS, target, asked)
+    assert [(s.name, s.values) for s in steps] == [
+        ("default", {}),
+        ("file-cache+async-write", {"file-cache": None, "async-write": None}),
+        ("file-cache", {"file-cache": None}),
+    ]
+    rates = {"default": [1.0], "file-cache+async-write": [9.0], "file-cache": [5.0]}
+    assert knobsteps.together_steps(KNOBS, steps, rates) == []
+    assert knobsteps.chain(KNOBS, steps, [], rates) == ["default", "file-cache"]
+    with pytest.raises(tuning.TuningError, match=r"unknown knob\(s\) \['cash'\]"):
+        knobsteps.alone_steps(KNOBS, target, {"file-cache+cash": [None]})
 
 
 def test_alone_steps_are_the_default_then_each_knob_at_each_value() -> None:
@@ -143,7 +160,7 @@ def test_together_starts_with_the_knob_that_bought_most_and_keeps_out_a_knob_not
     assert [(s.name, s.values) for s in together] == [
         ("file-cache=256+io-buffer", {"file-cache": "256", "io-buffer": None})
     ]
-    assert knobsteps.chain(ALONE, together, RATES) == [
+    assert knobsteps.chain(KNOBS, ALONE, together, RATES) == [
         "default",
         "file-cache=256",
         "file-cache=256+io-buffer",
