@@ -187,6 +187,11 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
         help="a capacity search per profile and replicate instead of a run, for the scenario's transport "
         "(SCENARIO=udp; the search's keys as for capacity; docs/capacity.md)",
     )
+    cmd.add_argument(
+        "--tunings",
+        metavar="default,tuned",
+        help="runs only: each profile at each tuning, interleaved (docs/tuning.md); default: TUNING's one",
+    )
     results_option(cmd, "one <run id>.json per run, or per search under capacity/ (default results/)")
     config_options(cmd)
     overrides_option(cmd)
@@ -381,6 +386,8 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
             raise settings.SettingsError(
                 "--warmup is for runs: each capacity search warms up with its own first trial"
             )
+        if args.tunings:
+            raise settings.SettingsError("--tunings is for runs: give a capacity matrix TUNING=tuned instead")
         return matrix.run_capacity_matrix(
             names, args.replicates, overrides, args.results, args.fresh, config=config_of(args)
         )
@@ -393,6 +400,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         show=wiring.show,
         warmup=args.warmup,
         config=config_of(args),
+        tunings=args.tunings.split(",") if args.tunings else None,
     )
 
 

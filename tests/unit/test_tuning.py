@@ -185,3 +185,12 @@ def test_rounds_hold_every_step_once_each_in_a_fresh_order() -> None:
     assert order == knobsteps.rounds(ALONE, 3, seed=1), "the same seed, the same order"
     each = [[s.name for r, s in order if r == replicate] for replicate in (1, 2, 3)]
     assert len({tuple(names) for names in each}) > 1, f"every round in one order: {each}"
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.family)
+def test_docs_tuning_lists_every_knob_as_its_record_marks_it(family: families.Family) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tuning.md").read_text()
+    section = text.split(f"### {family.family} (", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[4].strip() for line in section.splitlines()
+            if line.startswith("| `")}  # fmt: skip
+    assert rows == {knob.knob: "yes" if knob.tuned else "no" for knob in family.knobs}
