@@ -56,6 +56,7 @@ SUPERVISOR_ENV: dict[str, str | None] = {
     "STOP_GRACE": "60",  # seconds from SIGTERM to SIGKILL
     "MAX_LIFETIME": "7200",  # seconds: if the watcher vanishes, do not run forever
     "SCENARIO": "seed2014",  # picks the rendered config linked to active.conf
+    "TUNING": "default",  # and the folder it is in (TUNING_FOLDERS)
     "VERSION_CMD": None,  # set by the daemon's Dockerfile: prints the daemon's version
 }
 
@@ -146,6 +147,10 @@ DAEMON_CONFIG_DIR = "/etc/syslogbench"  # the version's folder: manifest, scenar
 # The rendered config of a scenario, and the link the supervisor points at it: each family's stage in
 # daemons/Dockerfile starts the daemon on this link.
 SCENARIO_CONFIG = DAEMON_CONFIG_DIR + "/scenarios/{scenario}.conf"
+# The folder of each TUNING's rendered configs in a version's folder (and so under DAEMON_CONFIG_DIR). Beside
+# each tuned config, <scenario>.yaml names its knobs; the supervisor copies it to the control volume
+# (DaemonFiles.tuning) for the watcher's result.
+TUNING_FOLDERS = {"default": "scenarios", "tuned": "tuned"}
 ACTIVE_CONFIG = DAEMON_CONFIG_DIR + "/active.conf"
 
 # -- the output files in the logs volume, as our daemon configs name them --------------------------------------
@@ -178,8 +183,13 @@ class DaemonFiles:
         return self.dir / "base"  # the base image marker
 
     @property
+    def tuning(self) -> Path:
+        # TUNING=tuned: the knobs of the config that runs (written before the manifest)
+        return self.dir / "tuning.yaml"
+
+    @property
     def manifest(self) -> Path:
-        return self.dir / "manifest.yaml"  # written last of the three: the watcher decides n/a from it
+        return self.dir / "manifest.yaml"  # written last: the watcher decides n/a from it
 
     @property
     def ready(self) -> Path:
@@ -312,7 +322,8 @@ def protocol_names() -> list[str]:
     docs/DESIGN.md's protocol table (a unit test holds the two equal)."""
     c = Control(Path())
     names = [c.transport, c.run_json, *(c.tls_file(n) for n in ("ca.pem", "server.pem", "server.key"))]
-    names += [c.daemon.version, c.daemon.manifest, c.daemon.base, c.go, c.unsupported, c.samples]
+    names += [c.daemon.version, c.daemon.tuning, c.daemon.manifest, c.daemon.base, c.go, c.unsupported]
+    names += [c.samples]
     names += [
         c.generator("<i>"),
         c.daemon.ready,

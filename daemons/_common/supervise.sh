@@ -171,11 +171,19 @@ restart_daemon() {
 }
 
 # The manifest last: the watcher waits for it, then reads all three.
+# TUNING picks the folder of rendered configs (syslogbench/contract.py, TUNING_FOLDERS): the package's
+# defaults in scenarios/, the maintainers' recommended settings in tuned/.
+tuning_folder() {
+    if [ "${TUNING:-default}" = tuned ]; then echo tuned; else echo scenarios; fi
+}
+
 describe() {
     mkdir -p "$control/daemon" "$control/snapshots"
     sh -c "$VERSION_CMD" 2>&1 | head -n 1 | put "$control/daemon/version"
     put "$control/daemon/base" < /etc/syslogbench-base
     buffers
+    knobs="/etc/syslogbench/$(tuning_folder)/${SCENARIO:-seed2014}.yaml"
+    [ ! -f "$knobs" ] || put "$control/daemon/tuning.yaml" < "$knobs"
     put "$control/daemon/manifest.yaml" < /etc/syslogbench/manifest.yaml
 }
 
@@ -228,7 +236,7 @@ await_go
 # the baseline's, has no such folder). A missing one means stale renders: the daemon then fails to start,
 # and the watcher reports that it exited before it listened.
 if [ -d /etc/syslogbench/scenarios ]; then
-    conf="/etc/syslogbench/scenarios/${SCENARIO:-seed2014}.conf"
+    conf="/etc/syslogbench/$(tuning_folder)/${SCENARIO:-seed2014}.conf"
     [ -f "$conf" ] || echo "supervise: no $conf although the manifest has the features: run make render" >&2
     ln -sf "$conf" /etc/syslogbench/active.conf
 fi

@@ -245,7 +245,7 @@ def written_from_outside(
     errors = [f"the watcher wrote no result ({said}); this result was written by `syslogbench run`", *reasons]
     states = "; ".join(c.describe() for c in containers) or "none (the engine did not answer)"
     host = replace(machine.host_facts(docker_version=environment.docker_version()), fingerprint=found)
-    empty = result.not_applicable(cfg, scenario, daemon_of(profile), host, "", began)
+    empty = result.not_applicable(cfg, scenario, daemon_of(profile, cfg.tuning), host, "", began)
     return replace(
         empty,
         verdict="error",
@@ -255,10 +255,11 @@ def written_from_outside(
     ).write(results_dir)
 
 
-def daemon_of(profile: profiles.Profile) -> result.Daemon:
+def daemon_of(profile: profiles.Profile, tuning: str | None = None) -> result.Daemon:
     """The daemon as its profile describes it (the watcher reads the same from the running image)."""
     return result.Daemon(profile=profile.profile, name=profile.daemon, version=profile.version,
-                         package=profile.package, image=profile.image, settings=profile.settings)  # fmt: skip
+                         package=profile.package, image=profile.image, settings=profile.settings,
+                         tuning=tuning)  # fmt: skip
 
 
 def collect(staging: Path, results_dir: Path) -> list[Path]:
@@ -281,7 +282,7 @@ def not_applicable(
 ) -> int:
     """A combination the daemon cannot do is a result too: verdict n/a, with the reason."""
     reason = f"{profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}"
-    daemon = daemon_of(profile)
+    daemon = daemon_of(profile, cfg.tuning)
     # The watcher reads the same facts from /proc in its container, which shares this machine's kernel. No
     # fingerprint: nothing runs, so there is nothing for it to explain.
     host = machine.host_facts(docker_version=environment.docker_version())

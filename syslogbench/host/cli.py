@@ -26,6 +26,7 @@ from syslogbench.host import (
     faults,
     fingerprint,
     images,
+    knobs,
     matrix,
     pairs,
     plan,
@@ -136,6 +137,27 @@ def capacity_options(cmd: argparse.ArgumentParser) -> None:
     overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
 
 
+def knobs_options(cmd: argparse.ArgumentParser) -> None:
+    profile_option(cmd)
+    cmd.add_argument("--scenario", help="the scenario every step runs (default: SCENARIO, seed2014)")
+    cmd.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME[=V1,V2]",
+        help="a knob to try (repeat it), at its tuned value or at each value given, e.g. file-cache=10,64,256 "
+        "(default: every knob of the family that applies; docs/tuning.md lists them)",
+    )
+    cmd.add_argument("--replicates", type=int, default=2, help="runs of each step, interleaved (default 2)")
+    cmd.add_argument(
+        "--capacity",
+        action="store_true",
+        help="also a capacity search of the first step and of the last (the search's keys as for capacity)",
+    )
+    results_option(cmd, "writes <results>/knobs/<id>.json, each run's result in <results>/knobs/<id>/")
+    overrides_option(cmd, f"{OVERRIDE_HELP}; with --capacity also the search's (docs/capacity.md)")
+
+
 def check_options(cmd: argparse.ArgumentParser) -> None:
     profile_option(cmd)
     overrides_option(cmd)
@@ -164,6 +186,11 @@ def matrix_options(cmd: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a capacity search per profile and replicate instead of a run, for the scenario's transport "
         "(SCENARIO=udp; the search's keys as for capacity; docs/capacity.md)",
+    )
+    cmd.add_argument(
+        "--tunings",
+        metavar="default,tuned",
+        help="runs only: each profile at each tuning, interleaved (docs/tuning.md); default: TUNING's one",
     )
     results_option(cmd, "one <run id>.json per run, or per search under capacity/ (default results/)")
     config_options(cmd)
@@ -322,6 +349,16 @@ def one_scenario(option: str, overrides: dict[str, str]) -> None:
         )
 
 
+def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = overrides_of(args)
+    if args.scenario:
+        one_scenario(args.scenario, overrides)
+        overrides["SCENARIO"] = args.scenario
+    results = writable_dir(args.results)
+    job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity)
+    return knobs.command(job, results)
+
+
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return check.check(args.profile, args.overrides)
 
@@ -349,6 +386,8 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
             raise settings.SettingsError(
                 "--warmup is for runs: each capacity search warms up with its own first trial"
             )
+        if args.tunings:
+            raise settings.SettingsError("--tunings is for runs: give a capacity matrix TUNING=tuned instead")
         return matrix.run_capacity_matrix(
             names, args.replicates, overrides, args.results, args.fresh, config=config_of(args)
         )
@@ -361,6 +400,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         show=wiring.show,
         warmup=args.warmup,
         config=config_of(args),
+        tunings=args.tunings.split(",") if args.tunings else None,
     )
 
 
@@ -460,6 +500,12 @@ COMMANDS: dict[str, Command] = {
         "results/capacity/<run id>.json and prints a table",
         capacity_options,
         capacity_command,
+    ),
+    "knobs": Command(
+        "what each knob buys: one profile and scenario from the package's defaults to tuned, one knob at a "
+        "time, interleaved: writes results/knobs/<id>.json and prints a table",
+        knobs_options,
+        knobs_command,
     ),
     "stack": Command(
         "write a stack file for docker stack deploy (Docker Swarm) to --out, or print it",

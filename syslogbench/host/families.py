@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from syslogbench.host.tuning import Knob, parse_knobs
 from syslogbench.model import settings
 
 DIRECTORY = Path(__file__).resolve().parents[2] / "daemons" / "_families"
@@ -67,6 +68,11 @@ class Family:
     missing_module: list[re.Pattern[str]] = field(default_factory=list)
     unknown_word: re.Pattern[str] | None = None
     modules: Modules | None = None
+    # Where the family's template takes a knob's parameter (slot -> what it is), how one is written there
+    # ({key} and {value}), and the knobs themselves (host/tuning.py).
+    slots: dict[str, str] = field(default_factory=dict)
+    param_style: str = ""
+    knobs: tuple[Knob, ...] = ()
 
     def check_command(self, main_target: str) -> list[str]:
         return [word.replace(CONFIG_PLACEHOLDER, main_target) for word in self.check]
@@ -179,7 +185,28 @@ def parse(path: Path, data: dict) -> Family:
         missing_module=[pattern(where, "missing_module", text) for text in data.get("missing_module") or []],
         unknown_word=optional_pattern(where, data, "unknown_word"),
         modules=modules(where, data.get("modules")),
+        slots=slots(where, data),
+        param_style=param_style(where, data),
+        knobs=parse_knobs(where, data.get("knobs"), data.get("slots") or {}),
     )
+
+
+def slots(where: str, data: dict) -> dict[str, str]:
+    found = data.get("slots") or {}
+    if not isinstance(found, dict):
+        raise FamilyError(f"{where}: slots must map each slot of the template to what it is")
+    if data.get("knobs") and not found:
+        raise FamilyError(f"{where}: knobs need slots: where the template takes each knob")
+    return {str(key): " ".join(str(value).split()) for key, value in found.items()}
+
+
+def param_style(where: str, data: dict) -> str:
+    style = str(data.get("param_style") or "")
+    if data.get("knobs") and not ("{key}" in style and "{value}" in style):
+        raise FamilyError(
+            f"{where}: knobs need param_style: how a parameter is written, with {{key}} and {{value}}"
+        )
+    return style
 
 
 def load(path: Path) -> Family:

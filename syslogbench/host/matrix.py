@@ -12,7 +12,7 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, plan, searchplan, searchrun, setup
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
-from syslogbench.model import capacity, result
+from syslogbench.model import capacity, result, settings
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -40,7 +40,9 @@ def matrix_id(
     return "m" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
-def done_cells(results_dir: Path, mid: str) -> set[tuple[int, str]]:
+def done_cells(results_dir: Path, mid: str, tunings: bool = False) -> set[tuple[int, str]]:
+    """The cells of matrix mid that have a result: (replicate, profile), or (replicate, profile@tuning) in a
+    matrix over tunings."""
     done = set()
     for path in results_dir.glob("*.json"):
         try:
@@ -48,8 +50,16 @@ def done_cells(results_dir: Path, mid: str) -> set[tuple[int, str]]:
         except (OSError, result.ResultError):  # not a result: not a cell of any matrix
             continue
         if written.matrix is not None and written.matrix.id == mid:
-            done.add((written.matrix.replicate, written.daemon.profile))
+            name = written.daemon.profile
+            if tunings:
+                name = cell_name(name, written.daemon.tuning or settings.DEFAULT_TUNING)
+            done.add((written.matrix.replicate, name))
     return done
+
+
+def cell_name(profile: str, tuning: str) -> str:
+    """A profile at one tuning, as a matrix over tunings names its cells: rsyslog-8.2504@tuned."""
+    return f"{profile}@{tuning}"
 
 
 def clock(seconds: float) -> str:
@@ -151,24 +161,44 @@ def run_matrix(
     show: Callable[[Path], None] = benchmark.show_path,
     warmup: int = 0,
     config: tuple[Path, bool] | None = None,
+    tunings: list[str] | None = None,
 ) -> int:
-    """config: a user's own config (its path, and whether its text stays private) for every profile."""
+    """config: a user's own config (its path, and whether its text stays private) for every profile;
+    tunings: each profile at each of these tunings, the cells interleaved (None: the TUNING in force)."""
     if replicates < 1:
-        raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
+        raise settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
-        raise benchmark.settings.SettingsError(f"--warmup {warmup}: use 0 or more")
+        raise settings.SettingsError(f"--warmup {warmup}: use 0 or more")
     canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
-    plans = {name: plan.make(name, overrides, benchmark.OneHost(), config) for name in canonical}
+    plans = matrix_plans(canonical, overrides, config, tunings)
     # Every setting and load is checked before anything starts (n/a ones become results).
     for chosen in plans.values():
         if not chosen.unsupported:
             chosen.on.check(chosen)
-    mid = matrix_id(canonical, overrides, plans[canonical[0]].config_sha256)
+    mid = matrix_id(list(plans), overrides, plans[next(iter(plans))].config_sha256)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:
             # Declared before the matrix, so nothing is dropped after the fact (docs/measurement.md, Noise).
-            run_cells(plans, warmup, warmup_dir(results_dir), f"{mid}-warmup", fresh, show)
-        return run_cells(plans, replicates, results_dir, mid, fresh, show)
+            run_cells(plans, warmup, warmup_dir(results_dir), f"{mid}-warmup", fresh, show, bool(tunings))
+        return run_cells(plans, replicates, results_dir, mid, fresh, show, bool(tunings))
+
+
+def matrix_plans(canonical: list[str], overrides: dict[str, str], config: tuple[Path, bool] | None,
+                 tunings: list[str] | None) -> dict[str, plan.Plan]:  # fmt: skip
+    """A plan per cell: per profile, or per profile and tuning (TUNING then set by the matrix, not given)."""
+    if not tunings:
+        return {name: plan.make(name, overrides, benchmark.OneHost(), config) for name in canonical}
+    if "TUNING" in overrides:
+        raise settings.SettingsError("--tunings sets TUNING for each cell: leave TUNING out")
+    if bad := [t for t in tunings if t not in settings.TUNINGS]:
+        raise settings.SettingsError(
+            f"--tunings {','.join(bad)}: each is one of {', '.join(settings.TUNINGS)}"
+        )
+    return {
+        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, benchmark.OneHost(), config)
+        for name in canonical
+        for tuning in dict.fromkeys(tunings)
+    }
 
 
 def run_cells(
@@ -178,12 +208,13 @@ def run_cells(
     mid: str,
     fresh: bool,
     show: Callable[[Path], None],
+    tunings: bool = False,
 ) -> int:
     canonical = list(plans)
-    skip = set() if fresh else done_cells(results_dir, mid)
+    skip = set() if fresh else done_cells(results_dir, mid, tunings)
     todo = [cell for cell in cells(canonical, replicates) if cell not in skip]
     log(f"matrix {mid}: {len(todo)} runs to do, {len(skip)} already in {results_dir} (--fresh reruns them)")
-    setup.setup(canonical)
+    setup.setup(list(dict.fromkeys(chosen.profile.profile for chosen in plans.values())))
     started, codes = time.monotonic(), []
     try:
         for index, (replicate, name) in enumerate(todo):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from syslogbench.host import environment, profiles, stack, userconfig
+from syslogbench.host import environment, families, profiles, render, stack, userconfig
 from syslogbench.model import capacity, scenarios, settings
 
 if TYPE_CHECKING:
@@ -112,6 +112,14 @@ class Plan:
         """The user config as a result records it (None: the profile's own config)."""
         return self.user.identity() if self.user else None
 
+    def tuning_record(self) -> dict[str, object]:
+        """The tuning of the config that runs, as a result records it: a user's own, or the profile's at
+        TUNING, with its knobs."""
+        if self.user is not None:
+            return {"tuning": "user", "knobs": {}}
+        applied = render.applied_for(self.profile, self.scenario, self.cfg.tuning)
+        return applied.record(families.get(self.profile.daemon).knobs)
+
     def stack_text(self, **options: object) -> str:
         """The swarm's stack file (host/stack.py) with the user's config, if any, in place of the profile's."""
         spec = stack.stack(self.profile, self.cfg, **options)  # type: ignore[arg-type]
@@ -183,6 +191,7 @@ def make(
     scenario = collect(errors, lambda: scenarios.load(found[0].scenario)) if found else None
     if found:
         collect(errors, lambda: userconfig.refuse_udp_rcvbuf(user, found[0].udp_rcvbuf))
+        collect(errors, lambda: userconfig.refuse_tuning(user, found[0].tuning))
     if errors:
         raise refused(errors)
     assert profile is not None and found is not None and scenario is not None

@@ -15,6 +15,7 @@ import jinja2
 import yaml
 
 from syslogbench import contract
+from syslogbench.host import families, tuning
 from syslogbench.host.profiles import DAEMONS, ROOT, Profile, all_profiles, names
 from syslogbench.model import preprocess, result, scenarios
 
@@ -61,8 +62,15 @@ def compose_value(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overrides: object) -> str:
+def render(
+    profile: Profile,
+    scenario: scenarios.Scenario | None = None,
+    applied: tuning.Applied | None = None,
+    **overrides: object,
+) -> str:
+    """One config: the profile's template for the scenario, with the knobs `applied` names (none: default)."""
     scenario = scenario or scenarios.load(scenarios.DEFAULT)
+    applied = applied or tuning.Applied(tuning.DEFAULT, {})
     if scenario.preprocess != "none" and scenario.destination != "plain":
         # The templates write the pre-processing rows to one plain file only.
         raise ValueError(
@@ -81,14 +89,76 @@ def render(profile: Profile, scenario: scenarios.Scenario | None = None, **overr
         "queue_dir": contract.QUEUE_MOUNT,  # as the daemon container mounts the queue volume
         "queue_bytes": contract.QUEUE_CAPACITY_BYTES,
         **profile.config.get("params", {}),
+        **knob_functions(profile, applied),
         **overrides,
     }
     return environment().get_template(profile.config["template"]).render(context)
 
 
-def config_path(profile: Profile, scenario_id: str = scenarios.DEFAULT) -> Path:
-    """Rendered configs live per scenario; the supervisor links the one SCENARIO names to active.conf."""
-    return profile.folder / "scenarios" / f"{scenario_id}.conf"
+def knob_functions(profile: Profile, applied: tuning.Applied) -> dict[str, object]:
+    """What a template asks of the knobs: params(slot), each parameter of the slot as the family writes one
+    (with a leading space; empty when none), and knob(slot, param, otherwise), one value."""
+    if not applied.values:
+        return {
+            "params": lambda slot: "",
+            "statements": lambda slot: "",
+            "knob": lambda slot, param, otherwise: otherwise,
+        }
+    family = families.get(profile.daemon)
+    slots = applied.slots(family.knobs)
+
+    def written(slot: str) -> list[str]:
+        if slot not in family.slots:
+            raise ValueError(f"template asks for slot {slot!r}, which {family.family} does not declare")
+        return [family.param_style.format(key=key, value=value) for key, value in slots.get(slot, {}).items()]
+
+    def params(slot: str) -> str:
+        return "".join(f" {param}" for param in written(slot))
+
+    def statements(slot: str) -> str:
+        """The same, each ended by a semicolon (syslog-ng's options {} and a log path's flags)."""
+        return "".join(f" {param};" for param in written(slot))
+
+    def knob(slot: str, param: str, otherwise: str) -> str:
+        return slots.get(slot, {}).get(param, otherwise)
+
+    return {"params": params, "statements": statements, "knob": knob}
+
+
+def applied_for(profile: Profile, scenario: scenarios.Scenario, chosen: str) -> tuning.Applied:
+    """The knobs a profile's `chosen` tuning renders for a scenario."""
+    return tuning.applied(chosen, families.get(profile.daemon).knobs, target(profile, scenario))
+
+
+def target(profile: Profile, scenario: scenarios.Scenario) -> tuning.Target:
+    return tuning.Target(scenario, profile.version, profile.config.get("params", {}))
+
+
+def tunings(profile: Profile) -> tuple[str, ...]:
+    """The tunings rendered for a profile: tuned only for the Debian versions (the registry-based ones are
+    the 2014 daemons, kept at their defaults), and only where the family has knobs."""
+    if profile.registry_image or "template" not in profile.config:
+        return (tuning.DEFAULT,)
+    return tuning.TUNINGS if families.get(profile.daemon).knobs else (tuning.DEFAULT,)
+
+
+def config_path(profile: Profile, scenario_id: str = scenarios.DEFAULT, chosen: str = tuning.DEFAULT) -> Path:
+    """Rendered configs live per tuning and scenario; the supervisor links the one TUNING and SCENARIO name
+    to active.conf."""
+    return profile.folder / contract.TUNING_FOLDERS[chosen] / f"{scenario_id}.conf"
+
+
+def knobs_path(profile: Profile, scenario_id: str, chosen: str) -> Path:
+    """Beside a tuned config, what it was rendered with: the supervisor hands it to the watcher."""
+    return config_path(profile, scenario_id, chosen).with_suffix(".yaml")
+
+
+def knobs_text(profile: Profile, applied: tuning.Applied) -> str:
+    record = applied.record(families.get(profile.daemon).knobs)
+    header = (
+        f"# Rendered by `python -m syslogbench render` for {profile.profile}: the knobs of this config.\n"
+    )
+    return header + yaml.safe_dump(record, sort_keys=False, width=1000)
 
 
 def build(profile: Profile) -> dict:
@@ -154,6 +224,31 @@ def schema_block(name: str, node: dict, indent: str) -> str:
     return f"{indent}{json.dumps(name)}: {{\n{body}\n{indent}}}"
 
 
+def render_tuning(profile: Profile, chosen: str | None) -> list[Path]:
+    """One tuning's configs of a profile, the folder emptied first; None: the profile has no such tuning
+    (its folder goes)."""
+    folder = profile.folder / contract.TUNING_FOLDERS[chosen or tuning.TUNINGS[-1]]
+    for stale in [*folder.glob("*.conf"), *folder.glob("*.yaml")]:
+        stale.unlink()
+    if chosen is None:
+        if folder.is_dir():
+            folder.rmdir()
+        return []
+    folder.mkdir(exist_ok=True)
+    written = []
+    for scenario in scenarios.all_scenarios():
+        if scenarios.unsupported(scenario, profile.features):
+            continue
+        applied = applied_for(profile, scenario, chosen)
+        path = config_path(profile, scenario.id, chosen)
+        path.write_text(render(profile, scenario, applied))
+        written.append(path)
+        if chosen != tuning.DEFAULT:
+            knobs_path(profile, scenario.id, chosen).write_text(knobs_text(profile, applied))
+            written.append(knobs_path(profile, scenario.id, chosen))
+    return written
+
+
 def render_all() -> list[Path]:
     """Every (profile, scenario) the profile supports; unsupported pairs get no file (the run says n/a).
     Then the compose files. Every manifest is read and checked before anything is written."""
@@ -164,16 +259,8 @@ def render_all() -> list[Path]:
     for profile in all_profiles():
         if "template" not in profile.config:
             continue  # hand-written (the baseline receiver)
-        folder = profile.folder / "scenarios"
-        folder.mkdir(exist_ok=True)
-        for stale in folder.glob("*.conf"):
-            stale.unlink()
-        for scenario in scenarios.all_scenarios():
-            if scenarios.unsupported(scenario, profile.features):
-                continue
-            path = config_path(profile, scenario.id)
-            path.write_text(render(profile, scenario))
-            written.append(path)
+        for chosen in tuning.TUNINGS:
+            written += render_tuning(profile, chosen if chosen in tunings(profile) else None)
     for path, text in compose.items():
         path.write_text(text)
         written.append(path)

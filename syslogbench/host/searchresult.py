@@ -28,6 +28,8 @@ class Start:
     fingerprint: result.Fingerprint | None = None
     commit: str | None = None
     matrix: result.Matrix | None = None
+    # The config's tuning and knobs where the search's plan does not say them (a step of `knobs`).
+    tuning: dict[str, object] | None = None
 
 
 def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, Latency], start: Start,
@@ -36,6 +38,8 @@ def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, 
     data = build(chosen, measurer.trials, found, latency, start.began, start.fingerprint, measurer.machine)
     data.matrix = None if start.matrix is None else asdict(start.matrix)
     data.commit = start.commit
+    tuned = start.tuning or chosen.plan.tuning_record()
+    data.tuning, data.knobs = str(tuned["tuning"]), dict(tuned["knobs"])  # type: ignore[call-overload]
     text = capacity.table(data)
     directory = results_dir / "capacity"
     directory.mkdir(parents=True, exist_ok=True)

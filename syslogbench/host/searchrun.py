@@ -51,18 +51,19 @@ def run(
     log: Callable[[str], None] = log,
     project: str | None = None,
     matrix: result.Matrix | None = None,
+    tuning: dict[str, object] | None = None,
 ) -> int:
     """Bring the rig up on the plan's orchestrator, search, write the result, bring it down. extra_files:
-    compose files over compose.yaml (a test's daemon config); a user's config is checked by the daemon in
-    its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix --capacity` this
-    search is."""
+    compose files over compose.yaml (a test's daemon config, a step of `knobs`); a user's config is checked by
+    the daemon in its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix
+    --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them."""
     project = project or project_name()
     with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
-        return measure(chosen, rig, results_dir, log, matrix)
+        return measure(chosen, rig, results_dir, log, matrix, tuning)
 
 
 def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
-            matrix: result.Matrix | None = None) -> int:  # fmt: skip
+            matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
     env = dict(chosen.plan.env)
     lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
@@ -73,7 +74,7 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
     env["RESULTS_DIR"] = str(staging.resolve())
     # As `run` does on one host: the watcher then takes this one.
     fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
-    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix)
+    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix, tuning)
     log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
         f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     outcome: list[Up] = []

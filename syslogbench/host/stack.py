@@ -64,6 +64,7 @@ def watcher_env(cfg: settings.Settings, docker_version: str, tag: str) -> dict[s
         "REMOTE_MEM": str(cfg.remote_mem),
         "RUN_TIMEOUT": str(cfg.run_timeout),
         "LEDGER_WAIT": str(cfg.ledger_wait),
+        "TUNING": cfg.tuning,
         "KEEP_LOGS": "1" if cfg.keep_logs else "0",
         "HOSTS": str(cfg.hosts),
         "SENDERS_PER_HOST": str(cfg.senders_per_host),
@@ -96,7 +97,7 @@ def watcher(cfg: settings.Settings, registry: str | None, tag: str, docker_versi
 def daemon(profile: Profile, cfg: settings.Settings, registry: str | None, tag: str, cpus: int) -> dict:
     return {
         "image": image(profile.profile, registry, tag),
-        "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario},
+        "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario, "TUNING": cfg.tuning},
         "volumes": [contract.volume("control"), contract.volume("logs"), contract.volume("queue")],
         "networks": {NETWORK: {"aliases": [contract.CENTRAL_HOST]}},
         "stop_grace_period": "90s",

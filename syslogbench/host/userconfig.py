@@ -142,6 +142,15 @@ def refuse_udp_rcvbuf(user: UserConfig | None, udp_rcvbuf: int | None) -> None:
         )
 
 
+def refuse_tuning(user: UserConfig | None, tuning: str) -> None:
+    """TUNING picks one of the profile's rendered configs: a config of the user's own has its own settings."""
+    if user is not None and tuning != settings.DEFAULT_TUNING:
+        raise UserConfigError(
+            f"TUNING={tuning} picks the profile's own tuned config; with --config your config's settings run: "
+            "leave TUNING unset (or copy the profile's tuned config, daemons/<profile>/tuned/, and edit it)"
+        )
+
+
 def refuse_expect_dropped(user: UserConfig | None) -> None:
     """A capacity search counts every message a trial sends as lost or not: it has no dropped ones."""
     if user is not None and user.expect_dropped:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from syslogbench import contract
 from syslogbench.model import codec, settings
@@ -766,6 +767,10 @@ class CapacityResult:
     # Each generator's clock against the watcher's, and whether the latencies are trusted (Clocks); None in
     # results older than the check.
     clocks: Clocks | None = None
+    # TUNING: "default", "tuned", "custom" (a step of `knobs`) or "user" (--config), and each knob the config
+    # set (as a run's result has them, model/result.py Daemon). None in results older than the tuning axis.
+    tuning: str | None = None
+    knobs: dict[str, Any] | None = None
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]

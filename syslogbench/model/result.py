@@ -174,6 +174,11 @@ class Daemon:
     settings: dict[str, Any] = field(default_factory=dict)  # what departs from the daemon's defaults
     stopped: bool = False
     exit_code: int | None = None
+    # TUNING: "default" (the package's defaults), "tuned" (its maintainers' recommended settings), "custom"
+    # (a step of `knobs`) or "user" (run --config); and each knob the config set, with its parameter, value,
+    # the daemon's own default and the documentation that recommends it. None in results older than these.
+    tuning: str | None = optional()
+    knobs: dict[str, Any] | None = optional()
 
 
 @dataclass

@@ -22,7 +22,11 @@ SHAPE = ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER")
 # different value is a different experiment: a new scenario id); the environment may still set them for
 # a test or the calibration, which call from_env directly.
 RULES = ("DONE_THRESHOLD", "DONE_WINDOW", "SEED")
-DEFAULT_VARIANT = "default"  # the load's shape is the scenario's own (else variant_name)
+DEFAULT_VARIANT = "default"
+# TUNING: the daemon at its package's defaults, or at the settings its maintainers recommend for throughput
+# (daemons/_families/<family>.yaml, knobs:; host/tuning.py).
+TUNINGS = ("default", "tuned")
+DEFAULT_TUNING = "default"  # the load's shape is the scenario's own (else variant_name)
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 MIN_MEMORY = 6 * 1024**2  # Docker refuses memory limits below 6 MiB.
 # UDP_RCVBUF: imudp refuses a rcvbufSize above 1 GiB (and uses the default instead); below a page the
@@ -107,6 +111,8 @@ class Settings:
     udp_rcvbuf: int | None = None
     # LEDGER_WAIT: seconds the watcher waits after the run for the ledgers of senders that have not reported.
     ledger_wait: int = LEDGER_WAIT_RANGE[1]
+    # TUNING: which of the profile's rendered configs runs (daemons/<profile>/scenarios/ or tuned/).
+    tuning: str = DEFAULT_TUNING
 
     @property
     def senders(self) -> int:
@@ -361,6 +367,18 @@ class _Reader:
             return own
         return self.integer(key, minimum, maximum)
 
+    def choice(self, key: str, allowed: tuple[str, ...], default: str) -> str:
+        """One of allowed, or the default when the key is not set."""
+        value = self.env.get(key)
+        if value in (None, ""):
+            return default
+        if value not in allowed:
+            self.problem(
+                key, f"{key}={shown(value)!r} is not one of {', '.join(allowed)}: e.g. {key}={allowed[-1]}"
+            )
+            return default
+        return value
+
     def name(self, key: str) -> str:
         value = self.raw(key) or ""
         if value and not re.fullmatch(r"[A-Za-z0-9._-]+", value):
@@ -411,6 +429,7 @@ def from_env(env: Mapping[str, str]) -> Settings:
         seed=reader.load_value("SEED", own["SEED"], 0),
         udp_rcvbuf=reader.buffer("UDP_RCVBUF"),
         ledger_wait=reader.optional_integer("LEDGER_WAIT", LEDGER_WAIT_RANGE[1], *LEDGER_WAIT_RANGE),
+        tuning=reader.choice("TUNING", TUNINGS, DEFAULT_TUNING),
     )
     # Only when its inputs are valid: a bad HOSTS would otherwise add a misleading second complaint.
     inputs_valid = not reader.bad & {"SCENARIO", "HOSTS", "SENDERS_PER_HOST", "DONE_THRESHOLD"}

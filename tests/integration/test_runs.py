@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from syslogbench import contract
 from syslogbench.host import profiles
 from syslogbench.host.compose import APART
 from syslogbench.model import messages
@@ -180,7 +181,7 @@ def syntax_check(service: profiles.Profile, config: str) -> list[str]:
 
 
 @pytest.mark.parametrize("profile", daemon_params())
-def test_daemon_accepts_its_rendered_config(built, profile: str, tmp_path: Path) -> None:
+def test_daemon_accepts_every_config_rendered_for_it(built, profile: str, tmp_path: Path) -> None:
     """The daemon's own syntax check on every config this project rendered for it, in one container.
 
     TLS configs name the run's certificate files, which the check opens: a throwaway set is mounted there.
@@ -189,9 +190,10 @@ def test_daemon_accepts_its_rendered_config(built, profile: str, tmp_path: Path)
     if "template" not in service.config:
         configs = [f"/etc/syslogbench/{service.config['file']}"]
     else:
-        configs = [
-            f"/etc/syslogbench/scenarios/{p.stem}.conf"
-            for p in sorted((service.folder / "scenarios").glob("*.conf"))
+        configs = [  # every tuning's: the package's defaults and the tuned settings (docs/tuning.md)
+            f"/etc/syslogbench/{p.parent.name}/{p.stem}.conf"
+            for folder in contract.TUNING_FOLDERS.values()
+            for p in sorted((service.folder / folder).glob("*.conf"))
         ]
     tlscerts.generate(tmp_path / "tls")
     os.chmod(tmp_path / "tls" / "server.key", 0o644)  # the daemon in the container runs as root anyway

@@ -78,6 +78,7 @@ SEED_ENV = {
     "SEED": "2014",
     "UDP_RCVBUF": "",  # the kernel's default
     "LEDGER_WAIT": "",  # 60 s
+    "TUNING": "",  # default
 }
 # A small machine and one sender of ten messages: what the tests that run something start from.
 SMALL = {"CENTRAL_CPUS": 1, "CENTRAL_MEM": "64m", "REMOTE_CPUS": 1, "REMOTE_MEM": "64m", "HOSTS": 1}
@@ -205,6 +206,7 @@ RUN_TIMEOUT=900
 KEEP_LOGS=0
 UDP_RCVBUF=
 LEDGER_WAIT=
+TUNING=
 SCENARIO=seed2014
 """
 

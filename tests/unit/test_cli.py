@@ -339,9 +339,9 @@ def test_env_file_lines_compose_accepts_are_accepted(tmp_path: Path) -> None:
     [
         (
             SEED_ENV_FILE.encode() + b'HOSTS="5\n',
-            '{env}:11: unterminated quoted value "5: close the quote (") or remove it',
+            '{env}:12: unterminated quoted value "5: close the quote (") or remove it',
         ),
-        (SEED_ENV_FILE.encode() + b"HOSTS=\xff\n", "{env}:11: not UTF-8 (byte 0xff): save the file as UTF-8"),
+        (SEED_ENV_FILE.encode() + b"HOSTS=\xff\n", "{env}:12: not UTF-8 (byte 0xff): save the file as UTF-8"),
         (None, "{env}: not found: restore it (`git checkout .env`) or create it"),
     ],
 )

@@ -27,7 +27,7 @@ def test_design_table_maps_onto_the_contract_one_to_one() -> None:
 
 def test_protocol_names_are_unique_and_relative() -> None:
     names = contract.protocol_names()
-    assert len(names) == len(set(names)) == 30
+    assert len(names) == len(set(names)) == 31
     assert not [name for name in names if name.startswith("/")]
 
 

@@ -12,7 +12,7 @@ import pytest
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import calibrate, cli, matrix, searchplan, setup
 from syslogbench.host import userconfig as host_userconfig
-from syslogbench.model import userconfig
+from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
 from tests.unit.test_report_capacity import a_result
@@ -314,3 +314,28 @@ def test_the_calibration_file_is_read_strictly(tmp_path: Path) -> None:
     changed.write_text(calibrate.CALIBRATION_FILE.read_text() + "extra: 1\n")
     with pytest.raises(calibrate.settings.SettingsError, match="unknown key 'extra'"):
         calibrate.calibration(changed)
+
+
+def test_a_matrix_over_tunings_runs_each_profile_at_each_and_resumes_by_tuning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[tuple[str, str]] = []
+
+    def make(name: str, overrides: dict, on: object, config: object = None) -> FakePlan:
+        made.append((name, overrides["TUNING"]))
+        return FakePlan.make(name, overrides, on, config)
+
+    calls = quiet_matrix(monkeypatch)
+    monkeypatch.setattr(matrix.plan, "make", make)
+    assert matrix.run_matrix(["a", "b"], 1, {}, tmp_path, fresh=False, tunings=["default", "tuned"]) == 0
+    assert made == [("a", "default"), ("a", "tuned"), ("b", "default"), ("b", "tuned")]
+    assert [profile for profile, _, _ in calls] == ["a", "a", "b", "b"]
+    tuned = cell("a", Matrix("m1", replicate=1))
+    tuned["daemon"]["tuning"] = "tuned"
+    write(tmp_path / "1.json", tuned)
+    write(tmp_path / "2.json", cell("a", Matrix("m1", replicate=1)))  # older: no tuning, so default
+    assert matrix.done_cells(tmp_path, "m1", tunings=True) == {(1, "a@tuned"), (1, "a@default")}
+    with pytest.raises(settings.SettingsError, match="--tunings fast: each is one of default, tuned"):
+        matrix.run_matrix(["a"], 1, {}, tmp_path, fresh=False, tunings=["fast"])
+    with pytest.raises(settings.SettingsError, match="--tunings sets TUNING for each cell: leave TUNING out"):
+        matrix.run_matrix(["a"], 1, {"TUNING": "tuned"}, tmp_path, fresh=False, tunings=["tuned"])

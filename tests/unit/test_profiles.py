@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench.host import images, profiles, render
+from syslogbench.host import families, images, profiles, render, tuning
 from syslogbench.host.profiles import Profile, ProfileError
 from syslogbench.model import scenarios
 
@@ -271,10 +271,15 @@ def test_rsyslog_config(profile: Profile) -> None:
     assert re.search(done_action, text)
 
 
-def test_rsyslog_omfile_params_are_rendered() -> None:
+def test_a_knob_renders_into_its_slot_as_the_family_writes_a_parameter() -> None:
     profile = BY_FAMILY["rsyslog"][0]
-    text = render.render(profile, omfile={"dynaFileCacheSize": "200"})
+    seed = scenarios.load("seed2014")
+    knobs = families.get("rsyslog").knobs
+    step = tuning.custom(knobs, render.target(profile, seed), {"file-cache": "200"})
+    text = render.render(profile, seed, step)
     assert 'action(type="omfile" dynaFile="bench_split" dynaFileCacheSize="200")' in text
+    assert 'file="/var/log/bench/done.log")' in text, "done.log keeps the defaults"
+    assert "dynaFileCacheSize" not in render.render(profile, seed)
 
 
 # --- version dialects, rendered from the one scenario --------------------------------------------------------

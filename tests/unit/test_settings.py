@@ -47,10 +47,10 @@ def test_committed_env_gives_the_seed_scenario() -> None:
     assert cfg.variant == "default"
 
 
-def test_env_file_holds_only_the_machine_and_the_scenario_id() -> None:
+def test_env_file_holds_only_the_machine_the_scenario_id_and_the_tuning() -> None:
     assert set(settings.read_env_file(ENV_FILE)) == {
         "SCENARIO", "CENTRAL_CPUS", "CENTRAL_MEM", "REMOTE_CPUS", "REMOTE_MEM", "RUN_TIMEOUT", "KEEP_LOGS",
-        "UDP_RCVBUF", "LEDGER_WAIT",
+        "UDP_RCVBUF", "LEDGER_WAIT", "TUNING",
     }  # fmt: skip
 
 

@@ -92,9 +92,24 @@ def read_manifest() -> dict:
     return (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
 
 
+def tuning_info() -> tuple[str, dict]:
+    """The tuning of the config that runs: a user's own (run --config), or what the supervisor copied beside a
+    tuned config (its knobs), or the package's defaults."""
+    if userconfig.from_env(os.environ):
+        return "user", {}
+    path = control.CONTROL.daemon.tuning
+    if os.environ.get("TUNING", settings.DEFAULT_TUNING) == settings.DEFAULT_TUNING or not path.exists():
+        return settings.DEFAULT_TUNING, {}
+    import yaml  # Debian's python3-yaml, in the watcher image only
+
+    record = yaml.safe_load(path.read_text()) or {}
+    return str(record.get("tuning", "unknown")), dict(record.get("knobs") or {})
+
+
 def daemon_info() -> Daemon:
     files, manifest = control.CONTROL.daemon, read_manifest()
     profile = manifest.get("profile", "unknown")
+    chosen, knobs = tuning_info()
     return Daemon(
         profile=profile,
         name=manifest.get("daemon", "unknown"),
@@ -103,6 +118,8 @@ def daemon_info() -> Daemon:
         image=contract.image_name(profile),
         base=read_text(files.base),
         settings=manifest.get("settings") or {},
+        tuning=chosen,
+        knobs=knobs,
     )
 
 

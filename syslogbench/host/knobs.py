@@ -1,0 +1,308 @@
+"""`syslogbench knobs`: what each knob of a daemon family buys, on one profile and scenario, in one run.
+
+Each step is a burst run (as `run`) of a config rendered from the profile's template with the step's knobs
+(host/tuning.py), mounted where the image keeps its tuned config; the default step runs the profile's own
+default config. Steps alternate in a fresh random order each round (host/knobsteps.py). With --capacity, a
+capacity search of the first step and of the last one follows. Everything goes into one file,
+results/knobs/<id>.json, which the report reads; each run's own result is kept beside it, in
+results/knobs/<id>/.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.host import benchmark, families, knobsteps, lock, plan, render, searchplan, searchrun, setup
+from syslogbench.host import tuning as tunings
+from syslogbench.host.compose import project_name
+from syslogbench.host.knobsteps import Step
+from syslogbench.host.log import log
+from syslogbench.model import capacity, machine, result
+
+CHECK_TIMEOUT_S = 60
+SEED = 1  # the order of each round's steps
+
+
+@dataclass
+class StepRecord:
+    """One step as the knob result keeps it: its knobs (with their values) and each of its runs."""
+
+    name: str
+    phase: str
+    knobs: dict[str, str]
+    runs: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What the command runs: the base plan (the profile's default), the family's knobs, the steps asked."""
+
+    base: plan.Plan
+    knobs: tuple[tunings.Knob, ...]
+    asked: dict[str, list[str | None]]
+    replicates: int
+    capacity: bool
+    search_overrides: dict[str, str]
+
+
+def make(profile: str, overrides: dict[str, str], words: list[str], replicates: int, searched: bool) -> Knobs:
+    """Every bad input as one line, before any container: the profile, the settings, the knobs and their
+    values, and with --capacity the search's settings."""
+    if replicates < 1:
+        raise tunings.TuningError(f"--replicates {replicates}: use 1 or more")
+    if "TUNING" in overrides:
+        raise tunings.TuningError("knobs sets TUNING itself, step by step: leave TUNING out")
+    _, rest = capacity.split(overrides)
+    search = {key: value for key, value in overrides.items() if key not in rest}
+    if search and not searched:
+        raise tunings.TuningError(
+            f"{', '.join(sorted(search))}: settings of a capacity search; add --capacity"
+        )
+    base = plan.make(profile, rest, benchmark.OneHost())
+    if base.unsupported:
+        said = "; ".join(base.unsupported)
+        raise tunings.TuningError(f"{base.profile.profile} cannot run scenario {base.scenario.id}: {said}")
+    if tunings.TUNINGS[-1] not in render.tunings(base.profile):
+        raise tunings.TuningError(
+            f"{base.profile.profile} has no knobs: the Debian versions of rsyslog and syslog-ng have (profiles)"
+        )
+    knobs = families.get(base.profile.daemon).knobs
+    asked = knobsteps.parse_asked(words)
+    knobsteps.alone_steps(knobs, render.target(base.profile, base.scenario), asked)  # refuses an unknown knob
+    base.on.check(base)
+    job = Knobs(base, knobs, asked, replicates, searched, search)
+    if searched:
+        searchplan.plan(
+            base.profile.profile, {**plan_overrides(job), **search}, base.on
+        )  # its settings checked
+    return job
+
+
+def applied(job: Knobs, step: Step) -> tunings.Applied:
+    if step.phase == "default":
+        return tunings.Applied(tunings.DEFAULT, {})
+    return tunings.custom(job.knobs, render.target(job.base.profile, job.base.scenario), step.values)
+
+
+def stage(job: Knobs, step: Step, folder: Path) -> tuple[Path, ...]:
+    """The step's config and its knobs, and the compose file that mounts them where TUNING=tuned looks."""
+    chosen = applied(job, step)
+    if not chosen.values:
+        return ()
+    profile, scenario = job.base.profile, job.base.scenario.id
+    folder.mkdir(parents=True, exist_ok=True)
+    conf, knobs = folder / f"{scenario}.conf", folder / f"{scenario}.yaml"
+    conf.write_text(render.render(profile, job.base.scenario, chosen))
+    knobs.write_text(render.knobs_text(profile, chosen))
+    target = f"{contract.DAEMON_CONFIG_DIR}/{contract.TUNING_FOLDERS['tuned']}/{scenario}"
+    override = folder / "override.yaml"
+    override.write_text(
+        f"services:\n  {profile.profile}:\n    volumes:\n"
+        f"      - {conf.resolve()}:{target}.conf:ro\n      - {knobs.resolve()}:{target}.yaml:ro\n"
+    )
+    return (override,)
+
+
+def syntax_check(job: Knobs, step: Step, folder: Path) -> None:
+    """The daemon's own check of a step's config in the profile's image, before any run (a TLS config names
+    the run's certificates, which exist only in a run: its daemon then says at its start)."""
+    if step.phase == "default" or job.base.scenario.transport == "tls":
+        return
+    family = families.get(job.base.profile.daemon)
+    inside = "/tmp/knobs.conf"
+    command = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-v",
+        f"{(folder / job.base.scenario.id).resolve()}.conf:{inside}:ro",
+    ]
+    command += ["--entrypoint", family.check[0], job.base.profile.image, *family.check_command(inside)[1:]]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise tunings.TuningError(
+            f"step {step.name}: {family.check_name} took over {CHECK_TIMEOUT_S} s"
+        ) from None
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise tunings.TuningError(
+            f"step {step.name}: {family.check_name} refused its config: {said[0]}: change the value"
+        )
+
+
+def figures(path: Path) -> dict[str, object]:
+    """What a step keeps of one run: its id, verdict, drain rate, CPU per message and elapsed time."""
+    found = result.read(path)
+    used, total = found.cpu.used_s, found.messages.expected
+    return {
+        "run_id": found.run_id,
+        "verdict": found.verdict,
+        "msgs_per_s": found.throughput.msgs_per_s,
+        "cpu_us_per_msg": round(used / total * 1e6, 3) if used is not None and total else None,
+        "elapsed_s": found.elapsed_s,
+        "lost": found.messages.lost,
+    }
+
+
+def run_step(job: Knobs, step: Step, replicate: int, folder: Path, runs_dir: Path) -> dict[str, object]:
+    files = stage(job, step, folder / "configs" / slug(step.name))
+    env = {"TUNING": tunings.TUNINGS[-1] if files else tunings.DEFAULT}
+    staging = Path(tempfile.mkdtemp(prefix=".step-", dir=folder))
+    try:
+        options = plan.RunOptions(lambda path: None, extra_env=env, build=False, extra_files=files)
+        code = benchmark.run(job.base, staging, options)
+        written = sorted(staging.glob("*.json"))
+        if not written:
+            return {"run_id": None, "verdict": "error", "exit_code": code, "replicate": replicate}
+        shown = {**figures(written[-1]), "replicate": replicate}
+        for path in written:
+            path.replace(runs_dir / path.name)
+        log(f"knobs: {step.name}, round {replicate}: {shown['verdict']}, {rate(shown['msgs_per_s'])} msg/s")
+        return shown
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def slug(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "-." else "_" for char in name)[:120]
+
+
+def rate(value: object) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) else "-"
+
+
+def passed(records: dict[str, StepRecord]) -> dict[str, list[float]]:
+    """Each step's drain rates over its runs that passed: a run with loss drained nothing comparable."""
+    return {
+        name: [float(r["msgs_per_s"]) for r in rec.runs if r["verdict"] == "pass" and r["msgs_per_s"]]
+        for name, rec in records.items()
+    }
+
+
+def run_phase(job: Knobs, steps: list[Step], records: dict[str, StepRecord], folder: Path) -> None:
+    runs_dir = folder / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for step in steps:
+        records[step.name] = StepRecord(step.name, step.phase, dict(applied(job, step).values))
+    for replicate, step in knobsteps.rounds(steps, job.replicates, SEED + len(records)):
+        records[step.name].runs.append(run_step(job, step, replicate, folder, runs_dir))
+
+
+def search(job: Knobs, step: Step, folder: Path) -> str | None:
+    """A capacity search of one step: its result id, or None when it wrote none."""
+    files = stage(job, step, folder / "configs" / slug(step.name))
+    overrides = {**job.search_overrides, "TUNING": tunings.TUNINGS[-1] if files else tunings.DEFAULT}
+    chosen = searchplan.plan(job.base.profile.profile, {**plan_overrides(job), **overrides}, job.base.on)
+    before = set((folder / "capacity").glob("*.json"))
+    record = applied(job, step).record(job.knobs)
+    searchrun.run(chosen, folder, build=False, extra_files=files, tuning=record)
+    after = sorted(set((folder / "capacity").glob("*.json")) - before)
+    return after[-1].stem if after else None
+
+
+def plan_overrides(job: Knobs) -> dict[str, str]:
+    """The base plan's settings as the command line gave them, for a search to take again."""
+    given = {"SCENARIO": job.base.scenario.id}
+    if job.base.cfg.variant != "default":
+        given.update(HOSTS=str(job.base.cfg.hosts), SENDERS_PER_HOST=str(job.base.cfg.senders_per_host))
+    return given
+
+
+def command(job: Knobs, results_dir: Path) -> int:
+    began = datetime.now(UTC)
+    profile, scenario = job.base.profile, job.base.scenario
+    kid = f"{result.run_id(began, profile.profile, None)}-{scenario.id}"
+    folder = results_dir / "knobs" / kid
+    folder.mkdir(parents=True, exist_ok=True)
+    setup.setup([profile.profile])
+    alone = knobsteps.alone_steps(job.knobs, render.target(profile, scenario), job.asked)
+    for step in alone:
+        stage(job, step, folder / "configs" / slug(step.name))
+        syntax_check(job, step, folder / "configs" / slug(step.name))
+    records: dict[str, StepRecord] = {}
+    together: list[Step] = []
+    searches: dict[str, str | None] = {}
+    try:
+        with lock.project(project_name()):
+            run_phase(job, alone, records, folder)
+            together = knobsteps.together_steps(job.knobs, alone, passed(records))
+            run_phase(job, together, records, folder)
+        names = knobsteps.chain(job.knobs, alone, together, passed(records))
+        if job.capacity and len(names) > 1:
+            by_name = {step.name: step for step in [*alone, *together]}
+            for name in (names[0], names[-1]):
+                searches[name] = search(job, by_name[name], folder)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the steps so far still make a result, which says so
+        names = knobsteps.chain(job.knobs, alone, together, passed(records))
+        write(job, kid, began, records, names, searches, results_dir, "interrupted")
+        raise
+    path = write(job, kid, began, records, names, searches, results_dir)
+    print(table(records, names))
+    log(f"knobs: {path}")
+    verdicts = {run["verdict"] for rec in records.values() for run in rec.runs}
+    return (
+        contract.EXIT_CODES["pass"]
+        if verdicts == {"pass"}
+        else contract.EXIT_CODES["loss" if verdicts <= {"pass", "loss"} else "error"]
+    )
+
+
+def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord], names: list[str],
+          searches: dict[str, str | None], results_dir: Path, outcome: str = "done") -> Path:  # fmt: skip
+    """outcome: "done", or "interrupted" (Ctrl-C or SIGTERM: the steps with the runs made so far)."""
+    rates = passed(records)
+    data = {
+        "kind": "knobs",
+        "id": kid,
+        "outcome": outcome,
+        "profile": job.base.profile.profile,
+        "daemon_version": job.base.profile.version,
+        "scenario": job.base.scenario.id,
+        "started_utc": result.utc(began),
+        "finished_utc": result.utc(datetime.now(UTC)),
+        "replicates": job.replicates,
+        "machine": asdict(machine.host_facts()),
+        "knobs": {
+            k.knob: {
+                "param": k.param,
+                "default": k.default,
+                "tuned": k.tuned,
+                "source": k.source,
+                "trades": k.trades,
+            }
+            for k in job.knobs
+        },  # fmt: skip
+        "steps": [asdict(rec) | {"gain": knobsteps.gain(rates, name)} for name, rec in records.items()],
+        "chain": names,
+        "shares": knobsteps.shares(names, rates),
+        "capacity": searches,
+    }
+    path = results_dir / "knobs" / f"{kid}.json"
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def table(records: dict[str, StepRecord], names: list[str]) -> str:
+    rates = passed(records)
+    shares = knobsteps.shares(names, rates)
+    rows = [f"{'step':<48} {'phase':<9} {'runs':>4} {'median msg/s':>13} {'x default':>9} {'share':>7}"]
+    for name, rec in records.items():
+        found = rates.get(name) or []
+        middle = sorted(found)[len(found) // 2] if found else None
+        times = knobsteps.gain(rates, name)
+        share = shares.get(name)
+        rows.append(
+            f"{name[:48]:<48} {rec.phase:<9} {len(found):>2}/{len(rec.runs):<1} {rate(middle):>13} "
+            f"{'-' if times is None else f'{times:.2f}':>9} {'-' if share is None else f'{share:.0%}':>7}"
+        )
+    return "\n".join(rows)

@@ -1,0 +1,81 @@
+"""TUNING=tuned and `knobs`, on real rsyslog and syslog-ng at small scale: every message counted, per sender."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from syslogbench.host import families, profiles, render
+from syslogbench.model import scenarios
+
+from .conftest import PROJECT, ROOT, SMALL, daemon_params
+from .test_runs import COUNT, EXPECTED, SCHEMA, SENDERS, check_done_log, check_split_files
+
+pytestmark = pytest.mark.integration
+# One profile per family with knobs: the one its alias names (rsyslog8, syslog-ng).
+FAMILY_PROFILES = {profiles.resolve(alias).profile for alias in ("rsyslog8", "syslog-ng")}
+
+
+@pytest.mark.parametrize("profile", daemon_params(lambda p: p.profile in FAMILY_PROFILES))
+def test_tuned_passes_with_every_message_counted_and_records_its_knobs(bench, profile: str) -> None:
+    run = bench(profile, {"TUNING": "tuned"})
+    result = run.result
+    jsonschema.validate(result, SCHEMA)
+    assert run.code == 0, run.output[-3000:]
+    assert result["verdict"] == "pass", result["errors"]
+    m = result["messages"]
+    assert (m["expected"], m["sent"], m["received"]) == (EXPECTED, EXPECTED, EXPECTED)
+    assert (m["lost"], m["duplicated"], m["misfiled"], m["unknown"]) == (0, 0, 0, 0)
+    for sender in result["senders"]:
+        assert (sender["status"], sender["sent"], sender["received"]) == ("ok", COUNT + 1, COUNT + 1)
+    assert len(result["senders"]) == len(SENDERS)
+    daemon = profiles.resolve(profile)
+    check_split_files(run.logs, daemon.daemon)
+    check_done_log(run.logs)
+    # The knobs the result names are those the profile's tuned config was rendered with, by value.
+    wanted = render.applied_for(daemon, scenarios.load("seed2014"), "tuned").values
+    assert result["daemon"]["tuning"] == "tuned"
+    assert {name: knob["value"] for name, knob in result["daemon"]["knobs"].items()} == wanted
+    assert wanted, f"{profile} has no tuned knob for seed2014"
+
+
+def test_the_default_run_says_default_with_no_knobs(bench) -> None:
+    run = bench("syslog-ng-3.38", {"HOSTS": "1", "SENDERS_PER_HOST": "1"})
+    assert run.result["verdict"] == "pass", run.result["errors"]
+    assert (run.result["daemon"]["tuning"], run.result["daemon"]["knobs"]) == ("default", {})
+
+
+def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Path) -> None:
+    small = ["HOSTS=1", "SENDERS_PER_HOST=2", f"MESSAGES_PER_SENDER={SMALL['MESSAGES_PER_SENDER']}"]
+    args = ["knobs", "--profile", "rsyslog-8.2504", "--knob", "file-cache=10,64", "--knob", "io-buffer"]
+    done = subprocess.run(
+        [sys.executable, "-m", "syslogbench", *args, "--replicates", "1", "--results", str(tmp_path), *small],
+        cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (path,) = (tmp_path / "knobs").glob("*.json")
+    data = json.loads(path.read_text())
+    names = [step["name"] for step in data["steps"]]
+    alone = ["default", "file-cache=10", "file-cache=64", "io-buffer"]
+    assert names[:4] == alone and len(names) == 5, names  # then the best file cache with io-buffer
+    assert names[4] in ("file-cache=10+io-buffer", "file-cache=64+io-buffer")
+    expected = 2 * (int(SMALL["MESSAGES_PER_SENDER"]) + 1)
+    for step in data["steps"]:
+        (run,) = step["runs"]
+        assert run["verdict"] == "pass" and run["lost"] == 0, step
+        written = json.loads((tmp_path / "knobs" / data["id"] / "runs" / f"{run['run_id']}.json").read_text())
+        m = written["messages"]
+        assert (m["sent"], m["received"], m["duplicated"], m["misfiled"]) == (expected, expected, 0, 0), step
+        assert written["daemon"]["tuning"] == ("default" if step["name"] == "default" else "custom")
+        values = {name: knob["value"] for name, knob in written["daemon"]["knobs"].items()}
+        assert values == step["knobs"], step
+    assert data["chain"][0] == "default" and data["chain"][-1] == names[4]
+    knobs = families.get("rsyslog").knobs
+    assert set(data["knobs"]) == {k.knob for k in knobs}
+    assert all(line in done.stdout for line in alone)
