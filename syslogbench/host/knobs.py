@@ -94,7 +94,7 @@ def applied(job: Knobs, step: Step) -> tunings.Applied:
 def stage(job: Knobs, step: Step, folder: Path) -> tuple[Path, ...]:
     """The step's config and its knobs, and the compose file that mounts them where TUNING=tuned looks."""
     chosen = applied(job, step)
-    if not chosen.values:
+    if step.phase == "default":
         return ()
     profile, scenario = job.base.profile, job.base.scenario.id
     folder.mkdir(parents=True, exist_ok=True)

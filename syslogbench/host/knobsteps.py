@@ -18,11 +18,15 @@ from statistics import median
 from syslogbench.host import tuning
 
 DEFAULT_STEP = "default"
+# The control: the package's defaults again, rendered and mounted as every other step is. Its gain over the
+# default step is what the way a step runs costs, or the machine's drift between repeats: no knob's gain
+# smaller than its distance from 1 says anything.
+CONTROL_STEP = "default-mounted"
 
 
 @dataclass(frozen=True)
 class Step:
-    """One config of the knob command: its name, its phase ("default", "alone", "together"), and the knobs it
+    """One config of the knob command: its name, its phase ("default", "control", "alone", "together"), the knobs it
     sets (knob name -> value as asked; None: the knob's tuned value)."""
 
     name: str
@@ -57,7 +61,7 @@ def alone_steps(
     """The default, then each knob alone at each value: the knobs asked for, or every knob that applies."""
     names = list(asked) or [knob.knob for knob in knobs if knob.applies(target.scenario, target.version)]
     tuning.custom(knobs, target, dict.fromkeys(part for name in names for part in name.split("+")))  # refuses
-    steps = [Step(DEFAULT_STEP, "default")]
+    steps = [Step(DEFAULT_STEP, "default"), Step(CONTROL_STEP, "control")]
     for name in names:
         if "+" in name:
             steps.append(Step(name, "alone", dict.fromkeys(name.split("+"))))

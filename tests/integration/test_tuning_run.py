@@ -62,9 +62,9 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
     (path,) = (tmp_path / "knobs").glob("*.json")
     data = json.loads(path.read_text())
     names = [step["name"] for step in data["steps"]]
-    alone = ["default", "file-cache=10", "file-cache=64", "io-buffer"]
-    assert names[:4] == alone and len(names) == 5, names  # then the best file cache with io-buffer
-    assert names[4] in ("file-cache=10+io-buffer", "file-cache=64+io-buffer")
+    alone = ["default", "default-mounted", "file-cache=10", "file-cache=64", "io-buffer"]
+    assert names[:5] == alone and len(names) == 6, names  # then the best file cache with io-buffer
+    assert names[5] in ("file-cache=10+io-buffer", "file-cache=64+io-buffer")
     expected = 2 * (int(SMALL["MESSAGES_PER_SENDER"]) + 1)
     for step in data["steps"]:
         (run,) = step["runs"]
@@ -75,7 +75,7 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
         assert written["daemon"]["tuning"] == ("default" if step["name"] == "default" else "custom")
         values = {name: knob["value"] for name, knob in written["daemon"]["knobs"].items()}
         assert values == step["knobs"], step
-    assert data["chain"][0] == "default" and data["chain"][-1] == names[4]
+    assert data["chain"][0] == "default" and data["chain"][-1] == names[5]
     knobs = families.get("rsyslog").knobs
     assert set(data["knobs"]) == {k.knob for k in knobs}
     assert all(line in done.stdout for line in alone)

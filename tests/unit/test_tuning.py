@@ -120,6 +120,7 @@ def test_knobs_tried_together_are_one_step_and_stay_out_of_the_chain() -> None:
     steps = knobsteps.alone_steps(KNOBS, target, asked)
     assert [(s.name, s.values) for s in steps] == [
         ("default", {}),
+        ("default-mounted", {}),
         ("file-cache+async-write", {"file-cache": None, "async-write": None}),
         ("file-cache", {"file-cache": None}),
     ]
@@ -135,6 +136,7 @@ def test_alone_steps_are_the_default_then_each_knob_at_each_value() -> None:
     steps = knobsteps.alone_steps(families.get("rsyslog").knobs, target, {"file-cache": ["10", "64"]})
     assert [(s.name, s.phase, s.values) for s in steps] == [
         ("default", "default", {}),
+        ("default-mounted", "control", {}),
         ("file-cache=10", "alone", {"file-cache": "10"}),
         ("file-cache=64", "alone", {"file-cache": "64"}),
     ]
