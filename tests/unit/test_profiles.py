@@ -334,7 +334,7 @@ def test_old_syslog_ng_dialect(name: str) -> None:
     assert "${LEVEL_NUM}" in text and "${FACILITY_NUM}" in text
     assert "options { threaded(yes); keep-hostname(yes); };" in text
     assert "threaded() defaults to no before syslog-ng 3.6" in text
-    assert "divided by max-connections" in text and "window of 40 messages" in text
+    assert "divided by max-connections" in text and "raises to its minimum of 100" in text
     assert "parallelize" not in profile.features
     assert profile.settings["threaded"].startswith("yes (default no before 3.6)")
 
