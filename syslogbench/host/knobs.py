@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
 
 from syslogbench import contract
 from syslogbench.host import benchmark, families, knobsteps, lock, plan, render, searchplan, searchrun, setup
@@ -298,7 +299,7 @@ def table(records: dict[str, StepRecord], names: list[str]) -> str:
     rows = [f"{'step':<48} {'phase':<9} {'runs':>4} {'median msg/s':>13} {'x default':>9} {'share':>7}"]
     for name, rec in records.items():
         found = rates.get(name) or []
-        middle = sorted(found)[len(found) // 2] if found else None
+        middle = median(found) if found else None
         times = knobsteps.gain(rates, name)
         share = shares.get(name)
         rows.append(
