@@ -1,8 +1,8 @@
 """`syslogbench knobs`: what each knob of a daemon family buys, on one profile and scenario, in one run.
 
 Each step is a burst run (as `run`) of a config rendered from the profile's template with the step's knobs
-(host/tuning.py), mounted where the image keeps its tuned config; the default step runs the profile's own
-default config. Steps alternate in a fresh random order each round (host/knobsteps.py). With --capacity, a
+(host/tuning.py), the default step's with none, mounted where the image keeps its tuned config; a control step
+runs the image's own default config, as `run` does. Steps alternate in a fresh random order each round (host/knobsteps.py). With --capacity, a
 capacity search of the first step and of the last one follows. Everything goes into one file,
 results/knobs/<id>.json, which the report reads; each run's own result is kept beside it, in
 results/knobs/<id>/.
@@ -87,16 +87,17 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
 
 
 def applied(job: Knobs, step: Step) -> tunings.Applied:
-    if step.phase == "default":
+    if step.phase in ("default", "control"):
         return tunings.Applied(tunings.DEFAULT, {})
     return tunings.custom(job.knobs, render.target(job.base.profile, job.base.scenario), step.values)
 
 
 def stage(job: Knobs, step: Step, folder: Path) -> tuple[Path, ...]:
-    """The step's config and its knobs, and the compose file that mounts them where TUNING=tuned looks."""
+    """The step's config and its knobs, and the compose file that mounts them where TUNING=tuned looks: every
+    step's, the default's too, so that all steps run alike; the control runs the image's own."""
     chosen = applied(job, step)
-    if step.phase == "default":
-        return ()
+    if step.phase == "control":
+        return ()  # the image's own config, as `run` runs it
     profile, scenario = job.base.profile, job.base.scenario.id
     folder.mkdir(parents=True, exist_ok=True)
     conf, knobs = folder / f"{scenario}.conf", folder / f"{scenario}.yaml"
@@ -114,7 +115,7 @@ def stage(job: Knobs, step: Step, folder: Path) -> tuple[Path, ...]:
 def syntax_check(job: Knobs, step: Step, folder: Path) -> None:
     """The daemon's own check of a step's config in the profile's image, before any run (a TLS config names
     the run's certificates, which exist only in a run: its daemon then says at its start)."""
-    if step.phase == "default" or job.base.scenario.transport == "tls":
+    if step.phase in ("default", "control") or job.base.scenario.transport == "tls":
         return
     family = families.get(job.base.profile.daemon)
     inside = "/tmp/knobs.conf"
@@ -224,8 +225,8 @@ def command(job: Knobs, results_dir: Path) -> int:
     profile, scenario = job.base.profile, job.base.scenario
     kid = f"{result.run_id(began, profile.profile, None)}-{scenario.id}"
     folder = results_dir / "knobs" / kid
-    folder.mkdir(parents=True, exist_ok=True)
     setup.setup([profile.profile])
+    folder.mkdir(parents=True, exist_ok=True)  # after the images: a command stopped before writes nothing
     alone = knobsteps.alone_steps(job.knobs, render.target(profile, scenario), job.asked)
     for step in alone:
         stage(job, step, folder / "configs" / slug(step.name))

@@ -18,10 +18,10 @@ from statistics import median
 from syslogbench.host import tuning
 
 DEFAULT_STEP = "default"
-# The control: the package's defaults again, rendered and mounted as every other step is. Its gain over the
-# default step is what the way a step runs costs, or the machine's drift between repeats: no knob's gain
-# smaller than its distance from 1 says anything.
-CONTROL_STEP = "default-mounted"
+# The control: the package's defaults as `run` runs them, from the image, where every step (the default one
+# too) runs a config rendered for it and mounted. Its distance from the default step is what the way a step
+# runs costs, or the machine's drift between repeats: no knob's gain smaller than that says anything.
+CONTROL_STEP = "default-as-run"
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
     (path,) = (tmp_path / "knobs").glob("*.json")
     data = json.loads(path.read_text())
     names = [step["name"] for step in data["steps"]]
-    alone = ["default", "default-mounted", "file-cache=10", "file-cache=64", "io-buffer"]
+    alone = ["default", "default-as-run", "file-cache=10", "file-cache=64", "io-buffer"]
     assert names[:5] == alone and len(names) == 6, names  # then the best file cache with io-buffer
     assert names[5] in ("file-cache=10+io-buffer", "file-cache=64+io-buffer")
     expected = 2 * (int(SMALL["MESSAGES_PER_SENDER"]) + 1)
@@ -63,7 +63,9 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
         written = json.loads((tmp_path / "knobs" / data["id"] / "runs" / f"{run['run_id']}.json").read_text())
         m = written["messages"]
         assert (m["sent"], m["received"], m["duplicated"], m["misfiled"]) == (expected, expected, 0, 0), step
-        assert written["daemon"]["tuning"] == ("default" if step["name"] == "default" else "custom")
+        assert written["daemon"]["tuning"] == (
+            "default" if step["phase"] in ("default", "control") else "custom"
+        )
         values = {name: knob["value"] for name, knob in written["daemon"]["knobs"].items()}
         assert values == step["knobs"], step
     assert data["chain"][0] == "default" and data["chain"][-1] == names[5]

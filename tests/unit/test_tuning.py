@@ -120,7 +120,7 @@ def test_knobs_tried_together_are_one_step_and_stay_out_of_the_chain() -> None:
     steps = knobsteps.alone_steps(KNOBS, target, asked)
     assert [(s.name, s.values) for s in steps] == [
         ("default", {}),
-        ("default-mounted", {}),
+        ("default-as-run", {}),
         ("file-cache+async-write", {"file-cache": None, "async-write": None}),
         ("file-cache", {"file-cache": None}),
     ]
@@ -136,7 +136,7 @@ def test_alone_steps_are_the_default_then_each_knob_at_each_value() -> None:
     steps = knobsteps.alone_steps(families.get("rsyslog").knobs, target, {"file-cache": ["10", "64"]})
     assert [(s.name, s.phase, s.values) for s in steps] == [
         ("default", "default", {}),
-        ("default-mounted", "control", {}),
+        ("default-as-run", "control", {}),
         ("file-cache=10", "alone", {"file-cache": "10"}),
         ("file-cache=64", "alone", {"file-cache": "64"}),
     ]
