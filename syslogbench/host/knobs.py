@@ -20,12 +20,24 @@ from pathlib import Path
 from statistics import median
 
 from syslogbench import contract
-from syslogbench.host import benchmark, families, knobsteps, lock, plan, render, searchplan, searchrun, setup
+from syslogbench.host import (
+    benchmark,
+    environment,
+    families,
+    knobsteps,
+    lock,
+    plan,
+    render,
+    searchplan,
+    searchrun,
+    setup,
+)
 from syslogbench.host import tuning as tunings
 from syslogbench.host.compose import project_name
 from syslogbench.host.knobsteps import Step
 from syslogbench.host.log import log
 from syslogbench.model import capacity, machine, result
+from syslogbench.model import knobs as knobs_model
 
 CHECK_TIMEOUT_S = 60
 SEED = 1  # the order of each round's steps
@@ -261,19 +273,23 @@ def command(job: Knobs, results_dir: Path) -> int:
 
 def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord], names: list[str],
           searches: dict[str, str | None], results_dir: Path, outcome: str = "done") -> Path:  # fmt: skip
-    """outcome: "done", or "interrupted" (Ctrl-C or SIGTERM: the steps with the runs made so far)."""
+    """results/knobs/<kid>.json, through the model the report reads it with (model/knobs.py): a document it
+    would refuse is never written. outcome: "done", or "interrupted" (Ctrl-C or SIGTERM: the steps with the
+    runs made so far)."""
     rates = passed(records)
     data = {
-        "kind": "knobs",
+        "kind": knobs_model.KIND,
         "id": kid,
         "outcome": outcome,
         "profile": job.base.profile.profile,
+        "daemon": job.base.profile.daemon,
         "daemon_version": job.base.profile.version,
         "scenario": job.base.scenario.id,
         "started_utc": result.utc(began),
         "finished_utc": result.utc(datetime.now(UTC)),
         "replicates": job.replicates,
-        "machine": asdict(machine.host_facts()),
+        # The Docker version as a run's result has it, so that the report sees the runs' machine.
+        "machine": asdict(machine.host_facts(docker_version=environment.docker_version())),
         "knobs": {
             k.knob: {
                 "param": k.param,
@@ -290,7 +306,7 @@ def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord],
         "capacity": searches,
     }
     path = results_dir / "knobs" / f"{kid}.json"
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    path.write_text(json.dumps(knobs_model.result_from_dict(data).to_dict(), indent=1, sort_keys=True) + "\n")
     return path
 
 
