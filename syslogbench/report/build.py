@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from syslogbench.model.result import Result, read
 from syslogbench.report import capacity, html, markdown, sections
-from syslogbench.report.load import DEFAULT_SCENARIO, load_results
+from syslogbench.report.load import DEFAULT_SCENARIO, load_knobs, load_results
 
 if TYPE_CHECKING:  # matplotlib is imported only when plots are asked for
     from syslogbench.report.plots import Written
@@ -188,9 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     markdown_path, html_path, plots_dir = targets(args)
     results = load_results(args.results)
     searches = capacity.load(args.results)  # read once: the plots, the Markdown and the HTML share it
+    studies = load_knobs(args.results)  # likewise, the Markdown and the HTML
     written = write_plots(results, searches[0], plots_dir, args) if plots_dir is not None else None
     md_base = markdown_path.parent if markdown_path else Path.cwd()
-    md_doc = sections.document(results, args.results, args.scenario, figures_for(written, md_base), searches)
+    md_figures = figures_for(written, md_base)
+    md_doc = sections.document(results, args.results, args.scenario, md_figures, searches, studies)
     if markdown_path is None:
         sys.stdout.write(markdown.document(md_doc))
     else:
@@ -199,7 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         figures_here = figures_for(written, html_path.parent)
         write_text(
             html_path,
-            html.document(sections.document(results, args.results, args.scenario, figures_here, searches)),
+            html.document(
+                sections.document(results, args.results, args.scenario, figures_here, searches, studies)
+            ),
         )
     return 0
 

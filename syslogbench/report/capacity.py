@@ -1,8 +1,8 @@
 """The report's capacity parts, from results/capacity/*.json (docs/capacity.md):
-- the first screen's answer (lead_blocks): per transport, the daemon version with the highest NDR, its
-  latency, and how the others compare, overlaps said;
-- the capacity summary near the top (summary_section): one row per profile, scenario, settings and machine,
-  pooled and flagged by report/capacity_rows.py;
+- the first screen's answer (lead_blocks): per transport and tuning (the defaults, then tuned), the daemon
+  version with the highest NDR, its latency, and how the others of that tuning compare, overlaps said;
+- the capacity summary near the top (summary_section): one row per profile, tuning, scenario, settings and
+  machine, pooled and flagged by report/capacity_rows.py;
 - the section of every search (section): the plots, then each search's machine and trials, folded.
 
 The results are read through model.capacity, the model the search writes them with; a file it cannot read
@@ -28,8 +28,8 @@ from syslogbench.report.blocks import (
     Section,
     Table,
 )
-from syslogbench.report.capacity_rows import Row, profile_of
-from syslogbench.report.load import DEFAULT_SCENARIO
+from syslogbench.report.capacity_rows import Row, label_of
+from syslogbench.report.load import BASELINE, DEFAULT_SCENARIO, RANKED_TUNINGS, tuning_words
 
 ANCHOR = "capacity"
 SUMMARY_ANCHOR = "capacity-summary"
@@ -44,7 +44,7 @@ DEFINITIONS = (
     "10%, 50% and 90% of the PDR. *n*: the searches pooled in a row; the NDR is their median and range."
 )
 LEAD_NOTE = (
-    "*n*: the searches of that version at the default settings; with more than one, the NDR is their median "
+    "*n*: the searches of that version at the search's default settings; with more than one, the NDR is their median "
     "and the range theirs. *overlaps*: the two versions' ranges share a rate, so their order is not settled. "
     "*Latency*: p50/p99 from a message's intended send time to its sight in the output, measured after the "
     "search at 50% and 90% of the PDR. A flag is explained in the capacity summary."
@@ -58,9 +58,10 @@ FLAGS_NOTE = (
     "the defaults (named); *rig-heavy*: in a trial the search relied on, the rig took over 5% of the daemon's "
     "CPU, or looked at the output too coarsely for its latency; *stolen*: in such a trial the hypervisor took "
     "over 5% of the time of the daemon's own cores (steal); *fingerprints differ*: machines named alike whose cpu fingerprints (loops per CPU "
-    "second) differ by over 25%, so the range is partly the machines'. Sorted by transport, then NDR."
+    "second) differ by over 25%, so the range is partly the machines'. Sorted by transport, then tuning, then "
+    "NDR."
 )
-SUMMARY_HEADER = ("transport", "profile", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
+SUMMARY_HEADER = ("transport", "profile", "tuning", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
                   "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50% of PDR", "at 90% of PDR", "flags")  # fmt: skip
 SEARCHES_HEADER = ("profile", "scenario", "transport", "NDR msg/s", "NDR bounds", "PDR msg/s", "PDR target",
                    "latency p99 at 50% PDR (ms)", "outcome", "flags", "result")  # fmt: skip
@@ -90,7 +91,7 @@ def search_row(data: Mapping) -> list[str]:
     ndr, pdr = data["ndr"], data["pdr"]
     half = (data.get("latency_at_pdr") or {}).get("50%") or {}
     return [
-        profile_of(data),
+        label_of(data),
         data["scenario"],
         data["transport"],
         model.rate_text(ndr.get("lower_msgs_per_s")),
@@ -167,7 +168,7 @@ def clocks_text(clocks: Mapping | None, swarm: bool) -> str:
 def search_blocks(data: Mapping, numbers: Mapping[str, int]) -> list[Block]:
     """One search, folded: its machine, every trial, its notes."""
     number = numbers.get(capacity_rows.machine_of(data))
-    title = f"{profile_of(data)}, {data['scenario']} ({data['transport']}): `{data['run_id']}`"
+    title = f"{label_of(data)}, {data['scenario']} ({data['transport']}): `{data['run_id']}`"
     where = f"[Machine {number}](#machines). " if number else ""
     blocks: list[Block] = [
         Paragraph(where + machine_line(data)),
@@ -210,6 +211,7 @@ def summary_row(row: Row, numbers: Mapping[str, int]) -> list[str]:
     return [
         TRANSPORT_NAMES.get(row.transport, row.transport),
         row.profile,
+        "-" if row.profile == BASELINE else row.tuning,  # a receiver: no tuning of its own
         row.scenario,
         f"[{number}](#machines)" if number else "?",
         str(row.n),
@@ -258,7 +260,7 @@ def compare_text(best: Row, other: Row) -> str:
     spread = f", {range_text(other)}" if other.n > 1 else ""
     ratio = f"{best.ndr / other.ndr:.2f}x" if best.ndr and other.ndr else "?"
     overlap = ", overlaps" if best.overlaps(other) else ""
-    return f"{other.profile} {model.rate_text(other.ndr)} (n={other.n}{spread}; best is {ratio}{overlap})"
+    return f"{other.label} {model.rate_text(other.ndr)} (n={other.n}{spread}; best is {ratio}{overlap})"
 
 
 def scenario_link(row: Row, anchors: Sequence[str]) -> str:
@@ -287,11 +289,12 @@ def pdr_text(row: Row) -> str:
 
 
 def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], where: str = "") -> str:
-    """One transport's answer: the version that holds the most, its latency, and how the others compare."""
+    """One transport's answer at one tuning (the rows', all of one): the version that holds the most, its
+    latency, and how the others of that tuning compare."""
     best, others = chosen[0], chosen[1:]
-    name = TRANSPORT_NAMES.get(transport, transport)
+    name = f"{TRANSPORT_NAMES.get(transport, transport)}, {tuning_words(best.tuning)}"
     text = (
-        f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.profile}** holds the most without loss: "
+        f"**{name}** ({scenario_link(best, anchors)}{', on ' + where if where else ''}): **{best.label}** holds the most without loss: "
         f"**{ndr_text(best)}**; {pdr_text(best)}. {latency_sentence(best)}"
     )
     if best.flags:
@@ -303,7 +306,7 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
             + f" No other version is ranked here: the [capacity summary](#{SUMMARY_ANCHOR}) has every search."
         )
     text += " Others: " + "; ".join(compare_text(best, other) for other in others) + "."
-    if overlapping := [other.profile for other in others if best.overlaps(other)]:
+    if overlapping := [other.label for other in others if best.overlaps(other)]:
         text += (
             f" Its searches overlap those of {', '.join(overlapping)}: more repeats are needed to settle that "
             "order."
@@ -348,39 +351,68 @@ def lead_choice(own: Sequence[Row], transport: str, busiest: str) -> tuple[str, 
 def lead_blocks(
     searches: Sequence[Mapping], numbers: Mapping[str, int], anchors: Sequence[str]
 ) -> list[Block]:
-    """The first screen's capacity answer: one block per transport, over the rows of the daemons' own
-    configs at the default settings, on the machine with the most searches (of that transport, where the
-    machine with the most in all has none). The opening names the machine most blocks stand on; a block on
-    another names its own. Nothing when no search exists."""
+    """The first screen's capacity answer: per transport, one ranking per tuning (the defaults, then tuned),
+    each over the rows of the daemons' own configs at that tuning and the default settings, on the machine
+    with the most searches (of that transport, where the machine with the most in all has none). No ranking
+    sets a daemon against one of another tuning. A tuning with nothing to rank says so in one line: for the
+    transport, or once where no transport has a ranking at it. The opening names the machine most rankings
+    stand on; one on another names its own. Nothing when no search exists."""
     busiest = capacity_rows.busiest_machine(searches)
     if busiest is None:
         return []
-    own = [row for row in capacity_rows.rows(searches) if row.own_config]
-    choices = [
-        choice
-        for transport in dict.fromkeys(row.transport for row in own)
-        if (choice := lead_choice(own, transport, busiest)) is not None
-    ]
-    stands = [machine for machine, _, _ in choices]
+    every = capacity_rows.rows(searches)
+    own = [row for row in every if row.own_config and row.tuning in RANKED_TUNINGS]
+    transports = list(dict.fromkeys(row.transport for row in own))
+    choices = {
+        (transport, tuning): choice
+        for transport in transports
+        for tuning in RANKED_TUNINGS
+        if (choice := lead_choice([row for row in own if row.tuning == tuning], transport, busiest))
+    }
+    stands = [machine for machine, _, _ in choices.values()]
     lead = max(dict.fromkeys(stands), key=lambda m: (stands.count(m), m == busiest), default=busiest)
+    ranked = {tuning for _, tuning in choices}
     blocks: list[Block] = [
         Heading("How much each daemon holds without loss", 2),
         Paragraph(
             f"Per transport, on [machine {numbers.get(lead)}](#machines) ({lead.split(', kernel')[0]}) "
             "unless named: the daemon version with the highest *NDR* (no-drop rate: the highest offered rate "
             "at which no message was lost or arrived over 1 s late), its *PDR* (partial-drop rate: at most "
-            "0.5% lost or late) and its latency there. Every search, with those at other settings, is in the "
+            "0.5% lost or late) and its latency there. Each ranking is of one tuning: *at the defaults* (each "
+            "package's own settings) or *tuned* (the settings its maintainers recommend for throughput, "
+            "docs/tuning.md). Every search, with those at other settings, is in the "
             f"[capacity summary](#{SUMMARY_ANCHOR})."
         ),
     ]
-    for machine, ranked, earlier in choices:
-        where = "" if machine == lead else f"[machine {numbers.get(machine)}](#machines)"
-        text = lead_text(ranked[0].transport, ranked, anchors, where)
-        if earlier:
-            text += f" {earlier_note(ranked)}"
-        blocks.append(Lead(text))
+    for transport in transports:
+        for tuning in RANKED_TUNINGS:
+            if (transport, tuning) not in choices:
+                if tuning in ranked:
+                    blocks.append(Note(unranked_line(every, tuning, transport)))
+                continue
+            machine, chosen, earlier = choices[transport, tuning]
+            where = "" if machine == lead else f"[machine {numbers.get(machine)}](#machines)"
+            text = lead_text(transport, chosen, anchors, where)
+            if earlier:
+                text += f" {earlier_note(chosen)}"
+            blocks.append(Lead(text))
+    blocks += [Note(unranked_line(every, tuning)) for tuning in RANKED_TUNINGS if tuning not in ranked]
     blocks.append(Note(LEAD_NOTE))
     return blocks
+
+
+def unranked_line(rows: Sequence[Row], tuning: str, transport: str | None = None) -> str:
+    """One short line for a tuning with no ranking, of one transport (or of any): none searched yet, or none
+    of its searches rankable (a floor, a flag, other settings: the summary has them)."""
+    words = tuning_words(tuning)
+    if transport is None:
+        what, where = words[:1].upper() + words[1:], " of any transport"
+    else:
+        what, where = f"{TRANSPORT_NAMES.get(transport, transport)}, {words}", ""
+    found = [row for row in rows if row.tuning == tuning and transport in (None, row.transport)]
+    if found:
+        return f"*{what}:* no search{where} to rank yet ([capacity summary](#{SUMMARY_ANCHOR}))."
+    return f"*{what}:* no search{where} yet."
 
 
 def section(

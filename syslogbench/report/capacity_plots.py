@@ -1,4 +1,5 @@
-"""The capacity section's plots, from results/capacity/*.json alone: per transport and destination, the loss
+"""The capacity section's plots, from results/capacity/*.json alone: per scenario, transport and tuning (a
+figure never sets a daemon against one of another tuning), the loss
 ratio against the offered rate (one line per search, the PDR target marked) and the latency percentiles
 against it (the hockey stick). Each point is a final-length trial the search believed: warm-up, repeated
 and sender-bound trials are left out, as the search left them out, so a line never joins trials of two
@@ -22,7 +23,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from syslogbench.report import plots
-from syslogbench.report.capacity_rows import profile_of
+from syslogbench.report.capacity_rows import label_of, tuning_of
+from syslogbench.report.load import DEFAULT_TUNING
 from syslogbench.report.plots import Plot
 
 LOSS_FLOOR = 1e-6  # a trial with no loss sits on this line of the log axis
@@ -49,9 +51,9 @@ def plain(value: float, _pos: object = None) -> str:
 
 
 def label(search: Mapping, repeated: bool) -> str:
-    """The profile (a user's config named by its hash, as the report's tables name it); with the search's
-    start when the profile was searched more than once."""
-    name = profile_of(search)
+    """The profile (a user's config named by its hash, as the report's tables name it, and the tuning); with
+    the search's start when the profile was searched more than once."""
+    name = label_of(search)
     return f"{name} ({search['run_id'][:15]})" if repeated else name
 
 
@@ -70,12 +72,12 @@ def styles(searches: Sequence[Mapping], colors: Mapping[str, str]) -> dict[str, 
     by_profile: dict[str, list[Mapping]] = {}
     for search in sorted(searches, key=lambda s: s["run_id"]):
         by_profile.setdefault(search["profile"], []).append(search)
-    names = [profile_of(s) for s in searches]
+    names = [label_of(s) for s in searches]
     found = {}
     for repeats in by_profile.values():
         for i, search in enumerate(repeats):
             color = shade(colors[search["profile"]], i, len(repeats))
-            name = label(search, names.count(profile_of(search)) > 1)
+            name = label(search, names.count(label_of(search)) > 1)
             found[search["run_id"]] = (color, MARKERS[i % len(MARKERS)], name)
     return found
 
@@ -179,11 +181,14 @@ def figure(key: str, searches: Sequence[Mapping]) -> Figure:
 
 
 def groups(searches: Sequence[Mapping]) -> dict[str, list[Mapping]]:
-    """The searches by scenario and transport, each with at least one trial to draw."""
+    """The searches by scenario, transport and tuning ("seed2014 (tcp)", "seed2014 (tcp), tuned"), each with
+    at least one trial to draw."""
     found: dict[str, list[Mapping]] = {}
     for search in searches:
         if final_trials(search):
-            found.setdefault(f"{search['scenario']} ({search['transport']})", []).append(search)
+            tuning = tuning_of(search)
+            key = f"{search['scenario']} ({search['transport']})"
+            found.setdefault(key if tuning == DEFAULT_TUNING else f"{key}, {tuning}", []).append(search)
     return found
 
 

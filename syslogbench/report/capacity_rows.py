@@ -1,5 +1,5 @@
-"""The capacity searches pooled into the rows a reader compares: one row per profile, scenario, settings and
-machine, with n, the NDR's median and range, the PDR, the latency at 10/50/90% of the PDR, and the flags
+"""The capacity searches pooled into the rows a reader compares: one row per profile, tuning, scenario, settings
+and machine, with n, the NDR's median and range, the PDR, the latency at 10/50/90% of the PDR, and the flags
 that say how far a row can be trusted.
 
 Flags, each from the result alone (docs/capacity.md):
@@ -32,7 +32,14 @@ from statistics import median
 
 from syslogbench.model import capacity as model
 from syslogbench.model.result import Host
-from syslogbench.report.load import BASELINE, machine_label, profile_label
+from syslogbench.report.load import (
+    BASELINE,
+    DEFAULT_TUNING,
+    machine_label,
+    profile_label,
+    tuning_name,
+    tuning_rank,
+)
 
 # Where a search looks (its rate range and time budget), not what it measures: never "other settings".
 RANGE_KEYS = frozenset({"rate_min", "rate_max", "search_max_s", "initial_trial_s", "pause_s"})
@@ -66,10 +73,25 @@ FINGERPRINTS_DIFFER = "fingerprints differ"
 FINGERPRINT_SPREAD_MAX = 0.25
 
 
+def config_of(data: Mapping) -> str | None:
+    config = data.get("config") or {}
+    return str(config["sha256"]) if config.get("sha256") else None
+
+
 def profile_of(data: Mapping) -> str:
     """A search of a user's own config (capacity --config) is named by the config's hash, as a run is."""
-    config = data.get("config") or {}
-    return profile_label(data["profile"], str(config["sha256"]) if config.get("sha256") else None)
+    return profile_label(data["profile"], config_of(data))
+
+
+def tuning_of(data: Mapping) -> str:
+    """The search's tuning, as a run's is named (load.tuning_name): "default" in a result from before the
+    tuning axis, "user" for a user's config."""
+    return tuning_name(data.get("tuning"), data.get("knobs"), config_of(data) is not None)
+
+
+def label_of(data: Mapping) -> str:
+    """The search's profile, config and tuning where it is not the default: "rsyslog-8.2504, tuned"."""
+    return profile_label(data["profile"], config_of(data), tuning_of(data))
 
 
 def machine_of(data: Mapping) -> str:
@@ -246,7 +268,7 @@ def flags(data: Mapping) -> list[str]:
 
 @dataclass
 class Row:
-    """The searches of one profile, scenario, settings and machine."""
+    """The searches of one profile, tuning, scenario, settings and machine."""
 
     profile: str
     scenario: str
@@ -254,6 +276,12 @@ class Row:
     machine: str
     settings: tuple[str, ...]
     searches: list[Mapping] = field(default_factory=list)
+    tuning: str = DEFAULT_TUNING
+
+    @property
+    def label(self) -> str:
+        """The profile with its tuning where it is not the default, as a sentence names it."""
+        return profile_label(self.profile, None, self.tuning)
 
     @property
     def n(self) -> int:
@@ -355,17 +383,25 @@ def transport_rank(transport: str) -> tuple[int, str]:
 
 
 def rows(searches: Sequence[Mapping]) -> list[Row]:
-    """The summary's rows: by transport, then NDR (highest first)."""
+    """The summary's rows: by transport, then tuning (the defaults first: rows of two tunings are never
+    ranked together), then NDR (highest first)."""
     found: dict[tuple, Row] = {}
     for search in searches:
         settings = tuple(other_settings(search))
         key = (profile_of(search), search["scenario"], search["transport"], machine_of(search), settings)
+        tuning = tuning_of(search)
         # A floor (capped at RATE_MAX, or stopped short) is a row of its own: pooled with searches that found
         # a rate, it would make their row a floor too, or count its cap as a rate.
         floor = at_least(search) is not None
-        found.setdefault((*key, floor), Row(*key)).searches.append(search)
+        found.setdefault((*key, tuning, floor), Row(*key, tuning=tuning)).searches.append(search)
     return sorted(
-        found.values(), key=lambda row: (transport_rank(row.transport), -(row.ndr or 0), row.profile)
+        found.values(),
+        key=lambda row: (
+            transport_rank(row.transport),
+            tuning_rank(row.tuning),
+            -(row.ndr or 0),
+            row.profile,
+        ),
     )
 
 

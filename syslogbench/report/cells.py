@@ -6,15 +6,15 @@ from collections.abc import Callable, Mapping, Sequence
 from statistics import median
 
 from syslogbench.model.result import Fingerprint, Limit, Result
-from syslogbench.report import capacity_rows, stats
+from syslogbench.report import capacity_rows
 from syslogbench.report.load import (
     Group,
-    daemon_groups,
     finished_at,
     machine_label,
     profile_order,
     sender_bound,
     throughput_ratio,
+    tuning_of,
 )
 from syslogbench.report.published import pe7, seed2014
 
@@ -64,6 +64,7 @@ def sender_bound_cell(result: Result) -> str:
 RUN_COLUMNS: list[tuple[str, Callable[[Result], str]]] = [
     ("profile", lambda r: r.daemon.profile),
     ("daemon version", lambda r: r.daemon.version or NA),
+    ("tuning", tuning_of),
     ("verdict", lambda r: r.verdict),
     ("elapsed s", lambda r: fmt(r.elapsed_s, ".2f")),
     ("user s", lambda r: fmt(r.cpu.user_s, ".2f")),
@@ -388,73 +389,6 @@ def overview_notes(grouped: dict[str, list[Group]], names: Sequence[str]) -> lis
     return notes
 
 
-# -- the answer on the first screen ----------------------------------------------------------------
-
-
-def runs_text(n: int) -> str:
-    return "one run" if n == 1 else f"{n} runs"
-
-
-def median_text(group: Group) -> str:
-    """ "426,624 msgs/s (median of 5 runs, 95% CI 419,600–433,100)"."""
-    t = group.throughput
-    if t is None:
-        return NA
-    interval = fmt_interval(t.ci_low, t.ci_high, ",.0f")
-    spread = f", 95% CI {interval}" if interval != NA else ": no interval"
-    return f"{t.median:,.0f} msgs/s (median of {runs_text(t.n)}{spread})"
-
-
-def times_text(group: Group, other: Group) -> str:
-    """ "3.06 times `rsyslog-8.2504` (95% CI of the ratio 3.01–3.12)", and whether the runs tell them apart."""
-    ratio = throughput_ratio(group, other)
-    if ratio is None:
-        return f"faster than `{other.profile}`"
-    text = f"{ratio.value:.2f} times `{other.profile}`, {median_text(other)}"
-    if ratio.low is None or ratio.high is None:
-        return text + "; too few runs for an interval of the ratio"
-    text += f"; 95% CI of the ratio {ratio.low:.2f}{DASH}{ratio.high:.2f}"
-    return text + (", which includes 1: these runs do not tell the two apart" if ratio.low <= 1 else "")
-
-
-def answer_sentences(groups: Sequence[Group], machine: str) -> str | None:
-    """Which daemon is fastest in the seed scenario on this machine, by how much over the next, and over
-    the fastest of each other family; None when no daemon has a passing run."""
-    daemons = daemon_groups(groups)
-    if not daemons:
-        return None
-    first = daemons[0]
-    text = (
-        f"**On {machine}, `{first.profile}` drains the seed scenario's burst fastest:** {median_text(first)}"
-    )
-    if len(daemons) == 1:
-        return text + "; no other daemon passed here."
-    text += f", {times_text(first, daemons[1])}."
-    families = {group.daemon: group for group in reversed(daemons)}  # each family's fastest
-    for family, best in families.items():
-        if family != first.daemon and best is not daemons[1]:
-            text += f" Over the fastest {family}, it is {times_text(first, best)}."
-    return text
-
-
-def machine_paragraph(runs: Sequence[Result], number: int) -> str:
-    """The machine of the answer, as its results describe it, and its fingerprint per CPU second."""
-    found = fingerprints(runs)
-    text = f"**Machine {number}:** {machine_label(runs[0].host)}."
-    if not found:
-        return text + " Its runs carry no fingerprint."
-    figures = [
-        f"{label} {fingerprint_cell(found, name, scale, spec)} {unit.strip()}"
-        for label, name, scale, spec, unit in FINGERPRINT_COLUMNS
-    ]
-    return text + (
-        f" Fingerprint per CPU second, median (range) of its {runs_text(len(found))} here: "
-        + ", ".join(figures)
-        + " (fixed work timed before each run: M loops, millions of a pure-Python loop's turns; k ops, "
-        "thousands of file open-append-close; MB over loopback TCP; see [Machines](#machines))."
-    )
-
-
 # -- published figures -----------------------------------------------------------------------------
 
 
@@ -486,64 +420,6 @@ def seed_row(daemon: str, m: seed2014.Medians) -> list[str]:
 
 def seed_rows() -> list[list[str]]:
     return [seed_row(daemon, m) for daemon, m in seed2014.medians().items()]
-
-
-VERSIONS_HEADER = [
-    "daemon",
-    "measured",
-    "n",
-    "median elapsed s",
-    "median msgs/s",
-    "CoV of msgs/s",
-    "median CPU s per M msgs",
-    "CoV of CPU s per M",
-    "median user s",
-    "median system s",
-    "median max RSS MiB",
-]
-
-
-def versions_row(group: Group, machine: str) -> list[str]:
-    """A profile of the version matrix: the medians of its counted runs, and the spread of both rates."""
-    rate, cpu = group.throughput, group.cpu_per_million
-    return [
-        f"`{group.profile}` ({group.daemon})",
-        machine,
-        str(rate.n if rate else 0),
-        fmt(group.median("elapsed_s"), ".2f"),
-        fmt(rate.median if rate else None, ",.0f"),
-        fmt_percent(rate.cov if rate else None),
-        fmt(cpu.median if cpu else None, ".2f"),
-        fmt_percent(cpu.cov if cpu else None),
-        fmt(group.median("cpu_user_s"), ".2f"),
-        fmt(group.median("cpu_system_s"), ".2f"),
-        fmt(group.median("max_rss_bytes"), ".1f", MIB),
-    ]
-
-
-def published_versions_rows() -> list[list[str]]:
-    """The 2014 daemons in the version matrix's columns: rates derived from the three published runs."""
-    rows = []
-    for daemon, runs in seed2014.RUNS.items():
-        m = seed2014.daemon_medians(runs)
-        rates = [seed2014.MESSAGES_TOTAL / run.elapsed_s for run in runs]
-        cpu = [(run.user_s + run.system_s) / seed2014.MESSAGES_TOTAL * 1e6 for run in runs]
-        rows.append(
-            [
-                daemon,
-                "2014, published",
-                str(len(runs)),
-                f"{m.elapsed_s:.2f}",
-                f"{m.msgs_per_s:,.0f}",
-                fmt_percent(stats.cov(rates)),
-                f"{median(cpu):.2f}",
-                fmt_percent(stats.cov(cpu)),
-                f"{m.user_s:.2f}",
-                f"{m.system_s:.2f}",
-                f"{m.max_rss_mib:.1f}",
-            ]
-        )
-    return rows
 
 
 PUBLISHED_HEADER = ["published configuration", "msgs/s", "MB/s"]

@@ -1,15 +1,18 @@
-"""Results from results/: loading through the result model, and grouping by scenario, variant and profile."""
+"""Results from results/: loading through the result model, and grouping by scenario, variant, machine, tuning
+and profile; and the knob studies of results/knobs/, read through their model."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from syslogbench.model.codec import wrong_field
+from syslogbench.model.knobs import KnobsResult, KnobsResultError
+from syslogbench.model.knobs import read as read_knobs
 from syslogbench.model.result import Host, Result, ResultError, read
 from syslogbench.report import stats
 
@@ -20,6 +23,17 @@ BASELINE = "baseline"  # the simplest receiver: the ceiling every daemon is set 
 
 
 COUNTED_VERDICT = "pass"
+
+# The tunings (model/result.py Daemon.tuning): the package's defaults, its maintainers' recommended settings, a
+# user's own config (--config), and a step of `knobs` (custom). The report ranks daemons within one tuning only.
+DEFAULT_TUNING = "default"
+TUNED = "tuned"
+USER_TUNING = "user"
+CUSTOM_TUNING = "custom"
+TUNING_ORDER = (DEFAULT_TUNING, TUNED, USER_TUNING)
+# The tunings the first screen ranks, each on its own, and how a sentence names them.
+RANKED_TUNINGS = (DEFAULT_TUNING, TUNED)
+TUNING_WORDS = {DEFAULT_TUNING: "at the defaults", TUNED: "tuned", USER_TUNING: "with a user's config"}
 
 
 log = logging.getLogger(__name__)
@@ -40,9 +54,23 @@ def read_result(path: Path) -> Result | None:
 
 
 def load_results(results_dir: Path) -> list[Result]:
-    """Every result in results_dir (all *.json but schema.json), in file-name order."""
+    """Every result in results_dir (all *.json but schema.json), in file-name order. Only the folder's own
+    files: the runs a knob study keeps under results/knobs/<id>/runs/ are its steps', not runs of their own."""
     paths = sorted(p for p in results_dir.glob("*.json") if p.name != "schema.json")
     return [result for result in map(read_result, paths) if result is not None]
+
+
+def load_knobs(results_dir: Path) -> tuple[list[KnobsResult], list[str]]:
+    """Every knob study in results_dir/knobs (its *.json, not the folders beside them), by file name, read
+    strictly through its model; and what could not be read, one line each, as a warning too."""
+    found, skipped = [], []
+    for path in sorted((results_dir / "knobs").glob("*.json")):
+        try:
+            found.append(read_knobs(path))
+        except KnobsResultError as error:
+            log.warning("report: skipping %s: not a knob study (%s)", path, error)
+            skipped.append(f"{path.name}: {error}")
+    return found, skipped
 
 
 def finished_at(result: Result) -> datetime:
@@ -55,14 +83,50 @@ def scenario_of(result: Result) -> str:
     return result.label
 
 
+def tuning_name(tuning: str | None, knobs: Mapping[str, object] | None, user_config: bool) -> str:
+    """A tuning as the report keys and names it: "default", "tuned", "user", or a step of `knobs` by its knobs'
+    values ("custom: file-cache=10, io-buffer=64k"), so that two steps never pool. A result from before the
+    tuning axis records none: it ran the package's defaults, or a user's own config (--config)."""
+    if not tuning:
+        return USER_TUNING if user_config else DEFAULT_TUNING
+    if tuning != CUSTOM_TUNING or not knobs:
+        return tuning
+    values = [
+        f"{name}={knob.get('value', '?') if isinstance(knob, Mapping) else knob}"
+        for name, knob in knobs.items()
+    ]
+    return f"{CUSTOM_TUNING}: {', '.join(values)}"
+
+
+def tuning_words(tuning: str) -> str:
+    """ "at the defaults", "tuned": a tuning in a sentence."""
+    return TUNING_WORDS.get(tuning, f"at {tuning}")
+
+
+def tuning_of(result: Result) -> str:
+    return tuning_name(result.daemon.tuning, result.daemon.knobs, result.config is not None)
+
+
+def tuning_rank(tuning: str) -> tuple[int, str]:
+    """The default first, then tuned, then a user's configs, then the custom steps by name."""
+    return (TUNING_ORDER.index(tuning) if tuning in TUNING_ORDER else len(TUNING_ORDER), tuning)
+
+
 def profile_of(result: Result) -> str:
-    """A run of a user's own config (run --config) is its own group, by the config's hash: never pooled."""
-    return profile_label(result.daemon.profile, result.config.sha256 if result.config else None)
+    """A group's name: the profile, a user config's hash (run --config: never pooled), and the tuning where it
+    is not the default ("rsyslog-8.2504, tuned": never pooled with the default)."""
+    return profile_label(result.daemon.profile, config_of(result), tuning_of(result))
 
 
-def profile_label(profile: str, config_sha256: str | None) -> str:
-    """The profile, and the user config's hash when it ran one (--config), as runs and searches name it."""
-    return profile + (f" (config {config_sha256[:12]})" if config_sha256 else "")
+def config_of(result: Result) -> str | None:
+    return result.config.sha256 if result.config else None
+
+
+def profile_label(profile: str, config_sha256: str | None, tuning: str = DEFAULT_TUNING) -> str:
+    """The profile, the user config's hash when it ran one (--config), and the tuning unless it is the default
+    or the user's config (which the hash names), as runs and searches name it."""
+    label = profile + (f" (config {config_sha256[:12]})" if config_sha256 else "")
+    return label if tuning in (DEFAULT_TUNING, USER_TUNING) else f"{label}, {tuning}"
 
 
 def machine_label(host: Host) -> str:
@@ -139,6 +203,7 @@ class Group:
     profile: str
     runs: list[Result]
     summaries: dict[str, stats.Summary | None] = field(default_factory=dict)
+    tuning: str = DEFAULT_TUNING
 
     def __post_init__(self) -> None:
         self.runs = sorted(self.runs, key=finished_at)
@@ -147,6 +212,11 @@ class Group:
     @property
     def daemon(self) -> str:
         return self.runs[-1].daemon.name or self.profile
+
+    @property
+    def name(self) -> str:
+        """The profile (and a user config's hash) without the tuning: where a column says the tuning."""
+        return profile_label(self.runs[-1].daemon.profile, config_of(self.runs[-1]))
 
     @property
     def counted(self) -> list[Result]:
@@ -182,24 +252,43 @@ class Group:
 
 
 def group_results(results: Sequence[Result], scenario_id: str | None = None) -> dict[str, list[Group]]:
-    """Per scenario (the default first), its profiles' groups, the baseline first.
+    """Per scenario (the default first), its sections, each of its profiles' groups, the baseline first.
 
-    Runs of one scenario on two machines never pool: each machine's runs get a section of their own,
-    named "<scenario> on machine <n>" (see machine_numbers)."""
+    Runs of two machines never pool, nor runs of two tunings: each machine's runs get a section of their own,
+    named "<scenario> on machine <n>" (see machine_numbers), and each tuning but the default one, "<scenario>
+    (tuned)", so that what a section ranks is of one tuning. The baseline, a receiver with no tuning, is in
+    each section of its scenario and machine: the ceiling every daemon there is set against."""
     chosen = [r for r in results if scenario_id is None or scenario_of(r) == scenario_id]
     numbers = machine_numbers(chosen)
-    by_key: dict[tuple[str, int, str], list[Result]] = {}
+    by_key: dict[tuple[str, int, str, str], list[Result]] = {}
     for result in chosen:
-        key = (scenario_of(result), numbers[machine_label(result.host)], profile_of(result))
+        tuning = DEFAULT_TUNING if result.daemon.profile == BASELINE else tuning_of(result)
+        key = (scenario_of(result), numbers[machine_label(result.host)], tuning, profile_of(result))
         by_key.setdefault(key, []).append(result)
     grouped: dict[str, list[Group]] = {}
     for scenario in scenario_ids(chosen):
-        machines = sorted({m for s, m, _ in by_key if s == scenario})
+        machines = sorted({m for s, m, _, _ in by_key if s == scenario})
         for machine in machines:
-            name = scenario if len(machines) == 1 else f"{scenario} on machine {machine}"
-            profiles = sorted((p for s, m, p in by_key if (s, m) == (scenario, machine)), key=profile_order)
-            grouped[name] = [Group(name, p, by_key[scenario, machine, p]) for p in profiles]
+            here = {(t, p): runs for (s, m, t, p), runs in by_key.items() if (s, m) == (scenario, machine)}
+            receivers = [key for key, runs in here.items() if runs[0].daemon.profile == BASELINE]
+            tunings = sorted({t for t, p in here if (t, p) not in receivers}, key=tuning_rank)
+            for tuning in tunings or [DEFAULT_TUNING]:
+                name = section_name(scenario, tuning, machine if len(machines) > 1 else None)
+                keys = sorted([*receivers, *(k for k in here if k[0] == tuning and k not in receivers)],
+                              key=lambda k: profile_order(k[1]))  # fmt: skip
+                grouped[name] = [Group(name, p, here[t, p], tuning=t) for t, p in keys]
     return grouped
+
+
+def section_name(scenario: str, tuning: str, machine: int | None) -> str:
+    """ "seed2014", "seed2014 (tuned)", "seed2014 (tuned) on machine 2"."""
+    name = scenario if tuning == DEFAULT_TUNING else f"{scenario} ({tuning})"
+    return name if machine is None else f"{name} on machine {machine}"
+
+
+def section_tuning(groups: Iterable[Group]) -> str:
+    """The tuning of a section's daemons (its baseline has none of its own)."""
+    return next((group.tuning for group in groups if group.profile != BASELINE), DEFAULT_TUNING)
 
 
 def baseline_group(groups: Sequence[Group]) -> Group | None:
@@ -228,23 +317,27 @@ def throughput_ratio(group: Group, reference: Group | None) -> stats.Ratio | Non
 
 
 def seed_sections(grouped: Mapping[str, Sequence[Group]]) -> dict[str, Sequence[Group]]:
-    """The sections of the seed scenario at its own shape, one per machine."""
+    """The sections of the seed scenario at its own shape, one per machine and tuning."""
     return {name: groups for name, groups in grouped.items() if groups[0].runs[0].label == DEFAULT_SCENARIO}
 
 
-def matrix_rank(groups: Sequence[Group]) -> tuple[int, datetime]:
-    """The machine with the most profiles counted wins; on a tie, the one with the newest run."""
-    return sum(1 for g in groups if g.throughput), max(finished_at(r) for g in groups for r in g.runs)
+def matrix_rank(sections: Sequence[Sequence[Group]]) -> tuple[int, datetime]:
+    """The machine with the most profiles counted wins (at any tuning); on a tie, the one with the newest run."""
+    counted = {group.profile for groups in sections for group in groups if group.throughput}
+    newest = max(finished_at(r) for groups in sections for g in groups for r in g.runs)
+    return len(counted), newest
 
 
-def version_matrix(grouped: Mapping[str, Sequence[Group]]) -> tuple[str, Sequence[Group]] | None:
-    """The section the report opens with, (name, groups): the seed scenario on the machine where the
-    most profiles counted; None without a seed run."""
-    seeds = seed_sections(grouped)
-    if not seeds:
-        return None
-    name = max(seeds, key=lambda key: matrix_rank(seeds[key]))
-    return name, seeds[name]
+def version_matrix(grouped: Mapping[str, Sequence[Group]]) -> list[tuple[str, Sequence[Group]]]:
+    """The sections the report opens with, as (name, groups): the seed scenario on the machine where the most
+    profiles counted, one section per tuning, the default first; none without a seed run."""
+    machines: dict[str, list[tuple[str, Sequence[Group]]]] = {}
+    for name, groups in seed_sections(grouped).items():
+        machines.setdefault(machine_label(groups[0].runs[0].host), []).append((name, groups))
+    if not machines:
+        return []
+    best = max(machines.values(), key=lambda found: matrix_rank([groups for _, groups in found]))
+    return sorted(best, key=lambda section: tuning_rank(section_tuning(section[1])))
 
 
 def daemon_groups(groups: Sequence[Group]) -> list[Group]:

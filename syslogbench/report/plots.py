@@ -1,7 +1,9 @@
 """The report's plots, from the result files alone: matplotlib (Agg), each written as PNG and SVG.
 
 The version matrix, on the report's first screen: msgs/s and CPU seconds per million messages of every
-daemon version, beside the 2014 daemons as published, with the baseline receiver in a panel of its own.
+daemon version, a panel per tuning (each on its own scale: no bar is set against one of another tuning),
+beside the 2014 daemons as published, with the baseline receiver in a panel of its own. Every other figure
+draws one section of one scenario, whose daemons are of one tuning (load.group_results).
 Per scenario with a passing run: throughput per profile (bar = median of the pass runs, whiskers =
 bootstrap 95% interval of the median, one dot per run; the baseline in its own panel), CPU user and
 system seconds as stacked bars (with the published 2014 medians under ours for the seed scenario), peak
@@ -628,26 +630,39 @@ def cpu_axis(ax: Axes, rows: Sequence[Row]) -> None:
     ax.tick_params(axis="y", labelleft=False)
 
 
+def tuning_panel(groups: Sequence[Group], colors: Colors) -> tuple[list[Row], list[Row], str, str]:
+    """One tuning's daemons: their msgs/s and CPU s per million messages, titled with the tuning."""
+    daemons = [g for g in groups if g.profile != report.BASELINE]
+    words = report.tuning_words(report.section_tuning(groups))
+    return (
+        our_rows(daemons, "msgs_per_s", colors),
+        our_rows(daemons, "cpu_s_per_million", colors),
+        f"This machine, {words}: messages per second (higher is better)",
+        f"Daemon CPU s per million messages, {words} (lower is better)",
+    )
+
+
 def versions_figure(
-    scenario: str, groups: Sequence[Group], caption: str, colors: Colors | None = None
+    scenario: str,
+    groups: Sequence[Group],
+    caption: str,
+    colors: Colors | None = None,
+    tuned: Sequence[Sequence[Group]] = (),
 ) -> Figure:
-    """The version matrix: our daemons' msgs/s and CPU s per million messages beside the 2014 daemons',
-    in the same units, and the baseline receiver in panels of its own under them."""
-    colors = colors_of(groups, colors)
-    baseline = report.baseline_group(groups)
-    daemons = [g for g in groups if g is not baseline]
+    """The version matrix: our daemons' msgs/s and CPU s per million messages (groups, then a panel for each
+    of the other tunings' sections in tuned) beside the 2014 daemons', in the same units, and the baseline
+    receiver in panels of its own under them."""
+    every = [g for section in (groups, *tuned) for g in section]
+    colors = colors_of(every, colors)
+    baseline = next((b for section in (groups, *tuned) if (b := report.baseline_group(section))), None)
+    daemons = [g for g in every if g.profile != report.BASELINE]
     base_rates = our_rows([baseline], "msgs_per_s", colors) if baseline else []
     base_cpus = our_rows([baseline], "cpu_s_per_million", colors) if baseline else []
-    fig = Figure(figsize=(MAX_WIDTH_IN, 6.6), layout="constrained")
-    # This machine's runs and 2014's (8 cores, other hardware) on scales of their own: one axis would set
-    # their lengths against each other, which the two machines do not allow.
+    fig = Figure(figsize=(MAX_WIDTH_IN, 6.6 + 2.2 * len(tuned)), layout="constrained")
+    # This machine's runs of each tuning and 2014's (8 cores, other hardware) on scales of their own: one axis
+    # would set their lengths against each other, which neither two tunings nor the two machines allow.
     candidates = [
-        (
-            our_rows(daemons, "msgs_per_s", colors),
-            our_rows(daemons, "cpu_s_per_million", colors),
-            "This machine: messages per second (higher is better)",
-            "Daemon CPU s per million messages (lower is better)",
-        ),
+        *(tuning_panel(section, colors) for section in (groups, *tuned)),
         (
             published_rows("msgs_per_s"),
             published_rows("cpu_s_per_million"),
@@ -840,11 +855,16 @@ def write_plots(
     colors = family_colors(family(g) for groups in grouped.values() for g in groups)
     written = Written([], {})
     with rc_context(RC):
-        matrix = report.version_matrix(grouped)
-        if matrix is not None and report.daemon_groups(matrix[1]):
-            name, groups = matrix
-            caption = machine_caption([run for group in groups for run in group.runs])
-            png = save(versions_figure(name, groups, caption, colors), out_dir, "versions")
+        # One section per tuning on the matrix's machine: a panel each.
+        matrix = [
+            (name, groups) for name, groups in report.version_matrix(grouped) if report.daemon_groups(groups)
+        ]
+        if matrix:
+            (name, groups), tuned = matrix[0], [section for _, section in matrix[1:]]
+            caption = machine_caption(
+                [run for _, section in matrix for group in section for run in group.runs]
+            )
+            png = save(versions_figure(name, groups, caption, colors, tuned), out_dir, "versions")
             written.matrix.append((f"The version matrix, scenario {name}", png))
     jobs = [
         (scenario, groups, out_dir, run_id, colors)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result, Scenario
-from syslogbench.report import capacity, capacity_rows, stats
+from syslogbench.report import burst, capacity, capacity_rows, knobs, stats
 from syslogbench.report.blocks import (
     Block,
     Contents,
@@ -36,18 +37,14 @@ from syslogbench.report.cells import (
     SEED_HEADER,
     SENDER_BOUND_MARK,
     STATS_HEADER,
-    VERSIONS_HEADER,
-    answer_sentences,
     describe_scenario,
     fingerprint_line,
     fingerprint_rows,
     fingerprints,
-    machine_paragraph,
     machines_line,
     machines_rows,
     overview,
     published_rows,
-    published_versions_rows,
     rate_and_udp_lines,
     ratio_rows,
     runs_header,
@@ -55,7 +52,6 @@ from syslogbench.report.cells import (
     seed_rows,
     sender_bound_notes,
     stats_row,
-    versions_row,
 )
 from syslogbench.report.load import (
     BASELINE,
@@ -66,9 +62,11 @@ from syslogbench.report.load import (
     finished_at,
     group_results,
     latest_per_profile,
+    load_knobs,
     machine_label,
     machine_numbers,
     seed_sections,
+    tuning_of,
     version_matrix,
 )
 from syslogbench.report.published import pe7, seed2014
@@ -271,8 +269,8 @@ SINGLES_NOTE = (
     "messages per sender, and the transport. msgs/s is the burst's drain rate; a UDP run's drop rate is its "
     "own (lost / sent). Their plots are folded below the table."
 )
-SINGLES_HEADER = ["scenario", "load", "profile", "verdict", "msgs/s", "elapsed s", "CPU s (user + system)",
-                  "peak mem MiB", "lost", "UDP drop rate", "run id"]  # fmt: skip
+SINGLES_HEADER = ["scenario", "load", "profile", "tuning", "verdict", "msgs/s", "elapsed s",
+                  "CPU s (user + system)", "peak mem MiB", "lost", "UDP drop rate", "run id"]  # fmt: skip
 
 
 def single_run(groups: Sequence[Group]) -> bool:
@@ -292,6 +290,7 @@ def single_row(scenario: str, run: Result) -> list[str]:
         f"`{scenario}`",
         load_text(run),
         run.daemon.profile,
+        tuning_of(run),
         run.verdict,
         "n/a" if run.throughput.msgs_per_s is None else f"{run.throughput.msgs_per_s:,.0f}",
         "n/a" if run.elapsed_s is None else f"{run.elapsed_s:.2f}",
@@ -318,20 +317,6 @@ def singles_section(singles: Mapping[str, Sequence[Group]], figures: Figures) ->
 
 # -- the version matrix and the machines -----------------------------------------------------------
 
-BURST_TITLE = "Burst: how fast a {total:,}-message burst drains"
-BURST_NOTE = (
-    "The seed scenario (`{scenario}`, 2014's test): {total:,} messages sent over TCP as fast as the daemon's "
-    "backpressure lets them, every one of them counted at the end. Its msgs/s is the rate at which that burst "
-    "drains, with the daemon's queues full: not a rate held without loss or delay (the capacity above)."
-)
-VERSIONS_TITLE = "The version matrix: the seed scenario, version by version, beside 2014"
-VERSIONS_NOTE = (
-    f"`{DEFAULT_SCENARIO}` at its own shape, every profile on one machine (below), the medians of its counted "
-    "runs; `python -m syslogbench matrix` interleaves the profiles' replicates. Then the 2014 daemons as "
-    f"published, measured on {seed2014.HARDWARE}: medians of their three runs, with msgs/s and CPU s per "
-    f"million messages derived here from their {seed2014.MESSAGES_TOTAL:,} messages. The two sets ran on "
-    "different hardware: compare the daemons' order and CPU s per million messages, not elapsed time."
-)
 OTHER_SEEDS_NOTE = "The seed scenario on other machines: {}."
 MACHINES_TITLE = "Machines"
 MACHINES_NOTE = (
@@ -345,32 +330,31 @@ MACHINES_NOTE = (
 def versions_section(
     grouped: Mapping[str, Sequence[Group]], numbers: Mapping[str, int], figures: Figures
 ) -> Section | None:
-    """The first screen: the answer, the machine it holds on, the chart; then the version matrix's table."""
+    """The first screen's burst: an answer per tuning, the machine they hold on, the chart; then the version
+    matrix's table."""
     matrix = version_matrix(grouped)
-    if matrix is None:
+    if not matrix:
         return None
-    name, groups = matrix
-    runs = [run for group in groups for run in group.runs]
+    runs = [run for _, groups in matrix for group in groups for run in group.runs]
     number = numbers[machine_label(runs[0].host)]
-    answer = answer_sentences(groups, f"[machine {number}](#{MACHINES_ANCHOR})")
-    rows = [versions_row(group, f"machine {number}") for group in groups] + published_versions_rows()
     total = max(runs, key=finished_at).scenario.messages_total
     blocks: list[Block] = [
-        Heading(BURST_TITLE.format(total=total), 2),
-        Note(BURST_NOTE.format(total=total, scenario=name)),
-        *([Paragraph(answer)] if answer else []),
-        Paragraph(machine_paragraph(runs, number)),
+        Heading(burst.BURST_TITLE.format(total=total), 2),
+        Note(burst.BURST_NOTE.format(total=total, scenario=matrix[0][0])),
+        *burst.answer_blocks(matrix, f"[machine {number}](#{MACHINES_ANCHOR})"),
+        Paragraph(burst.machine_paragraph(runs, number)),
         *(Figure(caption, path) for caption, path in figures.get(VERSIONS_ANCHOR, [])),
-        Heading(VERSIONS_TITLE, 2),
-        Note(VERSIONS_NOTE),
-        Table(VERSIONS_HEADER, rows),
+        Heading(burst.VERSIONS_TITLE, 2),
+        Note(burst.VERSIONS_NOTE),
+        Table(burst.VERSIONS_HEADER, burst.versions_rows(matrix, f"machine {number}")),
     ]
+    shown = {name for name, _ in matrix}
     others = [
         f"`{other}` ([one run per profile](#{SINGLES_ANCHOR}))"
         if single_run(other_groups)
         else f"[`{other}`](#{scenario_anchor(other)})"
         for other, other_groups in seed_sections(grouped).items()
-        if other != name
+        if other not in shown
     ]
     if others:
         blocks.append(Note(OTHER_SEEDS_NOTE.format(", ".join(others))))
@@ -393,12 +377,16 @@ def machines_section(
     )
 
 
-def all_machine_numbers(runs: Sequence[Result], searches: Sequence[Mapping]) -> dict[str, int]:
+def all_machine_numbers(
+    runs: Sequence[Result], searches: Sequence[Mapping], studies: Sequence[KnobsResult] = ()
+) -> dict[str, int]:
     """The runs' machines numbered as their sections name them (load.machine_numbers), then the machines
-    only capacity searches ran on, by their first search."""
+    only capacity searches ran on, by their first search, then those only knob studies ran on."""
     numbers = machine_numbers(runs)
     for search in sorted(searches, key=capacity_rows.finished):
         numbers.setdefault(capacity_rows.machine_of(search), len(numbers) + 1)
+    for study in sorted(studies, key=lambda s: s.finished_utc):
+        numbers.setdefault(capacity_rows.machine_of({"machine": study.machine}), len(numbers) + 1)
     return numbers
 
 
@@ -426,6 +414,7 @@ def navigation(sections: Sequence[Section], scenarios: Sequence[str]) -> Section
     """The bar at the top: a link to each main section present, and the scenarios' sections folded."""
     names = {
         capacity.SUMMARY_ANCHOR: "Capacity summary",
+        knobs.ANCHOR: "Knobs",
         VERSIONS_ANCHOR: "Burst and version matrix",
         MACHINES_ANCHOR: "Machines",
         OVERVIEW_ANCHOR: "Scenarios at a glance",
@@ -456,23 +445,26 @@ def document(
     scenario_id: str | None = DEFAULT_SCENARIO,
     figures: Figures | None = None,
     capacity_results: tuple[list[dict], list[str]] | None = None,
+    knob_results: tuple[list[KnobsResult], list[str]] | None = None,
 ) -> Document:
     """The report of one scenario (every scenario for None), with these plots shown per scenario: the
     capacity answer first (results/capacity/, or capacity_results as capacity.load read them), then the
-    burst's, then the details."""
+    burst's, the capacity summary and the knob studies (results/knobs/, or knob_results as load.load_knobs
+    read them), then the details."""
     figures = figures or {}
     grouped = group_results(results, scenario_id)
     title = "syslogbench results" + (f": scenario `{scenario_id}`" if scenario_id else "")
     searches, skipped = capacity_results or capacity.load(results_dir)
+    studies, unread = knob_results or load_knobs(results_dir)
     chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
-    numbers = all_machine_numbers(chosen, searches)
+    numbers = all_machine_numbers(chosen, searches, studies)
     multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
     lead = capacity.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
-    sections += [capacity.summary_section(searches, numbers)]
+    sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
     if grouped or searches:
         sections += [machines_section(chosen, numbers, searches)]
     if grouped:

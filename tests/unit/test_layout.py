@@ -17,8 +17,8 @@ ALLOWED = {
     "model": {"contract"},
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
-    # the two result models, runs and searches, and their strict reader
-    "report": {"model.result", "model.capacity", "model.codec"},
+    # the result models, runs, searches and knob studies, and their strict reader
+    "report": {"model.result", "model.capacity", "model.codec", "model.knobs"},
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 from syslogbench import contract
 from syslogbench.model.result import Result
 from syslogbench.report import build as report
-from syslogbench.report import cells, html, load, markdown, sections, stats
+from syslogbench.report import burst, cells, html, load, markdown, sections, stats
 from syslogbench.report.blocks import Contents, Figure, Heading, Note, Paragraph
 from syslogbench.report.published import seed2014
 from tests.unit.conftest import limit, result_document
@@ -165,6 +165,7 @@ def test_runs_table_has_exact_figures(results_dir: Path) -> None:
     assert row == [
         "rsyslog8",
         "rsyslog8 1.2.3",
+        "default",  # a result from before the tuning axis: the package's defaults
         "loss",
         "61.23",
         "40.50",
@@ -189,9 +190,9 @@ def test_runs_table_has_exact_figures(results_dir: Path) -> None:
 
 def test_null_figures_are_na(results_dir: Path) -> None:
     row = table_row(latest_part(report.render_markdown(results_dir)), "syslog-ng")
-    assert row[2] == "timeout"
-    assert row[3:10] == ["n/a"] * 7
-    assert row[13] == "n/a"  # effective central CPUs unknown
+    assert row[3] == "timeout"
+    assert row[4:11] == ["n/a"] * 7
+    assert row[cells.runs_header().index("central CPUs")] == "n/a"  # effective central CPUs unknown
 
 
 def test_machine_line(results_dir: Path) -> None:
@@ -722,15 +723,15 @@ def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles(tmp_
     doc = sections.document(typed(*STATS_RUNS, *later), tmp_path, None)  # no capacity results
     text = markdown.document(doc)
     first = markdown_tables(text)[0]
-    assert first[0] == cells.VERSIONS_HEADER
-    ours = [row for row in first[1:] if row[1].startswith("machine")]
+    assert first[0] == burst.VERSIONS_HEADER
+    ours = [row for row in first[1:] if row[2].startswith("machine")]
     # Machine 1 has three profiles, machine 2 only the baseline, although its runs are newer.
-    assert [(row[0], row[1], row[2]) for row in ours] == [
-        ("baseline (baseline)", "machine 1", "3"),
-        ("rsyslog8 (rsyslog8)", "machine 1", "3"),
-        ("syslog-ng (syslog-ng)", "machine 1", "3"),
+    assert [(row[0], row[1], row[2], row[3]) for row in ours] == [
+        ("baseline (baseline)", "-", "machine 1", "3"),
+        ("rsyslog8 (rsyslog8)", "default", "machine 1", "3"),
+        ("syslog-ng (syslog-ng)", "default", "machine 1", "3"),
     ]
-    assert [row[0] for row in first[1:] if row[1] == "2014, published"] == list(seed2014.RUNS)
+    assert [row[0] for row in first[1:] if row[2] == "2014, published"] == list(seed2014.RUNS)
     assert "seed2014 on machine 2" in text.split("## Machines")[0]  # named as the other seed section
     machines = next(table for table in markdown_tables(text) if table[0][0] == "machine")
     assert [row[0] for row in machines[1:]] == ["1", "2"] and "6.1.0-other" in machines[2][1]
@@ -739,11 +740,11 @@ def test_the_version_matrix_comes_first_from_the_machine_with_most_profiles(tmp_
 def test_cpu_seconds_per_million_messages() -> None:
     run = typed(make_result("20250101T000000Z-rsyslog8", "rsyslog8", "2025-01-01T00:10:00Z"))[0]
     assert load.cpu_per_million(run) == pytest.approx((30.25 + 20.75) / 6000020 * 1e6)
-    published = cells.published_versions_rows()
+    published = burst.published_versions_rows()
     rsyslog8 = next(row for row in published if row[0] == "Rsyslog8")
     runs = seed2014.RUNS["Rsyslog8"]
     per_million = sorted((r.user_s + r.system_s) / seed2014.MESSAGES_TOTAL * 1e6 for r in runs)
-    assert rsyslog8[6] == f"{per_million[1]:.2f}"
+    assert rsyslog8[burst.VERSIONS_HEADER.index("median CPU s per M msgs")] == f"{per_million[1]:.2f}"
 
 
 # -- the machine fingerprint ----------------------------------------------------------------------
@@ -816,15 +817,16 @@ def test_render_run_gives_the_fingerprint_line() -> None:
 
 def test_the_answer_names_the_fastest_daemon_by_how_much_and_how_sure() -> None:
     groups = load.group_results(typed(*STATS_RUNS))["seed2014"]
-    assert cells.answer_sentences(groups, "machine 1") == (
-        "**On machine 1, `syslog-ng` drains the seed scenario's burst fastest:** 150,000 msgs/s (median of "
+    assert burst.answer_sentences(groups, "machine 1") == (
+        "**On machine 1, at the defaults, `syslog-ng` drains the seed scenario's burst fastest:** 150,000 "
+        "msgs/s (median of "
         "3 runs, 95% CI 100,000\u2013200,000), 1.50 times `rsyslog8`, 100,000 msgs/s (median of 3 runs, 95% "
         "CI 90,000\u2013110,000); 95% CI of the ratio 0.91\u20132.22, which includes 1: these runs do not "
         "tell the two apart."
     )
-    alone = cells.answer_sentences(groups[:2], "machine 1")  # the baseline is a receiver, not a daemon
+    alone = burst.answer_sentences(groups[:2], "machine 1")  # the baseline is a receiver, not a daemon
     assert alone is not None and alone.endswith("110,000); no other daemon passed here.")
-    assert cells.answer_sentences(groups[:1], "machine 1") is None
+    assert burst.answer_sentences(groups[:1], "machine 1") is None
 
 
 def test_the_report_opens_with_the_answer_the_machine_and_the_chart(stats_dir: Path) -> None:
@@ -836,12 +838,15 @@ def test_the_report_opens_with_the_answer_the_machine_and_the_chart(stats_dir: P
         and ("Burst and version matrix", "versions") in nav.blocks[0].entries
     )
     assert first.anchor == sections.VERSIONS_ANCHOR
-    heading, definition, answer, machine, chart = first.blocks[:5]
+    heading, definition, answer, untuned, machine, chart = first.blocks[:6]
     assert isinstance(heading, Heading) and heading.text == "Burst: how fast a 6,000,000-message burst drains"
     assert isinstance(definition, Note) and "the rate at which that burst drains" in definition.text
     assert (
         isinstance(answer, Paragraph)
         and "`syslog-ng` drains the seed scenario's burst fastest" in answer.text
+    )
+    assert isinstance(untuned, Note) and untuned.text == (
+        "*Tuned:* no run of the seed scenario on [machine 1](#machines) yet."
     )
     assert isinstance(machine, Paragraph) and machine.text.startswith(
         "**Machine 1:** Test CPU 9000, 16 cores"
@@ -950,20 +955,21 @@ def test_the_help_says_what_the_report_writes(capsys: pytest.CaptureFixture[str]
 
 
 def test_runs_of_two_configs_never_pool() -> None:
-    """run --config: each config (by its hash) is a group of its own, apart from the profile's own config."""
+    """run --config: each config (by its hash) is a group of its own, in a section of the users' configs
+    (a result from before the tuning axis that ran one reads as tuning "user"), apart from the profile's own
+    config."""
     own = make_result("20250101T000000Z-rsyslog8-a", "rsyslog8", "2025-01-01T00:10:00Z")
     mine, theirs = (
         make_result(f"20250101T000000Z-rsyslog8-{n}", "rsyslog8", "2025-01-01T00:20:00Z",
                     config={"sha256": sha * 64, "main": "rsyslog.conf", "files": []})
         for n, sha in (("b", "1"), ("c", "2"))
     )  # fmt: skip
-    groups = load.group_results(typed(own, mine, theirs))["seed2014"]
-    assert [g.profile for g in groups] == [
-        "rsyslog8",
-        "rsyslog8 (config 111111111111)",
-        "rsyslog8 (config 222222222222)",
-    ]
-    assert [len(g.runs) for g in groups] == [1, 1, 1]
+    grouped = load.group_results(typed(own, mine, theirs))
+    assert {name: [g.profile for g in groups] for name, groups in grouped.items()} == {
+        "seed2014": ["rsyslog8"],
+        "seed2014 (user)": ["rsyslog8 (config 111111111111)", "rsyslog8 (config 222222222222)"],
+    }
+    assert [len(g.runs) for groups in grouped.values() for g in groups] == [1, 1, 1]
 
 
 # -- the page's HTML: a phone, aligned cells, ids, folded blocks ---------------------------------

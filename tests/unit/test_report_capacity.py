@@ -63,7 +63,7 @@ def test_a_search_of_a_users_config_is_named_by_its_hash(tmp_path: Path) -> None
     text = render(tmp_path)
     assert "| syslog-ng-4.8 (config abababababab) | udp | udp |" in text
     assert "<summary>Trials of syslog-ng-4.8 (config abababababab), udp (udp)" in text
-    assert "| UDP | syslog-ng-4.8 (config abababababab) | udp | [1](#machines) | 1 | 3,800 |" in text
+    assert "| UDP | syslog-ng-4.8 (config abababababab) | user | udp | [1](#machines) | 1 | 3,800 |" in text
 
 
 def test_a_result_the_model_cannot_read_is_named_not_raised(tmp_path: Path) -> None:

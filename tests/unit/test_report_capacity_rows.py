@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model import capacity as model
-from syslogbench.report import capacity_rows
+from syslogbench.report import capacity_rows, load
 
 EARLIER = "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
 RECORDED = Path(__file__).resolve().parents[2] / "results" / "capacity"
@@ -97,7 +97,7 @@ def test_a_confirmation_verdict_is_read_where_a_result_has_one() -> None:
     assert capacity_rows.UNCONFIRMED not in capacity_rows.flags(search | {"ndr": held})
 
 
-def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None:
+def test_rows_pool_repeats_per_settings_and_sort_by_transport_tuning_then_ndr() -> None:
     searches = [model.read(path).to_dict() for path in sorted(RECORDED.glob("*.json"))]
     if len(searches) < 20:
         pytest.skip("fewer recorded searches than this test was written for")
@@ -105,8 +105,11 @@ def test_rows_pool_repeats_per_settings_and_sort_by_transport_then_ndr() -> None
     transports = [row.transport for row in rows]
     assert transports == sorted(transports, key=capacity_rows.transport_rank)
     for transport in set(transports):
-        ndrs = [row.ndr or 0 for row in rows if row.transport == transport]  # none published: last
-        assert ndrs == sorted(ndrs, reverse=True), transport
+        tunings = [row.tuning for row in rows if row.transport == transport]
+        assert tunings == sorted(tunings, key=load.tuning_rank), transport
+        for tuning in set(tunings):
+            ndrs = [row.ndr or 0 for row in rows if (row.transport, row.tuning) == (transport, tuning)]
+            assert ndrs == sorted(ndrs, reverse=True), (transport, tuning)  # none published: last
     # syslog-ng-4.8 over TCP at the earlier defaults: two searches, 84,024 and 97,919 msg/s, pooled into one
     # row (the TRIAL_SUM=30 pair is a row of its own).
     earlier = ("CONFIRM_S=0", "DAEMON_CORES=0", "EXCEED_RATIO=0", "TRIAL_SUM=0")

@@ -1,0 +1,157 @@
+"""The knob tables, after the capacity summary: per daemon family, the newest knob study of each profile and
+scenario (results/knobs/<id>.json, `python -m syslogbench knobs`), one row per step: its runs, its median drain
+rate, that over the default step's, its CPU per message and, for the steps of the chain from the default to
+the last, its share of the whole gain; then the knobs that did nothing alone, in one sentence, and what each
+knob tried trades away. No study, no section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from syslogbench.model.knobs import KnobsResult, Step
+from syslogbench.report import capacity_rows
+from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+
+ANCHOR = "knobs"
+TITLE = "Knobs: what each setting buys, one at a time"
+NOTE = (
+    "`python -m syslogbench knobs` runs one profile and scenario from the package's defaults towards tuned "
+    "(docs/tuning.md): the default config, each knob alone at each value asked, then the knobs that bought "
+    "most together, one more a step; each round runs every step once, in a fresh random order. The rates are "
+    "burst drain rates, as in the version matrix, not capacity. *runs*: passed of all (a run with loss counts "
+    "no rate). *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
+    "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
+    "to the last step, its gain over the step before as a share of the whole gain from the first to the last; "
+    "a dash where the whole is no gain."
+)
+HEADER = ("step", "phase", "runs", "median msgs/s", "x default", "CPU µs per message", "share of the gain")
+# A knob whose every step alone left the median within this much of the default's did nothing measurable.
+IDLE_WITHIN = 0.05
+DASH = "-"
+
+
+def family_of(study: KnobsResult) -> str:
+    """The daemon family: as the study names it, or (a study from before it did) its profile's name less the
+    version, as every profile is named (rsyslog-8.2504, syslog-ng-4.8)."""
+    return study.daemon or re.sub(r"-[0-9][0-9.]*$", "", study.profile)
+
+
+def newest(studies: Sequence[KnobsResult]) -> list[KnobsResult]:
+    """The newest study of each profile and scenario (by its end, then its id), by family, profile, scenario."""
+    found: dict[tuple[str, str], KnobsResult] = {}
+    for study in studies:
+        key = (study.profile, study.scenario)
+        if key not in found or (study.finished_utc, study.id) > (found[key].finished_utc, found[key].id):
+            found[key] = study
+    return sorted(found.values(), key=lambda s: (family_of(s), s.profile, s.scenario))
+
+
+def rate(value: float | None) -> str:
+    return DASH if value is None else f"{value:,.0f}"
+
+
+def share_cell(study: KnobsResult, step: Step) -> str:
+    """Its share of the whole gain: chain steps only (the first has none), a dash where there is none."""
+    if step.name not in study.chain:
+        return ""
+    share = study.shares.get(step.name)
+    return DASH if share is None else f"{share:.0%}"
+
+
+def step_row(study: KnobsResult, step: Step) -> list[str]:
+    cpu = step.median_cpu_us
+    return [
+        f"`{step.name}`",
+        step.phase,
+        f"{len(step.passed)} of {len(step.runs)}",
+        rate(step.median_rate),
+        DASH if step.gain is None else f"{step.gain:.2f}",
+        DASH if cpu is None else f"{cpu:.2f}",
+        share_cell(study, step),
+    ]
+
+
+def tried(study: KnobsResult) -> list[str]:
+    """The knobs some step set, in the family's order."""
+    used = {name for step in study.steps for name in step.knobs}
+    return [name for name in study.knobs if name in used] + sorted(used - set(study.knobs))
+
+
+def idle(study: KnobsResult) -> list[str]:
+    """The knobs that did nothing: every step of the knob alone with a gain, each within IDLE_WITHIN of 1.0."""
+    found = []
+    for name in tried(study):
+        gains = [step.gain for step in study.steps if step.phase == "alone" and list(step.knobs) == [name]]
+        if gains and all(g is not None and abs(g - 1.0) <= IDLE_WITHIN for g in gains):
+            found.append(name)
+    return found
+
+
+def idle_sentence(study: KnobsResult) -> str:
+    names = idle(study)
+    within = f"{IDLE_WITHIN:.0%}"
+    if not names:
+        return f"No knob alone left the median within ±{within} of the default's: each one moved it."
+    listed = ", ".join(f"`{name}`" for name in names)
+    return f"Did nothing alone (the median within ±{within} of the default's at every value tried): {listed}."
+
+
+def trades_lines(study: KnobsResult) -> list[str]:
+    """What each knob tried trades away, with its parameter and the daemon's default (the family's record)."""
+    lines = []
+    for name in tried(study):
+        knob = study.knobs.get(name)
+        if knob is None:
+            lines.append(f"`{name}`: not in the study's knobs")
+            continue
+        left_out = "; `tuned` leaves it out" if not knob.tuned else ""
+        lines.append(f"`{name}` ({knob.param}, default {knob.default}{left_out}): {knob.trades}")
+    return lines
+
+
+def cited(study: KnobsResult, numbers: Mapping[str, int]) -> str:
+    """Which study, on which machine (named as the Machines table names it), and its capacity searches."""
+    machine = capacity_rows.machine_of({"machine": study.machine})
+    number = numbers.get(machine)
+    where = f"[machine {number}](#machines)" if number else "a machine"
+    rounds = "one round" if study.replicates == 1 else f"{study.replicates} rounds"
+    text = (
+        f"**`{study.profile}`** ({study.daemon_version}), scenario `{study.scenario}`: knob study `{study.id}`, "
+        f"{rounds}, on {where} ({machine.split(', kernel')[0]}), {study.started_utc} to {study.finished_utc}."
+    )
+    searches = [f"`{step}`: `{found}`" for step, found in study.capacity.items() if found]
+    if searches:
+        text += (
+            f" Capacity searches of its steps (results/knobs/{study.id}/capacity/): {'; '.join(searches)}."
+        )
+    return text
+
+
+def study_blocks(study: KnobsResult, numbers: Mapping[str, int]) -> list[Block]:
+    return [
+        Paragraph(cited(study, numbers)),
+        Table(HEADER, [step_row(study, step) for step in study.steps], css_class="stack"),
+        Paragraph(idle_sentence(study)),
+        Paragraph("What each knob tried trades away:"),
+        Notes(trades_lines(study)),
+    ]
+
+
+def section(
+    studies: Sequence[KnobsResult], skipped: Sequence[str], numbers: Mapping[str, int]
+) -> Section | None:
+    """A table per family's profile and scenario, the newest study of each; None without a study."""
+    if not studies and not skipped:
+        return None
+    blocks: list[Block] = [Heading(TITLE, 2), Note(NOTE)]
+    family = None
+    for study in newest(studies):
+        if family_of(study) != family:
+            family = family_of(study)
+            blocks.append(Heading(family, 3))
+        blocks += study_blocks(study, numbers)
+    if skipped:
+        blocks.append(Notes([f"not read: {line}" for line in skipped]))
+    return Section(blocks, anchor=ANCHOR)
