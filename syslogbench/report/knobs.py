@@ -21,12 +21,13 @@ NOTE = (
     "(docs/tuning.md): the default config, each knob alone at each value asked, then the knobs that bought "
     "most together, one more a step; each round runs every step once, in a fresh random order. The rates are "
     "burst drain rates, as in the version matrix, not capacity. *runs*: passed of all (a run with loss counts "
-    "no rate). *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
+    "no rate). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
     "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
     "to the last step, its gain over the step before as a share of the whole gain from the first to the last; "
     "a dash where the whole is no gain."
 )
-HEADER = ("step", "phase", "runs", "median msgs/s", "x default", "CPU µs per message", "share of the gain")
+HEADER = ("step", "knobs set", "phase", "runs", "median msgs/s", "x default", "CPU µs per message",
+          "share of the gain")  # fmt: skip
 # A knob whose every step alone left the median within this much of the default's did nothing measurable.
 IDLE_WITHIN = 0.05
 DASH = "-"
@@ -64,6 +65,7 @@ def step_row(study: KnobsResult, step: Step) -> list[str]:
     cpu = step.median_cpu_us
     return [
         f"`{step.name}`",
+        ", ".join(f"{name}={value}" for name, value in step.knobs.items()) or "none: the defaults",
         step.phase,
         f"{len(step.passed)} of {len(step.runs)}",
         rate(step.median_rate),
