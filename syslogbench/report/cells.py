@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from statistics import median
 
+from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Fingerprint, Limit, Result
 from syslogbench.report import capacity_rows
 from syslogbench.report.load import (
@@ -140,6 +141,7 @@ MACHINES_HEADER = [
     "what its results say of it",
     "runs",
     "capacity searches",
+    "knob studies",
     "first result",
     "last result",
     *(f"{label}, {unit.strip()} per CPU s" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
@@ -163,21 +165,29 @@ def values_cell(values: Sequence[float], spec: str, scale: float) -> str:
 
 
 def machines_rows(
-    results: Sequence[Result], numbers: Mapping[str, int], searches: Sequence[Mapping] = ()
+    results: Sequence[Result],
+    numbers: Mapping[str, int],
+    searches: Sequence[Mapping] = (),
+    studies: Sequence[KnobsResult] = (),
 ) -> list[list[str]]:
     """One row per machine, numbered as the report's sections name them, with its fingerprint's medians:
-    the machines of the runs and of the capacity searches (report/capacity_rows.py names them alike)."""
+    the machines of the runs, of the capacity searches and of the knob studies (report/capacity_rows.py
+    names them alike)."""
     rows = []
     for label, number in numbers.items():
         runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
         caps = [s for s in searches if capacity_rows.machine_of(s) == label]
+        # A study's machine and times in a capacity result's keys, to be read as one is.
+        ran = [{"machine": k.machine, "finished_utc": k.finished_utc} for k in studies]
+        knobs = [study for study in ran if capacity_rows.machine_of(study) == label]
         figures = [
             values_cell(per_cpu_values(runs, caps, name), spec, scale)
             for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
         ]
-        times = sorted([*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in caps)])
+        ends = [*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in [*caps, *knobs])]
+        times = sorted(ends)
         dates = [f"{times[0]:%Y-%m-%d %H:%M}", f"{times[-1]:%Y-%m-%d %H:%M}"] if times else [NA, NA]
-        rows.append([str(number), label, str(len(runs)), str(len(caps)), *dates, *figures])
+        rows.append([str(number), label, str(len(runs)), str(len(caps)), str(len(knobs)), *dates, *figures])
     return rows
 
 

@@ -365,13 +365,16 @@ MACHINES_ANCHOR = "machines"
 
 
 def machines_section(
-    results: Sequence[Result], numbers: Mapping[str, int], searches: Sequence[Mapping]
+    results: Sequence[Result],
+    numbers: Mapping[str, int],
+    searches: Sequence[Mapping],
+    studies: Sequence[KnobsResult] = (),
 ) -> Section:
     return Section(
         [
             Heading(MACHINES_TITLE, 2),
             Note(MACHINES_NOTE),
-            Table(MACHINES_HEADER, machines_rows(results, numbers, searches)),
+            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, studies)),
         ],
         anchor=MACHINES_ANCHOR,
     )
@@ -465,8 +468,8 @@ def document(
     lead = capacity.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
-    if grouped or searches:
-        sections += [machines_section(chosen, numbers, searches)]
+    if grouped or searches or studies:
+        sections += [machines_section(chosen, numbers, searches, studies)]
     if grouped:
         sections += [
             overview_section(grouped),

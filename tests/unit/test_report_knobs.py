@@ -225,6 +225,11 @@ def test_the_newest_study_of_each_profile_and_scenario_follows_the_capacity_summ
     anchors = [part.anchor for part in doc.sections]
     assert anchors.index(knobs.ANCHOR) == anchors.index(sections.MACHINES_ANCHOR) - 1
     assert ("Knobs", knobs.ANCHOR) in doc.sections[0].blocks[0].entries  # type: ignore[union-attr]
+    machines = next(table for table in markdown_tables(markdown.document(doc)) if table[0][0] == "machine")
+    counted = [
+        machines[0].index(name) for name in ("runs", "capacity searches", "knob studies", "last result")
+    ]
+    assert [[row[i] for i in counted] for row in machines[1:]] == [["1", "0", "3", "2026-12-01 13:00"]]
 
 
 def test_no_study_no_section(tmp_path: Path) -> None:
