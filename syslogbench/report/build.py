@@ -87,6 +87,7 @@ def figures_for(written: Written | None, start: Path) -> sections.Figures:
     return {
         sections.VERSIONS_ANCHOR: relative(written.matrix, start),
         capacity.ANCHOR: relative(written.capacity, start),
+        capacity.FOLDED_FIGURES: relative(written.capacity_folded, start),
         **figures,
     }
 
@@ -103,8 +104,10 @@ def write_plots(
     from syslogbench.report import capacity_plots, plots  # matplotlib only when plots are asked for
 
     written = plots.write_plots(results, plots_dir, args.scenario, args.run)
-    written.capacity.extend(capacity_plots.write(searches, plots_dir))
-    count = len(written.matrix) + sum(map(len, written.scenarios.values())) + len(written.capacity)
+    written.capacity.extend(capacity_plots.write(searches, plots_dir, ranked=True))
+    written.capacity_folded.extend(capacity_plots.write(searches, plots_dir, ranked=False))
+    count = len(written.matrix) + sum(map(len, written.scenarios.values()))
+    count += len(written.capacity) + len(written.capacity_folded)
     if count:
         print(f"report: wrote {count} plots (PNG and SVG) to {plots_dir}", file=sys.stderr)
     else:

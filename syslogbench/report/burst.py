@@ -43,8 +43,7 @@ BURST_NOTE = (
     "The seed scenario (`{scenario}`, 2014's test): {total:,} messages sent over TCP as fast as the daemon's "
     "backpressure lets them, every one of them counted at the end. Its msgs/s is the rate at which that burst "
     "drains, with the daemon's queues full: not a rate held without loss or delay (the capacity above). Each "
-    "sentence ranks the daemons of one tuning: *at the defaults* (each package's own settings) or *tuned* (the "
-    "settings its maintainers recommend for throughput, docs/tuning.md)."
+    "answer ranks one tuning's daemons (docs/tuning.md)."
 )
 VERSIONS_TITLE = "The version matrix: the seed scenario, version by version, beside 2014"
 VERSIONS_NOTE = (
@@ -133,18 +132,22 @@ def capitalized(text: str) -> str:
 
 def answer_blocks(matrix: Matrix, machine: str) -> list[Block]:
     """One answer per tuning that ran, each ranking that tuning's daemons alone; for a tuning the first
-    screen ranks that has no run here, one line that says so."""
+    screen ranks that has no run here, or none that passed, one short sentence that says so, after the last
+    answer (its own line where there is none): the chart stays in the first screen's upper half."""
     found = {section_tuning(groups): groups for _, groups in matrix}
-    blocks: list[Block] = []
+    answers, missing = [], []
     for tuning in sorted({*RANKED_TUNINGS, *found}, key=tuning_rank):
         words = capitalized(tuning_words(tuning))
         if tuning not in found:
-            blocks.append(Note(f"*{words}:* no run of the seed scenario on {machine} yet."))
+            missing.append(f"*{words}:* no run of the seed scenario on {machine} yet.")
         elif answer := answer_sentences(found[tuning], machine, tuning):
-            blocks.append(Paragraph(answer))
+            answers.append(answer)
         else:
-            blocks.append(Note(f"*{words}:* no daemon passed the seed scenario on {machine}."))
-    return blocks
+            missing.append(f"*{words}:* no daemon passed the seed scenario on {machine}.")
+    if not answers:
+        return [Note(" ".join(missing))] if missing else []
+    answers[-1] = " ".join([answers[-1], *missing])
+    return [Paragraph(answer) for answer in answers]
 
 
 # -- the version matrix's table ------------------------------------------------------------------------

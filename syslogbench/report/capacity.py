@@ -32,6 +32,7 @@ from syslogbench.report.capacity_rows import Row, label_of
 from syslogbench.report.load import BASELINE, DEFAULT_SCENARIO, RANKED_TUNINGS, tuning_words
 
 ANCHOR = "capacity"
+FOLDED_FIGURES = "capacity-folded"  # the key of the plots of the other tunings, shown folded (no anchor)
 SUMMARY_ANCHOR = "capacity-summary"
 TITLE = "Capacity searches: every trial"
 SUMMARY_TITLE = "Capacity summary: the highest rate each daemon holds"
@@ -420,13 +421,18 @@ def section(
     skipped: Sequence[str],
     numbers: Mapping[str, int],
     figures: Sequence[tuple[str, str]] = (),
+    folded: Sequence[tuple[str, str]] = (),
 ) -> Section | None:
     """None when there is no capacity result: the report then has no capacity section. figures: the plots
-    of report/capacity_plots.py, as (caption, path). Each search's trials are folded."""
+    of report/capacity_plots.py, as (caption, path), of the tunings the first screen ranks; folded: those of
+    the other tunings (users' configs, knob steps). Each search's trials are folded."""
     if not searches and not skipped:
         return None
     blocks: list[Block] = [Heading(TITLE, 2), Note(DEFINITIONS)]
     blocks.extend(Figure(caption, path) for caption, path in figures)
+    if folded:
+        title = f"Plots of the other tunings: users' configs and knob steps ({len(folded)})"
+        blocks.append(Details(title, [Figure(caption, path) for caption, path in folded]))
     blocks.append(
         Details(
             f"Every search ({len(searches)}), one row each",

@@ -24,7 +24,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from syslogbench.report import plots
 from syslogbench.report.capacity_rows import label_of, tuning_of
-from syslogbench.report.load import DEFAULT_TUNING
+from syslogbench.report.load import DEFAULT_TUNING, RANKED_TUNINGS
 from syslogbench.report.plots import Plot
 
 LOSS_FLOOR = 1e-6  # a trial with no loss sits on this line of the log axis
@@ -192,11 +192,15 @@ def groups(searches: Sequence[Mapping]) -> dict[str, list[Mapping]]:
     return found
 
 
-def write(searches: Sequence[Mapping], out_dir: Path) -> list[Plot]:
-    """One figure per scenario searched, as (caption, PNG path)."""
+def write(searches: Sequence[Mapping], out_dir: Path, ranked: bool | None = None) -> list[Plot]:
+    """One figure per scenario searched and tuning, as (caption, PNG path): with ranked True only those of
+    the tunings the first screen ranks (the defaults, tuned), with False only the others (users' configs,
+    knob steps)."""
     written = []
     with rc_context(plots.RC):
         for key, chosen in groups(searches).items():
+            if ranked is not None and (tuning_of(chosen[0]) in RANKED_TUNINGS) != ranked:
+                continue
             png = plots.save(figure(key, chosen), out_dir, plots.safe_name(f"capacity-{key}"))
             written.append((f"Capacity, {key}: loss and latency against offered rate", png))
     return written

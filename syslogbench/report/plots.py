@@ -87,6 +87,9 @@ class Written:
     matrix: list[Plot]
     scenarios: dict[str, list[Plot]]
     capacity: list[Plot] = field(default_factory=list)  # report/capacity_plots.py: one per scenario searched
+    capacity_folded: list[Plot] = field(
+        default_factory=list
+    )  # of the other tunings: users' configs, knob steps
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -478,7 +478,8 @@ def document(
         ]
     else:
         sections += [nothing_section(results_dir, scenario_id)]
-    sections += [capacity.section(searches, skipped, numbers, figures.get(capacity.ANCHOR, []))]
+    plotted = figures.get(capacity.ANCHOR, []), figures.get(capacity.FOLDED_FIGURES, [])
+    sections += [capacity.section(searches, skipped, numbers, *plotted)]
     sections += [published_section(), Section([*seed_blocks(), Note(MEMORY_NOTE)], anchor=SEED_ANCHOR)]
     present = [part for part in sections if part is not None]
     return Document(title, [navigation(present, list(multi)), *present])

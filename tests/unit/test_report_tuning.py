@@ -142,7 +142,8 @@ def test_the_version_matrix_draws_each_tuning_in_a_panel_of_its_own() -> None:
         "rsyslog8, tuned (n=3)",
         "syslog-ng, tuned (n=3)",
     ]
-    assert rate.get_xlim() != tuned_rate.get_xlim()  # each on its own scale: no bar set against another's
+    # Each on its own scale: no bar is set against one of the other tuning.
+    assert not rate.get_shared_x_axes().joined(rate, tuned_rate) and rate.get_xlim() != tuned_rate.get_xlim()
 
 
 def test_the_run_table_and_the_single_runs_say_the_tuning(tmp_path: Path) -> None:
@@ -156,11 +157,21 @@ def test_the_run_table_and_the_single_runs_say_the_tuning(tmp_path: Path) -> Non
     assert {row[2] for row in latest[1:]} == {"tuned"}
 
 
-def test_without_tuned_runs_the_burst_says_so_in_one_line(tmp_path: Path) -> None:
+def test_without_runs_of_a_tuning_the_burst_says_so_in_one_short_sentence(tmp_path: Path) -> None:
     doc = sections.document(typed(*DEFAULT_RUNS), tmp_path, None)
     versions = next(part for part in doc.sections if part.anchor == sections.VERSIONS_ANCHOR)
-    lines = [block.text for block in versions.blocks if isinstance(block, Note) and "yet" in block.text]
-    assert lines == ["*Tuned:* no run of the seed scenario on [machine 1](#machines) yet."]
+    said = [block.text for block in versions.blocks if "yet." in getattr(block, "text", "")]
+    assert len(said) == 1 and said[0].startswith("**On [machine 1](#machines), at the defaults, `syslog-ng`")
+    assert said[0].endswith("; 95% CI of the ratio 1.27\u20131.78. *Tuned:* no run of the seed scenario on "
+                            "[machine 1](#machines) yet.")  # fmt: skip
+    matrix = load.version_matrix(load.group_results(typed(*TUNED_RUNS)))  # tuned only: the default said so
+    (tuned_only,) = burst.answer_blocks(matrix, "machine 1")
+    assert tuned_only.text.startswith("**On machine 1, tuned, `rsyslog8, tuned` drains")  # type: ignore[union-attr]
+    assert tuned_only.text.endswith(" *At the defaults:* no run of the seed scenario on machine 1 yet.")  # type: ignore[union-attr]
+    assert burst.answer_blocks([("seed2014", matrix[0][1][:0])], "machine 1") == [
+        Note("*At the defaults:* no daemon passed the seed scenario on machine 1. *Tuned:* no run of the seed "
+             "scenario on machine 1 yet.")
+    ]  # fmt: skip
 
 
 # -- capacity searches -----------------------------------------------------------------------------
@@ -264,10 +275,28 @@ def test_a_capacity_plot_draws_one_tuning() -> None:
     assert sorted(name for _, _, name in styles.values()) == ["rsyslog-8.2504, tuned", "syslog-ng-4.8, tuned"]
 
 
-def test_a_users_config_is_its_own_tuning_and_never_ranked_on_the_first_screen() -> None:
+def test_a_users_config_is_its_own_tuning_and_never_ranked_on_the_first_screen(tmp_path: Path) -> None:
     mine = search("rsyslog-8.2504", 20000.0) | {"config": {"sha256": "ab" * 32}}
     assert capacity_rows.tuning_of(mine) == "user" and capacity_rows.label_of(mine) == (
         "rsyslog-8.2504 (config abababababab)"
     )
     leads, _ = lead_texts([*SEARCHES[:2], mine])
     assert len(leads) == 1 and "config" not in leads[0] and "20,000" not in leads[0]
+    # Its plot is one of its own, folded in the capacity section: the page shows the ranked tunings' plots.
+    shown = capacity_plots.write([*SEARCHES[:2], mine], tmp_path, ranked=True)
+    folded = capacity_plots.write([*SEARCHES[:2], mine], tmp_path, ranked=False)
+    assert [caption for caption, _ in shown] == ["Capacity, udp (udp): loss and latency against offered rate"]
+    assert [caption for caption, _ in folded] == [
+        "Capacity, udp (udp), user: loss and latency against offered rate"
+    ]
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "mine.json").write_text(json.dumps(mine))
+    figures = {capacity.ANCHOR: [("ranked", "a.png")], capacity.FOLDED_FIGURES: [("mine", "b.png")]}
+    doc = sections.document([], tmp_path, None, figures)
+    part = next(part for part in doc.sections if part.anchor == capacity.ANCHOR)
+    assert [
+        (type(b).__name__, getattr(b, "caption", getattr(b, "summary", ""))) for b in part.blocks[2:4]
+    ] == [
+        ("Figure", "ranked"),
+        ("Details", "Plots of the other tunings: users' configs and knob steps (1)"),
+    ]
