@@ -15,6 +15,7 @@ from pathlib import Path
 from statistics import median
 
 from syslogbench.model import codec
+from syslogbench.model.machine import UNKNOWN_DOCKER
 
 KIND = "knobs"
 DEFAULT_STEP = "default"  # the step that runs the profile's own default config: every gain is over its rate
@@ -108,6 +109,11 @@ class KnobsResult:
     # before the key, all ran to their end.
     outcome: str = DONE
     daemon: str | None = None  # the family (rsyslog, syslog-ng); None in the first studies
+
+    @property
+    def docker_known(self) -> bool:
+        """Whether the study recorded its machine's Docker version: the first ones did not (UNKNOWN_DOCKER)."""
+        return self.machine.get("docker_version") != UNKNOWN_DOCKER
 
     def step(self, name: str) -> Step | None:
         return next((step for step in self.steps if step.name == name), None)

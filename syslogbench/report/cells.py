@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from statistics import median
 
-from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Fingerprint, Limit, Result
 from syslogbench.report import capacity_rows
 from syslogbench.report.load import (
@@ -168,18 +167,16 @@ def machines_rows(
     results: Sequence[Result],
     numbers: Mapping[str, int],
     searches: Sequence[Mapping] = (),
-    studies: Sequence[KnobsResult] = (),
+    studies: Sequence[tuple[str, str]] = (),
 ) -> list[list[str]]:
     """One row per machine, numbered as the report's sections name them, with its fingerprint's medians:
-    the machines of the runs, of the capacity searches and of the knob studies (report/capacity_rows.py
-    names them alike)."""
+    the machines of the runs, of the capacity searches (report/capacity_rows.py names them alike) and of the
+    knob studies, each given as its machine's label and its end (report/knobs.py, machine_of)."""
     rows = []
     for label, number in numbers.items():
         runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
         caps = [s for s in searches if capacity_rows.machine_of(s) == label]
-        # A study's machine and times in a capacity result's keys, to be read as one is.
-        ran = [{"machine": k.machine, "finished_utc": k.finished_utc} for k in studies]
-        knobs = [study for study in ran if capacity_rows.machine_of(study) == label]
+        knobs = [{"finished_utc": end} for machine, end in studies if machine == label]
         figures = [
             values_cell(per_cpu_values(runs, caps, name), spec, scale)
             for _, name, scale, spec, _ in FINGERPRINT_COLUMNS

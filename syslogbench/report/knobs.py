@@ -8,9 +8,9 @@ knob tried trades away. No study, no section.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from syslogbench.model.knobs import KnobsResult, Step
+from syslogbench.model.knobs import DONE, KnobsResult, Step
 from syslogbench.report import capacity_rows
 from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
 
@@ -18,8 +18,10 @@ ANCHOR = "knobs"
 TITLE = "Knobs: what each setting buys, one at a time"
 NOTE = (
     "`python -m syslogbench knobs` runs one profile and scenario from the package's defaults towards tuned "
-    "(docs/tuning.md): the default config, each knob alone at each value asked, then the knobs that bought "
-    "most together, one more a step; each round runs every step once, in a fresh random order. The rates are "
+    "(docs/tuning.md): the default config, a control (the defaults again, rendered and mounted as every "
+    "other step is: its distance from 1.00 is what the way a step runs costs, or the machine's drift, and a "
+    "knob's gain no farther from 1 says nothing), each knob alone at each value asked, then the knobs that "
+    "bought most together, one more a step; each round runs every step once, in a fresh random order. The rates are "
     "burst drain rates, as in the version matrix, not capacity. *runs*: passed of all (a run with loss counts "
     "no rate). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
     "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
@@ -30,6 +32,7 @@ HEADER = ("step", "knobs set", "phase", "runs", "median msgs/s", "x default", "C
           "share of the gain")  # fmt: skip
 # A knob whose every step alone left the median within this much of the default's did nothing measurable.
 IDLE_WITHIN = 0.05
+CONTROL = "control"  # the phase of the step that runs the defaults as every other step runs
 DASH = "-"
 
 
@@ -37,6 +40,17 @@ def family_of(study: KnobsResult) -> str:
     """The daemon family: as the study names it, or (a study from before it did) its profile's name less the
     version, as every profile is named (rsyslog-8.2504, syslog-ng-4.8)."""
     return study.daemon or re.sub(r"-[0-9][0-9.]*$", "", study.profile)
+
+
+def machine_of(study: KnobsResult, known: Iterable[str]) -> str:
+    """The study's machine as the Machines table names it. A study from before `knobs` recorded the Docker
+    version is of the one known machine alike in all else, where exactly one is."""
+    label = capacity_rows.machine_of({"machine": study.machine})
+    if study.docker_known:
+        return label
+    stem = label.rsplit(", Docker ", 1)[0]
+    alike = [other for other in known if other.rsplit(", Docker ", 1)[0] == stem]
+    return alike[0] if len(alike) == 1 else label
 
 
 def newest(studies: Sequence[KnobsResult]) -> list[KnobsResult]:
@@ -92,12 +106,16 @@ def idle(study: KnobsResult) -> list[str]:
 
 
 def idle_sentence(study: KnobsResult) -> str:
+    """The knobs that did nothing, in one sentence; and how far the control stood from the default."""
     names = idle(study)
     within = f"{IDLE_WITHIN:.0%}"
-    if not names:
-        return f"No knob alone left the median within ±{within} of the default's: each one moved it."
-    listed = ", ".join(f"`{name}`" for name in names)
-    return f"Did nothing alone (the median within ±{within} of the default's at every value tried): {listed}."
+    if names:
+        listed = ", ".join(f"`{name}`" for name in names)
+        text = f"Did nothing alone (the median within ±{within} of the default's at every value tried): {listed}."
+    else:
+        text = f"No knob alone left the median within ±{within} of the default's: each one moved it."
+    controls = [step.gain for step in study.steps if step.phase == CONTROL and step.gain is not None]
+    return text + "".join(f" The control ran at {gain:.2f} times the default." for gain in controls)
 
 
 def trades_lines(study: KnobsResult) -> list[str]:
@@ -115,13 +133,15 @@ def trades_lines(study: KnobsResult) -> list[str]:
 
 def cited(study: KnobsResult, numbers: Mapping[str, int]) -> str:
     """Which study, on which machine (named as the Machines table names it), and its capacity searches."""
-    machine = capacity_rows.machine_of({"machine": study.machine})
+    machine = machine_of(study, numbers)
     number = numbers.get(machine)
     where = f"[machine {number}](#machines)" if number else "a machine"
     rounds = "one round" if study.replicates == 1 else f"{study.replicates} rounds"
+    cut = "" if study.outcome == DONE else f" ({study.outcome}: the steps and runs made until then)"
     text = (
         f"**`{study.profile}`** ({study.daemon_version}), scenario `{study.scenario}`: knob study `{study.id}`, "
-        f"{rounds}, on {where} ({machine.split(', kernel')[0]}), {study.started_utc} to {study.finished_utc}."
+        f"{rounds}{cut}, on {where} ({machine.split(', kernel')[0]}), {study.started_utc} to "
+        f"{study.finished_utc}."
     )
     searches = [f"`{step}`: `{found}`" for step, found in study.capacity.items() if found]
     if searches:

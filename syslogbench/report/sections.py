@@ -370,11 +370,12 @@ def machines_section(
     searches: Sequence[Mapping],
     studies: Sequence[KnobsResult] = (),
 ) -> Section:
+    ran = [(knobs.machine_of(study, numbers), study.finished_utc) for study in studies]
     return Section(
         [
             Heading(MACHINES_TITLE, 2),
             Note(MACHINES_NOTE),
-            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, studies)),
+            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, ran)),
         ],
         anchor=MACHINES_ANCHOR,
     )
@@ -389,7 +390,7 @@ def all_machine_numbers(
     for search in sorted(searches, key=capacity_rows.finished):
         numbers.setdefault(capacity_rows.machine_of(search), len(numbers) + 1)
     for study in sorted(studies, key=lambda s: s.finished_utc):
-        numbers.setdefault(capacity_rows.machine_of({"machine": study.machine}), len(numbers) + 1)
+        numbers.setdefault(knobs.machine_of(study, numbers), len(numbers) + 1)
     return numbers
 
 

@@ -45,13 +45,14 @@ def knob(param: str, default: str, trades: str, tuned: bool = True) -> dict[str,
     }
 
 
-# The default drains at 100,000 msg/s; no-dns alone 103,000 (within 5%: it did nothing); file-cache=192 alone
+# The default drains at 100,000 msg/s, the control (the defaults, mounted as every step is) at 101,000; no-dns alone 103,000 (within 5%: it did nothing); file-cache=192 alone
 # 150,000, file-cache=10 alone 90,000; io-buffer alone 120,000 (one run of three lost messages); both tuned
 # knobs together 180,000. The chain's 80,000 msg/s of gain: 50,000 (62.5%) from file-cache, 30,000 (37.5%) from
 # io-buffer.
 STUDY: dict[str, Any] = {
     "kind": "knobs",
     "id": "20261201T120000.000Z-rsyslog-8.2504-ab12-seed2014",
+    "outcome": "done",
     "profile": "rsyslog-8.2504",
     "daemon": "rsyslog",
     "daemon_version": "8.2504.0",
@@ -70,6 +71,7 @@ STUDY: dict[str, Any] = {
     },
     "steps": [
         step("default", "default", {}, runs(98_000, 100_000, 102_000), 1.0),
+        step("default-mounted", "control", {}, runs(100_000, 101_000, 102_000), 1.01),
         step("no-dns", "alone", {"no-dns": "off"}, runs(102_000, 103_000, 104_000), 1.03),
         step("file-cache=10", "alone", {"file-cache": "10"}, runs(89_000, 90_000, 91_000), 0.9),
         step("file-cache=192", "alone", {"file-cache": "192"}, runs(149_000, 150_000, 151_000), 1.5),
@@ -171,6 +173,7 @@ def test_the_knob_table_has_a_row_per_step_with_its_share_of_the_gain(results: P
     assert table[0] == list(knobs.HEADER)
     assert table[1:] == [
         ["default", "none: the defaults", "default", "3 of 3", "100,000", "1.00", "9.00", "-"],
+        ["default-mounted", "none: the defaults", "control", "3 of 3", "101,000", "1.01", "9.00", ""],
         ["no-dns", "no-dns=off", "alone", "3 of 3", "103,000", "1.03", "9.00", ""],
         ["file-cache=10", "file-cache=10", "alone", "3 of 3", "90,000", "0.90", "9.00", ""],
         ["file-cache=192", "file-cache=192", "alone", "3 of 3", "150,000", "1.50", "9.00", "62%"],
@@ -184,11 +187,12 @@ def test_the_knob_table_has_a_row_per_step_with_its_share_of_the_gain(results: P
 def test_the_knobs_that_did_nothing_are_named_in_one_sentence(results: Path) -> None:
     text = knob_section(results)
     assert (
-        "Did nothing alone (the median within ±5% of the default's at every value tried): `no-dns`." in text
-    )
+        "Did nothing alone (the median within ±5% of the default's at every value tried): `no-dns`. The "
+        "control ran at 1.01 times the default."
+    ) in text
     # file-cache moved the median at both values (0.90 and 1.50): not idle, though one value lost.
     moved = copy.deepcopy(STUDY)
-    moved["steps"][1]["gain"] = 1.06
+    moved["steps"][2]["gain"] = 1.06  # no-dns
     assert knobs.idle(model.result_from_dict(moved)) == []
     assert "No knob alone left the median within ±5%" in knobs.idle_sentence(model.result_from_dict(moved))
 
@@ -207,6 +211,28 @@ def test_each_knob_tried_says_what_it_trades_and_the_study_is_cited(results: Pat
         "2026-12-01T13:00:00Z. Capacity searches of its steps (results/knobs/"
         f"{STUDY['id']}/capacity/): `default`: `20261201T130000.000Z-rsyslog-8.2504-cd34-seed2014`."
     ) in text  # the machine the report's runs name 1: the same words
+
+
+def test_a_study_that_did_not_record_the_docker_version_is_of_the_machine_alike_in_all_else(
+    results: Path,
+) -> None:
+    """The first studies wrote "unknown (run without the syslogbench command)" for Docker's version."""
+    unknown = dict(HOST, fingerprint=None, docker_version="unknown (run without the syslogbench command)")
+    write(results, STUDY | {"machine": unknown})
+    assert "on [machine 1](#machines) (Test CPU 9000" in knob_section(results)
+    elsewhere = STUDY | {
+        "machine": unknown | {"kernel": "6.9.0"}
+    }  # no known machine alike: a machine of its own
+    write(results, elsewhere)
+    assert "on [machine 2](#machines) (Test CPU 9000" in knob_section(results)
+
+
+def test_an_interrupted_study_says_so(tmp_path: Path) -> None:
+    write(tmp_path, STUDY | {"outcome": "interrupted"})
+    said = f"`{STUDY['id']}`, 3 rounds (interrupted: the steps and runs made until then), on"
+    assert said in knob_section(tmp_path)
+    before = {key: value for key, value in STUDY.items() if key not in ("outcome", "daemon")}
+    assert model.result_from_dict(before).outcome == "done"  # the first studies, before the key
 
 
 def test_the_newest_study_of_each_profile_and_scenario_follows_the_capacity_summary(results: Path) -> None:
@@ -252,7 +278,7 @@ def test_the_knobs_command_writes_what_the_report_reads(
             {"run_id": None, "verdict": "error", "exit_code": 3, "replicate": 2}]),
     }  # fmt: skip
     (tmp_path / "knobs").mkdir()
-    chain = knobsteps.chain([], [], {})
+    chain = knobsteps.chain(family.knobs, [], [], {})
     path = command.write(job, "kid", command.datetime.now(command.UTC), records, chain, {}, tmp_path)  # type: ignore[arg-type]
     study = model.read(path)
     assert (study.daemon, study.machine["docker_version"]) == ("rsyslog", "27.0.0")
