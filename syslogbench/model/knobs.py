@@ -50,9 +50,9 @@ class Step:
     """One config of the study: the knobs it set (name -> value), its runs, its gain over the default step."""
 
     name: str
-    # "default"; "control" (the defaults again, rendered and mounted as every other step: what the way a step
-    # runs costs); "alone" (one knob at one value, or knobs asked together, A+B); "together" (the knobs that
-    # bought most alone, one more a step)
+    # "default" (the package's defaults, rendered and mounted as every other step's config is); "control" (the
+    # image's own default config, as `run` runs it: what the way a step runs costs); "alone" (one knob at one
+    # value, or knobs asked together, A+B); "together" (the knobs that bought most alone, one more a step)
     phase: str
     knobs: dict[str, str]
     runs: list[Run] = field(default_factory=list)

@@ -18,10 +18,11 @@ ANCHOR = "knobs"
 TITLE = "Knobs: what each setting buys, one at a time"
 NOTE = (
     "`python -m syslogbench knobs` runs one profile and scenario from the package's defaults towards tuned "
-    "(docs/tuning.md): the default config, a control (the defaults again, rendered and mounted as every "
-    "other step is: its distance from 1.00 is what the way a step runs costs, or the machine's drift, and a "
-    "knob's gain no farther from 1 says nothing), each knob alone at each value asked, then the knobs that "
-    "bought most together, one more a step; each round runs every step once, in a fresh random order. The rates are "
+    "(docs/tuning.md): the default config, each knob alone at each value asked, then the knobs that bought "
+    "most together, one more a step, each a config rendered and mounted for it; and a control, the image's own "
+    "default config as `run` runs it, whose distance from 1.00 is what the way a step runs costs, or the "
+    "machine's drift: a knob's gain no farther from 1 says nothing. Each round runs every step once, in a "
+    "fresh random order. The rates are "
     "burst drain rates, as in the version matrix, not capacity. *runs*: passed of all (a run with loss counts "
     "no rate). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
     "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
@@ -32,7 +33,7 @@ HEADER = ("step", "knobs set", "phase", "runs", "median msgs/s", "x default", "C
           "share of the gain")  # fmt: skip
 # A knob whose every step alone left the median within this much of the default's did nothing measurable.
 IDLE_WITHIN = 0.05
-CONTROL = "control"  # the phase of the step that runs the defaults as every other step runs
+CONTROL = "control"  # the phase of the step that runs the image's own default config, as `run` does
 DASH = "-"
 
 
