@@ -96,12 +96,21 @@ def tried(study: KnobsResult) -> list[str]:
     return [name for name in study.knobs if name in used] + sorted(used - set(study.knobs))
 
 
+def floor(study: KnobsResult) -> float:
+    """How far from 1.0 a gain must be to say something: IDLE_WITHIN, or the control's own distance from the
+    default where that is larger (two runs of the same defaults that differ by more say the rest is noise)."""
+    controls = [
+        abs(step.gain - 1.0) for step in study.steps if step.phase == CONTROL and step.gain is not None
+    ]
+    return max([IDLE_WITHIN, *controls])
+
+
 def idle(study: KnobsResult) -> list[str]:
-    """The knobs that did nothing: every step of the knob alone with a gain, each within IDLE_WITHIN of 1.0."""
-    found = []
+    """The knobs that did nothing: every step of the knob alone with a gain, each within floor() of 1.0."""
+    found, within = [], floor(study)
     for name in tried(study):
         gains = [step.gain for step in study.steps if step.phase == "alone" and list(step.knobs) == [name]]
-        if gains and all(g is not None and abs(g - 1.0) <= IDLE_WITHIN for g in gains):
+        if gains and all(g is not None and abs(g - 1.0) <= within for g in gains):
             found.append(name)
     return found
 
@@ -109,13 +118,17 @@ def idle(study: KnobsResult) -> list[str]:
 def idle_sentence(study: KnobsResult) -> str:
     """The knobs that did nothing, in one sentence; and how far the control stood from the default."""
     names = idle(study)
-    within = f"{IDLE_WITHIN:.0%}"
+    within = f"{floor(study):.0%}"
+    controls = [step.gain for step in study.steps if step.phase == CONTROL and step.gain is not None]
+    why = " (the control's distance from the default)" if floor(study) > IDLE_WITHIN else ""
     if names:
         listed = ", ".join(f"`{name}`" for name in names)
-        text = f"Did nothing alone (the median within ±{within} of the default's at every value tried): {listed}."
+        text = (
+            f"Not told apart from the default alone (the median within ±{within}{why} of the default's at every "
+            f"value tried): {listed}."
+        )
     else:
-        text = f"No knob alone left the median within ±{within} of the default's: each one moved it."
-    controls = [step.gain for step in study.steps if step.phase == CONTROL and step.gain is not None]
+        text = f"No knob alone left the median within ±{within}{why} of the default's: each one moved it."
     return text + "".join(f" The control ran at {gain:.2f} times the default." for gain in controls)
 
 

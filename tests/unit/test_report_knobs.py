@@ -187,9 +187,15 @@ def test_the_knob_table_has_a_row_per_step_with_its_share_of_the_gain(results: P
 def test_the_knobs_that_did_nothing_are_named_in_one_sentence(results: Path) -> None:
     text = knob_section(results)
     assert (
-        "Did nothing alone (the median within ±5% of the default's at every value tried): `no-dns`. The "
-        "control ran at 1.01 times the default."
+        "Not told apart from the default alone (the median within ±5% of the default's at every value tried): "
+        "`no-dns`. The control ran at 1.01 times the default."
     ) in text
+    # A control farther from the default than 5% widens what says nothing, and the sentence says why.
+    wide = copy.deepcopy(STUDY)
+    control = next(step for step in wide["steps"] if step["phase"] == "control")
+    control["gain"] = 1.12
+    said = knobs.idle_sentence(model.result_from_dict(wide))
+    assert "within ±12% (the control's distance from the default)" in said, said
     # file-cache moved the median at both values (0.90 and 1.50): not idle, though one value lost.
     moved = copy.deepcopy(STUDY)
     moved["steps"][2]["gain"] = 1.06  # no-dns
