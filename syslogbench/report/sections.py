@@ -251,13 +251,21 @@ def scenario_section(scenario: str, groups: Sequence[Group], figures: Figures) -
         Paragraph(machines_line(runs)),
         *statistics_blocks(groups),
         *ratio_blocks(groups),
-        *(Figure(caption, path) for caption, path in figures.get(scenario_anchor(scenario), [])),
+        *plot_blocks(figures.get(scenario_anchor(scenario), [])),
         *udp_blocks(runs),
         *fingerprint_blocks(groups),
         Details("Latest run per profile: every figure", latest_blocks(runs)),
         *published_blocks(runs),
     ]
     return Section(blocks, anchor=scenario_anchor(scenario))
+
+
+def plot_blocks(figures: Sequence[tuple[str, str]]) -> list[Block]:
+    """A scenario's plots, folded: each tuning and machine has a section, and the page stays short enough to
+    read (its tables carry the figures; the plots show their spread)."""
+    if not figures:
+        return []
+    return [Details(f"Plots ({len(figures)})", [Figure(caption, path) for caption, path in figures])]
 
 
 # -- the scenarios with one run per profile, folded into one table --------------------------------
