@@ -55,7 +55,8 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
     names = [step["name"] for step in data["steps"]]
     alone = ["default", "default-as-run", "file-cache=10", "file-cache=64", "io-buffer"]
     assert names[:5] == alone and len(names) == 6, names  # then the best file cache with io-buffer
-    assert names[5] in ("file-cache=10+io-buffer", "file-cache=64+io-buffer")
+    # The knob that bought most alone comes first: at this scale either may.
+    assert set(names[5].split("+")) in ({"file-cache=10", "io-buffer"}, {"file-cache=64", "io-buffer"}), names
     expected = 2 * (int(SMALL["MESSAGES_PER_SENDER"]) + 1)
     for step in data["steps"]:
         (run,) = step["runs"]
