@@ -8,7 +8,6 @@ Stdlib only: the watcher, the generators and the host all import it.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -792,11 +791,9 @@ def result_from_dict(data: Mapping) -> CapacityResult:
 def read(path: Path) -> CapacityResult:
     """results/capacity/<run id>.json; CapacityResultError (one line) for a file that is not one."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise CapacityResultError(f"cannot be read ({error})") from None
-    except ValueError as error:
-        raise CapacityResultError(f"not JSON ({error})") from None
+        data = codec.read_json(path)
+    except codec.CodecError as error:
+        raise CapacityResultError(str(error)) from None
     return result_from_dict(data)
 
 

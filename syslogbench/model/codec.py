@@ -13,6 +13,7 @@ import json
 import types
 import typing
 from dataclasses import MISSING, fields, is_dataclass
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -146,6 +147,16 @@ def load(kind_: type[T], data: object, where: str) -> T:
     if wrong := wrong_field(made, f"{where}."):
         raise CodecError(wrong)
     return made
+
+
+def read_json(path: Path) -> object:
+    """A result file's document; CodecError (one line) for a file that cannot be read or is not JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise CodecError(f"cannot be read ({error})") from None
+    except ValueError as error:
+        raise CodecError(f"not JSON ({error})") from None
 
 
 def plain(value: object) -> object:

@@ -9,7 +9,6 @@ type, is one line. Stdlib only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
@@ -136,9 +135,7 @@ def result_from_dict(data: object) -> KnobsResult:
 def read(path: Path) -> KnobsResult:
     """results/knobs/<id>.json; KnobsResultError (one line) for a file that is not one."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnobsResultError(f"cannot be read ({error})") from None
-    except ValueError as error:
-        raise KnobsResultError(f"not JSON ({error})") from None
+        data = codec.read_json(path)
+    except codec.CodecError as error:
+        raise KnobsResultError(str(error)) from None
     return result_from_dict(data)
