@@ -31,6 +31,7 @@ from syslogbench.host import (
     searchplan,
     searchrun,
     setup,
+    tools,
 )
 from syslogbench.host import tuning as tunings
 from syslogbench.host.compose import project_name
@@ -124,25 +125,19 @@ def stage(job: Knobs, step: Step, folder: Path) -> tuple[Path, ...]:
     return (override,)
 
 
-def syntax_check(job: Knobs, step: Step, folder: Path) -> None:
-    """The daemon's own check of a step's config in the profile's image, before any run (a TLS config names
-    the run's certificates, which exist only in a run: its daemon then says at its start)."""
+def syntax_check(job: Knobs, step: Step) -> None:
+    """The daemon's own check of a step's config in the profile's image, before any run: the config goes in on
+    standard input (a TLS config names the run's certificates, which exist only in a run: its daemon then says
+    at its start)."""
     if step.phase in ("default", "control") or job.base.scenario.transport == "tls":
         return
     family = families.get(job.base.profile.daemon)
     inside = "/tmp/knobs.conf"
-    command = [
-        "docker",
-        "run",
-        "--rm",
-        "--network",
-        "none",
-        "-v",
-        f"{(folder / job.base.scenario.id).resolve()}.conf:{inside}:ro",
-    ]
-    command += ["--entrypoint", family.check[0], job.base.profile.image, *family.check_command(inside)[1:]]
+    text = render.render(job.base.profile, job.base.scenario, applied(job, step))
+    check = ["sh", "-c", f'cat > {inside} && exec "$@"', "check", *family.check_command(inside)]
+    command = tools.offline_run(job.base.profile.image, check, stdin=True)
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
+        done = subprocess.run(command, input=text, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise tunings.TuningError(
             f"step {step.name}: {family.check_name} took over {CHECK_TIMEOUT_S} s"
@@ -168,8 +163,9 @@ def figures(path: Path) -> dict[str, object]:
     }
 
 
-def run_step(job: Knobs, step: Step, replicate: int, folder: Path, runs_dir: Path) -> dict[str, object]:
-    files = stage(job, step, folder / "configs" / slug(step.name))
+def run_step(job: Knobs, step: Step, files: tuple[Path, ...], replicate: int, folder: Path,
+             runs_dir: Path) -> dict[str, object]:  # fmt: skip
+    """One run of a step, with its staged compose files (none: the image's own default config)."""
     env = {"TUNING": tunings.TUNINGS[-1] if files else tunings.DEFAULT}
     staging = Path(tempfile.mkdtemp(prefix=".step-", dir=folder))
     try:
@@ -206,10 +202,12 @@ def passed(records: dict[str, StepRecord]) -> dict[str, list[float]]:
 def run_phase(job: Knobs, steps: list[Step], records: dict[str, StepRecord], folder: Path) -> None:
     runs_dir = folder / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
+    files = {}
     for step in steps:
         records[step.name] = StepRecord(step.name, step.phase, dict(applied(job, step).values))
+        files[step.name] = stage(job, step, folder / "configs" / slug(step.name))  # once, for every round
     for replicate, step in knobsteps.rounds(steps, job.replicates, SEED + len(records)):
-        records[step.name].runs.append(run_step(job, step, replicate, folder, runs_dir))
+        records[step.name].runs.append(run_step(job, step, files[step.name], replicate, folder, runs_dir))
 
 
 def search(job: Knobs, step: Step, folder: Path) -> str | None:
@@ -241,8 +239,7 @@ def command(job: Knobs, results_dir: Path) -> int:
     folder.mkdir(parents=True, exist_ok=True)  # after the images: a command stopped before writes nothing
     alone = knobsteps.alone_steps(job.knobs, render.target(profile, scenario), job.asked)
     for step in alone:
-        stage(job, step, folder / "configs" / slug(step.name))
-        syntax_check(job, step, folder / "configs" / slug(step.name))
+        syntax_check(job, step)
     records: dict[str, StepRecord] = {}
     together: list[Step] = []
     searches: dict[str, str | None] = {}
