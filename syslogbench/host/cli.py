@@ -154,6 +154,13 @@ def knobs_options(cmd: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also a capacity search of the first step and of the last (the search's keys as for capacity)",
     )
+    cmd.add_argument(
+        "--latency-rate",
+        default="auto",
+        metavar="RATE",
+        help="each step's p99 latency from one capacity trial at this total msg/s (default auto: half the "
+        "default step's drain rate; off: none)",
+    )
     results_option(cmd, "writes <results>/knobs/<id>.json, each run's result in <results>/knobs/<id>/")
     overrides_option(cmd, f"{OVERRIDE_HELP}; with --capacity also the search's (docs/capacity.md)")
 
@@ -355,7 +362,7 @@ def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
         one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
     results = writable_dir(args.results)
-    job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity)
+    job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate)
     return knobs.command(job, results)
 
 

@@ -42,6 +42,13 @@ from syslogbench.model import knobs as knobs_model
 
 CHECK_TIMEOUT_S = 60
 SEED = 1  # the order of each round's steps
+# --latency-rate auto: this share of the default step's median drain rate, every step at that one rate, so
+# that each is below what the defaults hold (the default NDRs found were above their drain rates) and the
+# steps differ in latency, not in load.
+AUTO_SHARE = 0.5
+LATENCY_WORDS = ("auto", "off")
+# The search's settings a latency trial uses (model/capacity.py KEYS): without --capacity, the others are refused.
+LATENCY_KEYS = ("LATENCY_BOUND", "TRIAL_FINAL", "TRIAL_PAUSE", "DAEMON_CORES")
 
 
 @dataclass
@@ -52,6 +59,7 @@ class StepRecord:
     phase: str
     knobs: dict[str, str]
     runs: list[dict[str, object]] = field(default_factory=list)
+    latency: dict[str, object] | None = None  # its trial at the study's fixed rate (model/knobs.py FixedRate)
 
 
 @dataclass(frozen=True)
@@ -64,21 +72,40 @@ class Knobs:
     replicates: int
     capacity: bool
     search_overrides: dict[str, str]
+    latency: float | str = "auto"  # --latency-rate: msg/s in all, or "auto" or "off" (LATENCY_WORDS)
 
 
-def make(profile: str, overrides: dict[str, str], words: list[str], replicates: int, searched: bool) -> Knobs:
+def latency_option(word: str) -> float | str:
+    """--latency-rate: a total rate of at least RATE_MIN's default, or auto, or off; one line otherwise."""
+    if word in LATENCY_WORDS:
+        return word
+    try:
+        value = float(word)
+    except ValueError:
+        value = -1.0
+    lowest = capacity.CapacitySettings().rate_min
+    if not value >= lowest or value == float("inf"):
+        raise tunings.TuningError(
+            f"--latency-rate {word}: give msg/s in all senders, at least {lowest:,.0f}, or auto, or off"
+        )
+    return value
+
+
+def make(profile: str, overrides: dict[str, str], words: list[str], replicates: int, searched: bool,
+         latency: str = "auto") -> Knobs:  # fmt: skip
     """Every bad input as one line, before any container: the profile, the settings, the knobs and their
-    values, and with --capacity the search's settings."""
+    values, the fixed rate, and with --capacity the search's settings."""
+    fixed = latency_option(latency)
     if replicates < 1:
         raise tunings.TuningError(f"--replicates {replicates}: use 1 or more")
     if "TUNING" in overrides:
         raise tunings.TuningError("knobs sets TUNING itself, step by step: leave TUNING out")
     _, rest = capacity.split(overrides)
     search = {key: value for key, value in overrides.items() if key not in rest}
-    if search and not searched:
-        raise tunings.TuningError(
-            f"{', '.join(sorted(search))}: settings of a capacity search; add --capacity"
-        )
+    latency_keys = LATENCY_KEYS if fixed != "off" else ()
+    if not searched and (unused := sorted(set(search) - set(latency_keys))):
+        also = f" (the latency trials take {', '.join(latency_keys)})" if latency_keys else ""
+        raise tunings.TuningError(f"{', '.join(unused)}: settings of a capacity search; add --capacity{also}")
     base = plan.make(profile, rest, benchmark.OneHost())
     if base.unsupported:
         said = "; ".join(base.unsupported)
@@ -91,7 +118,11 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
     asked = knobsteps.parse_asked(words)
     knobsteps.alone_steps(knobs, render.target(base.profile, base.scenario), asked)  # refuses an unknown knob
     base.on.check(base)
-    job = Knobs(base, knobs, asked, replicates, searched, search)
+    job = Knobs(base, knobs, asked, replicates, searched, search, fixed)
+    if fixed != "off":
+        latency_plan(
+            job, tunings.DEFAULT, 1000.0 if fixed == "auto" else float(fixed)
+        )  # its settings checked
     if searched:
         searchplan.plan(
             base.profile.profile, {**plan_overrides(job), **search}, base.on
@@ -147,6 +178,28 @@ def syntax_check(job: Knobs, step: Step) -> None:
         raise tunings.TuningError(
             f"step {step.name}: {family.check_name} refused its config: {said[0]}: change the value"
         )
+
+
+def all_together(job: Knobs, alone: list[Step]) -> list[Step]:
+    """Every tuned knob tried alone, together at its first value: the together steps' configs are this one's
+    parts, so the daemon checks it before any run (each together step is checked again once known)."""
+    tuned = {knob.knob for knob in job.knobs if knob.tuned}
+    values: dict[str, str | None] = {}
+    for step in alone:
+        if step.phase == "alone" and len(step.values) == 1 and set(step.values) <= tuned:
+            values.setdefault(*next(iter(step.values.items())))
+    return [Step("+".join(values), "together", values)] if len(values) > 1 else []
+
+
+def checked_together(job: Knobs, steps: list[Step]) -> list[Step]:
+    """The together steps up to the first whose config the daemon refuses (each builds on the one before)."""
+    for index, step in enumerate(steps):
+        try:
+            syntax_check(job, step)
+        except tunings.TuningError as refused:
+            log(f"notice: {refused}; the chain ends before it")
+            return steps[:index]
+    return steps
 
 
 def figures(path: Path) -> dict[str, object]:
@@ -210,6 +263,68 @@ def run_phase(job: Knobs, steps: list[Step], records: dict[str, StepRecord], fol
         records[step.name].runs.append(run_step(job, step, files[step.name], replicate, folder, runs_dir))
 
 
+def latency_plan(job: Knobs, tuning: str, rate: float) -> searchplan.Search:
+    """The plan of a step's latency trial: the capacity search's shape and settings, RATE_MAX the fixed rate
+    (the senders sized for it)."""
+    given = {**job.search_overrides, "RATE_MAX": f"{rate:.0f}", "TUNING": tuning}
+    return searchplan.plan(job.base.profile.profile, {**plan_overrides(job), **given}, job.base.on)
+
+
+def fixed_rate(job: Knobs, rates: dict[str, list[float]]) -> float | None:
+    """The study's fixed rate: as given, or AUTO_SHARE of the default step's median drain rate (rounded to
+    three figures); None when off, or when the default step has no rate."""
+    if job.latency == "off":
+        return None
+    if job.latency != "auto":
+        return float(job.latency)
+    found = rates.get(knobs_model.DEFAULT_STEP) or []
+    if not found:
+        return None
+    wanted = median(found) * AUTO_SHARE
+    return max(capacity.CapacitySettings().rate_min, float(f"{wanted:.3g}"))
+
+
+def latency_of(found: capacity.Trial | str, rate: float) -> dict[str, object]:
+    """What a step keeps of its latency trial (model/knobs.py FixedRate)."""
+    if isinstance(found, str):
+        return {"rate_msgs_per_s": rate, "error": found}
+    cpu = found.daemon_cpu_s
+    return {
+        "rate_msgs_per_s": found.offered_msgs_per_s,
+        "p50_ms": found.latency_ms.p50,
+        "p99_ms": found.latency_ms.p99,
+        "max_ms": found.latency_ms.max,
+        "intended": found.intended,
+        "received": found.received,
+        "lost": found.lost,
+        "late": found.late,
+        "cpu_us_per_msg": round(cpu / found.received * 1e6, 3)
+        if cpu is not None and found.received
+        else None,
+        "error": None,
+    }
+
+
+def latency_phase(
+    job: Knobs, steps: list[Step], records: dict[str, StepRecord], folder: Path
+) -> float | None:
+    """Each step's trial at the study's fixed rate, on a rig of its own (the control's config is the default
+    step's, so it has none); the rate, or None when there is none."""
+    rate = fixed_rate(job, passed(records))
+    if rate is None:
+        return None
+    for step in steps:
+        if step.phase == "control":
+            continue
+        files = stage(job, step, folder / "configs" / slug(step.name))
+        chosen = latency_plan(job, tunings.TUNINGS[-1] if files else tunings.DEFAULT, rate)
+        found = searchrun.fixed_rate(chosen, rate, folder, files)
+        records[step.name].latency = latency_of(found, rate)
+        said = found if isinstance(found, str) else f"p99 {found.latency_ms.p99} ms"
+        log(f"knobs: {step.name} at {rate:,.0f} msg/s: {said}")
+    return rate
+
+
 def search(job: Knobs, step: Step, folder: Path) -> str | None:
     """A capacity search of one step: its result id, or None when it wrote none."""
     files = stage(job, step, folder / "configs" / slug(step.name))
@@ -238,27 +353,29 @@ def command(job: Knobs, results_dir: Path) -> int:
     setup.setup([profile.profile])
     folder.mkdir(parents=True, exist_ok=True)  # after the images: a command stopped before writes nothing
     alone = knobsteps.alone_steps(job.knobs, render.target(profile, scenario), job.asked)
-    for step in alone:
+    for step in [*alone, *all_together(job, alone)]:
         syntax_check(job, step)
     records: dict[str, StepRecord] = {}
     together: list[Step] = []
     searches: dict[str, str | None] = {}
+    latency: list[float | None] = [None]
     try:
         with lock.project(project_name()):
             run_phase(job, alone, records, folder)
-            together = knobsteps.together_steps(job.knobs, alone, passed(records))
+            together = checked_together(job, knobsteps.together_steps(job.knobs, alone, passed(records)))
             run_phase(job, together, records, folder)
         names = knobsteps.chain(job.knobs, alone, together, passed(records))
+        latency[0] = latency_phase(job, [*alone, *together], records, folder)
         if job.capacity and len(names) > 1:
             by_name = {step.name: step for step in [*alone, *together]}
             for name in (names[0], names[-1]):
                 searches[name] = search(job, by_name[name], folder)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the steps so far still make a result, which says so
         names = knobsteps.chain(job.knobs, alone, together, passed(records))
-        write(job, kid, began, records, names, searches, results_dir, "interrupted")
+        write(job, kid, began, records, names, searches, results_dir, latency[0], "interrupted")
         raise
-    path = write(job, kid, began, records, names, searches, results_dir)
-    print(table(records, names))
+    path = write(job, kid, began, records, names, searches, results_dir, latency[0])
+    print(table(records, names, latency[0]))
     log(f"knobs: {path}")
     verdicts = {run["verdict"] for rec in records.values() for run in rec.runs}
     return (
@@ -269,7 +386,8 @@ def command(job: Knobs, results_dir: Path) -> int:
 
 
 def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord], names: list[str],
-          searches: dict[str, str | None], results_dir: Path, outcome: str = "done") -> Path:  # fmt: skip
+          searches: dict[str, str | None], results_dir: Path, latency: float | None = None,
+          outcome: str = "done") -> Path:  # fmt: skip
     """results/knobs/<kid>.json, through the model the report reads it with (model/knobs.py): a document it
     would refuse is never written. outcome: "done", or "interrupted" (Ctrl-C or SIGTERM: the steps with the
     runs made so far)."""
@@ -301,16 +419,24 @@ def write(job: Knobs, kid: str, began: datetime, records: dict[str, StepRecord],
         "chain": names,
         "shares": knobsteps.shares(names, rates),
         "capacity": searches,
+        "latency_rate": latency,
     }
     path = results_dir / "knobs" / f"{kid}.json"
     path.write_text(json.dumps(knobs_model.result_from_dict(data).to_dict(), indent=1, sort_keys=True) + "\n")
     return path
 
 
-def table(records: dict[str, StepRecord], names: list[str]) -> str:
+def p99(record: StepRecord) -> str:
+    found = record.latency or {}
+    value = found.get("p99_ms")
+    return "-" if value is None else f"{value:.2f}"
+
+
+def table(records: dict[str, StepRecord], names: list[str], latency: float | None = None) -> str:
     rates = passed(records)
     shares = knobsteps.shares(names, rates)
-    rows = [f"{'step':<48} {'phase':<9} {'runs':>4} {'median msg/s':>13} {'x default':>9} {'share':>7}"]
+    at = "" if latency is None else f" {'p99 ms':>8}"
+    rows = [f"{'step':<48} {'phase':<9} {'runs':>4} {'median msg/s':>13} {'x default':>9} {'share':>7}{at}"]
     for name, rec in records.items():
         found = rates.get(name) or []
         middle = median(found) if found else None
@@ -319,5 +445,8 @@ def table(records: dict[str, StepRecord], names: list[str]) -> str:
         rows.append(
             f"{name[:48]:<48} {rec.phase:<9} {len(found):>2}/{len(rec.runs):<1} {rate(middle):>13} "
             f"{'-' if times is None else f'{times:.2f}':>9} {'-' if share is None else f'{share:.0%}':>7}"
+            + ("" if latency is None else f" {p99(rec):>8}")
         )
+    if latency is not None:
+        rows.append(f"p99 ms: of each step's TRIAL_FINAL trial at {latency:,.0f} msg/s (--latency-rate)")
     return "\n".join(rows)

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,9 +25,9 @@ from syslogbench.contract import EXIT_CODES
 from syslogbench.host import lock
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.host.measurer import Measurer
+from syslogbench.host.measurer import Measurer, RigBound, TrialStopped
 from syslogbench.host.plan import Rig
-from syslogbench.host.search import Found, confirm, search
+from syslogbench.host.search import Found, confirm, search, warm_up
 from syslogbench.host.searchplan import Search
 from syslogbench.host.searchresult import Start, record
 from syslogbench.model import capacity, result
@@ -65,39 +65,60 @@ def run(
 def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
             matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
-    env = dict(chosen.plan.env)
-    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
-    env.update(contract.CapacityEnv(cap.latency_bound_s, lifetime).to_env())
-    cores = chosen.cpu_placement
-    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
-    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
-    env["RESULTS_DIR"] = str(staging.resolve())
+    env, staging = trial_env(chosen, runner, results_dir)
     # As `run` does on one host: the watcher then takes this one.
     fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
     start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix, tuning)
     log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
         f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
+    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
+    latency: dict[str, Latency] = {}
+    stopped: KeyboardInterrupt | None = None
+    with trials(runner, env, cap, staging) as measurer:
+        try:
+            started = time.monotonic()
+            found = search(measurer, cap, log, found)
+            # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
+            latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
+        except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
+            stopped = signal
+            found.interrupted = True
+            done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
+            found.errors.append(
+                f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
+            )
+    data = record(chosen, measurer, found, latency, start, results_dir, log)
+    if stopped is not None:
+        raise stopped
+    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+
+
+def trial_env(chosen: Search, runner: Rig, results_dir: Path) -> tuple[dict[str, str], Path]:
+    """The rig's settings for trials (the daemon's and the senders' cores, the watcher's capacity mode) and
+    the staging folder its watcher writes into, removed when the trials end."""
+    cap = chosen.cap
+    env = dict(chosen.plan.env)
+    env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
+    cores = chosen.cpu_placement
+    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
+    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
+    env["RESULTS_DIR"] = str(staging.resolve())
+    return env, staging
+
+
+@contextlib.contextmanager
+def trials(runner: Rig, env: dict[str, str], cap: CapacitySettings, staging: Path) -> Iterator[Measurer]:
+    """The rig up (compose in a thread, for the trials' lifetime), a measurer that asks it for trials, and,
+    however the trials end, the watcher told, the rig down and the staging folder gone."""
     outcome: list[Up] = []
+    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
     compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
     compose.start()
     measurer = Measurer(
         lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
     )
-    found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
-    latency: dict[str, Latency] = {}
-    stopped: KeyboardInterrupt | None = None
     try:
-        started = time.monotonic()
-        found = search(measurer, cap, log, found)
-        # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
-        latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
-    except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
-        stopped = signal
-        found.interrupted = True
-        done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
-        found.errors.append(
-            f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
-        )
+        yield measurer
     finally:
         end(runner, env)
         compose.join(UP_ALLOWANCE_S)
@@ -105,10 +126,23 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
         for leftover in staging.glob("*"):
             leftover.unlink()
         staging.rmdir()
-    data = record(chosen, measurer, found, latency, start, results_dir, log)
-    if stopped is not None:
-        raise stopped
-    return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
+
+
+def fixed_rate(chosen: Search, rate: float, results_dir: Path, extra_files: tuple[Path, ...] = (),
+               log: Callable[[str], None] = log) -> Trial | str:  # fmt: skip
+    """One trial of TRIAL_FINAL at a fixed rate, after a warm-up at RATE_MIN, on a rig of its own: the trial,
+    or why there is none (one line). No result file: the caller keeps what it needs of the trial."""
+    project = project_name()
+    with lock.project(project), chosen.plan.on.rig(chosen.plan, project, False, extra_files, log) as runner:
+        env, staging = trial_env(chosen, runner, results_dir)
+        with trials(runner, env, chosen.cap, staging) as measurer:
+            found = Found(Bound(0.0, None, None), Bound(chosen.cap.pdr_target, None, None))
+            if not warm_up(measurer, chosen.cap, found):
+                return "; ".join(found.errors) or "the warm-up trial could not run"
+            try:
+                return measurer.checked(rate, chosen.cap.final_trial_s, "latency")
+            except (RigBound, TrialStopped) as error:
+                return f"the trial at {rate:,.0f} msg/s: {error}"
 
 
 def cpuset(cores: str) -> str:

@@ -45,6 +45,24 @@ class Run:
 
 
 @dataclass
+class FixedRate:
+    """One trial of a step's config at the study's fixed rate (a capacity trial, TRIAL_FINAL long): its
+    latency from each message's intended send time, its counts, the daemon's CPU per message; or the one line
+    that says why there is none."""
+
+    rate_msgs_per_s: float
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    intended: int | None = None
+    received: int | None = None
+    lost: int | None = None
+    late: int | None = None
+    cpu_us_per_msg: float | None = None
+    error: str | None = None
+
+
+@dataclass
 class Step:
     """One config of the study: the knobs it set (name -> value), its runs, its gain over the default step."""
 
@@ -56,6 +74,7 @@ class Step:
     knobs: dict[str, str]
     runs: list[Run] = field(default_factory=list)
     gain: float | None = None  # median rate of the passing runs over the default step's; None: no rate
+    latency: FixedRate | None = None  # at the study's fixed rate; None: not measured (the control, or off)
 
     @property
     def passed(self) -> list[Run]:
@@ -108,6 +127,9 @@ class KnobsResult:
     # before the key, all ran to their end.
     outcome: str = DONE
     daemon: str | None = None  # the family (rsyslog, syslog-ng); None in the first studies
+    # The total rate of every step's latency trial (--latency-rate); None: none measured (off, or a study
+    # from before it).
+    latency_rate: float | None = None
 
     @property
     def docker_known(self) -> bool:

@@ -27,7 +27,9 @@ NOTE = (
     "no rate). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
     "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
     "to the last step, its gain over the step before as a share of the whole gain from the first to the last; "
-    "a dash where the whole is no gain."
+    "a dash where the whole is no gain. *p99 ms at the fixed rate* (studies that measured it): the 99th "
+    "percentile of the latency, from each message's intended send time, in one capacity trial of each step's "
+    "config at one rate for all steps (`--latency-rate`), below what the defaults hold."
 )
 HEADER = ("step", "knobs set", "phase", "runs", "median msgs/s", "x default", "CPU µs per message",
           "share of the gain")  # fmt: skip
@@ -76,8 +78,26 @@ def share_cell(study: KnobsResult, step: Step) -> str:
     return DASH if share is None else f"{share:.0%}"
 
 
+LATENCY_HEADER = "p99 ms at the fixed rate"
+
+
+def latency_cell(step: Step) -> str:
+    """The step's p99 at the fixed rate; the control has none; why, in short, where its trial gave none."""
+    found = step.latency
+    if found is None:
+        return DASH
+    if found.error is not None or found.p99_ms is None:
+        return f"none: {found.error or 'no latency'}"[:80]
+    return f"{found.p99_ms:.2f}"
+
+
+def header(study: KnobsResult) -> tuple[str, ...]:
+    return HEADER if study.latency_rate is None else (*HEADER, LATENCY_HEADER)
+
+
 def step_row(study: KnobsResult, step: Step) -> list[str]:
     cpu = step.median_cpu_us
+    extra = [] if study.latency_rate is None else [latency_cell(step)]
     return [
         f"`{step.name}`",
         ", ".join(f"{name}={value}" for name, value in step.knobs.items()) or "none: the defaults",
@@ -87,6 +107,7 @@ def step_row(study: KnobsResult, step: Step) -> list[str]:
         DASH if step.gain is None else f"{step.gain:.2f}",
         DASH if cpu is None else f"{cpu:.2f}",
         share_cell(study, step),
+        *extra,
     ]
 
 
@@ -157,6 +178,8 @@ def cited(study: KnobsResult, numbers: Mapping[str, int]) -> str:
         f"{rounds}{cut}, on {where} ({machine.split(', kernel')[0]}), {study.started_utc} to "
         f"{study.finished_utc}."
     )
+    if study.latency_rate is not None:
+        text += f" The fixed rate of its latency trials: {study.latency_rate:,.0f} msg/s in all senders."
     searches = [f"`{step}`: `{found}`" for step, found in study.capacity.items() if found]
     if searches:
         text += (
@@ -168,7 +191,7 @@ def cited(study: KnobsResult, numbers: Mapping[str, int]) -> str:
 def study_blocks(study: KnobsResult, numbers: Mapping[str, int]) -> list[Block]:
     return [
         Paragraph(cited(study, numbers)),
-        Table(HEADER, [step_row(study, step) for step in study.steps], css_class="stack"),
+        Table(header(study), [step_row(study, step) for step in study.steps], css_class="stack"),
         Paragraph(idle_sentence(study)),
         Paragraph("What each knob tried trades away:"),
         Notes(trades_lines(study)),

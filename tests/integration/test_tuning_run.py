@@ -44,7 +44,8 @@ def test_the_default_run_says_default_with_no_knobs(bench) -> None:
 
 def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Path) -> None:
     small = ["HOSTS=1", "SENDERS_PER_HOST=2", f"MESSAGES_PER_SENDER={SMALL['MESSAGES_PER_SENDER']}"]
-    args = ["knobs", "--profile", "rsyslog-8.2504", "--knob", "file-cache=10,64", "--knob", "io-buffer"]
+    args = ["knobs", "--profile", "rsyslog-8.2504", "--knob", "file-cache=10,64", "--knob", "io-buffer",
+            "--latency-rate", "off"]  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "syslogbench", *args, "--replicates", "1", "--results", str(tmp_path), *small],
         cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=900,
@@ -73,3 +74,36 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
     knobs = families.get("rsyslog").knobs
     assert set(data["knobs"]) == {k.knob for k in knobs}
     assert all(line in done.stdout for line in alone)
+
+
+def test_knobs_measures_each_steps_latency_at_one_fixed_rate_with_exact_counts(built, tmp_path: Path) -> None:
+    small = ["HOSTS=1", "SENDERS_PER_HOST=2", f"MESSAGES_PER_SENDER={SMALL['MESSAGES_PER_SENDER']}"]
+    args = [
+        "knobs",
+        "--profile",
+        "syslog-ng-4.8",
+        "--knob",
+        "no-dns",
+        "--latency-rate",
+        "2000",
+        "TRIAL_FINAL=2",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "syslogbench", *args, "--replicates", "1", "--results", str(tmp_path), *small],
+        cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (path,) = (tmp_path / "knobs").glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["latency_rate"] == 2000.0
+    by_name = {step["name"]: step for step in data["steps"]}
+    assert by_name["default-as-run"]["latency"] is None  # the control's config is the default step's
+    for name in ("default", "no-dns"):
+        found = by_name[name]["latency"]
+        assert found["error"] is None, found
+        # Two senders at 1,000 msg/s each for 2 s: every message of the trial in, none late.
+        assert (found["intended"], found["received"], found["lost"], found["late"]) == (4000, 4000, 0, 0), (
+            found
+        )
+        assert 0 < found["p50_ms"] <= found["p99_ms"] <= found["max_ms"] < 1000, found
+    assert "p99 ms" in done.stdout

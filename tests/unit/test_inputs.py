@@ -88,3 +88,19 @@ def test_a_mistyped_profile_gets_a_guess_everywhere(
     assert cli.main([*command, "--results", str(tmp_path)]) == 2
     lines = said(capsys)
     assert len(lines) == 1 and "did you mean rsyslog8?" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    ("args", "wanted"),
+    [
+        (["--latency-rate", "fast"], "--latency-rate fast: give msg/s in all senders, at least 100, or auto, or off"),
+        (["RATE_MAX=9000"], "RATE_MAX: settings of a capacity search; add --capacity (the latency trials take "),
+        (["--latency-rate", "off", "TRIAL_FINAL=2"], "TRIAL_FINAL: settings of a capacity search; add --capacity"),
+    ],
+)  # fmt: skip
+def test_knobs_takes_the_search_settings_its_latency_trials_use_only(
+    args: list[str], wanted: str, no_docker: None, capsys, tmp_path
+) -> None:
+    code = cli.main(["knobs", "--profile", "rsyslog-8.2504", "--results", str(tmp_path), *args])
+    lines = said(capsys)
+    assert code == 2 and len(lines) == 1 and wanted in lines[0], lines

@@ -32,7 +32,7 @@ def runs(*rates: float, verdict: str = "pass") -> list[dict[str, Any]]:
 def step(
     name: str, phase: str, values: dict[str, str], found: list[dict[str, Any]], gain: float | None
 ) -> dict:
-    return {"name": name, "phase": phase, "knobs": values, "runs": found, "gain": gain}
+    return {"name": name, "phase": phase, "knobs": values, "runs": found, "gain": gain, "latency": None}
 
 
 def knob(param: str, default: str, trades: str, tuned: bool = True) -> dict[str, Any]:
@@ -92,6 +92,7 @@ STUDY: dict[str, Any] = {
         "default": "20261201T130000.000Z-rsyslog-8.2504-cd34-seed2014",
         "file-cache=192+io-buffer": None,
     },
+    "latency_rate": None,
 }
 
 

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from syslogbench.host import families, knobsteps, profiles, render, tuning
+from syslogbench.host import knobs as command
 from syslogbench.host.knobsteps import Step
 from syslogbench.model import scenarios, settings
 
@@ -196,3 +197,26 @@ def test_docs_tuning_lists_every_knob_as_its_record_marks_it(family: families.Fa
     rows = {line.split("|")[1].strip(" `"): line.split("|")[4].strip() for line in section.splitlines()
             if line.startswith("| `")}  # fmt: skip
     assert rows == {knob.knob: "yes" if knob.tuned else "no" for knob in family.knobs}
+
+
+def test_every_tuned_knob_together_is_checked_before_any_run_and_a_refused_together_step_ends_the_chain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    job = command.Knobs(None, KNOBS, {}, 1, False, {})  # type: ignore[arg-type]
+    (whole,) = command.all_together(job, ALONE)
+    # Each tuned knob at the first value tried alone; async-write is tried alone only (not tuned).
+    assert whole.values == {"io-buffer": None, "file-cache": "64"}, whole.values
+
+    def check(job: command.Knobs, step: Step) -> None:
+        if "async" in step.name:
+            raise tuning.TuningError(
+                f"step {step.name}: rsyslogd -N1 refused its config: no: change the value"
+            )
+
+    monkeypatch.setattr(command, "syntax_check", check)
+    steps = [
+        Step("a+b", "together", {}),
+        Step("a+b+async", "together", {}),
+        Step("a+b+async+c", "together", {}),
+    ]
+    assert [s.name for s in command.checked_together(job, steps)] == ["a+b"]
