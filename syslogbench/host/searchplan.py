@@ -3,6 +3,7 @@ before any container starts (docs/capacity.md)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from syslogbench.host import plan as run_plan
@@ -12,6 +13,10 @@ from syslogbench.model import capacity, settings
 from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import CapacitySettings
 
+# Without RATE_MAX, the burst run that sets it sends this many messages, all senders together
+# (host/searchceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
+# daemon's start does not decide its rate.
+BURST_MESSAGES = 2_000_000
 # A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
 RELAY_TARGETS = ("normal", "slow")
 
@@ -28,6 +33,13 @@ class Search:
     plan: Plan
     cap: CapacitySettings
     cpu_placement: dict[str, str]
+    # Without RATE_MAX: the burst run whose drain rate sets it (host/searchceiling.py); None: RATE_MAX given.
+    burst: Plan | None = None
+
+
+def cpuset(cores: str) -> str:
+    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
+    return cores if cores[:1].isdigit() else ""
 
 
 def plan(
@@ -54,7 +66,11 @@ def plan(
         )
     cores = on.default_daemon_cores() if cap.daemon_cores is None else int(cap.daemon_cores)
     cap = replace(cap, daemon_cores=float(cores))  # the result records the number in force
-    return Search(chosen, cap, on.search_placement(chosen, cores))
+    burst = None
+    if "RATE_MAX" not in overrides:
+        per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
+        burst = run_plan.make(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, on, config)
+    return Search(chosen, cap, on.search_placement(chosen, cores), burst)
 
 
 # Run settings a search has no use for: its trials set their own length and message count, and it ends

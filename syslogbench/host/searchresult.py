@@ -30,6 +30,7 @@ class Start:
     matrix: result.Matrix | None = None
     # The config's tuning and knobs where the search's plan does not say them (a step of `knobs`).
     tuning: dict[str, object] | None = None
+    ceiling: capacity.Ceiling | None = None  # where RATE_MAX came from (host/searchceiling.py)
 
 
 def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, Latency], start: Start,
@@ -38,6 +39,7 @@ def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, 
     data = build(chosen, measurer.trials, found, latency, start.began, start.fingerprint, measurer.machine)
     data.matrix = None if start.matrix is None else asdict(start.matrix)
     data.commit = start.commit
+    data.ceiling = start.ceiling
     tuned = start.tuning or chosen.plan.tuning_record()
     data.tuning, data.knobs = str(tuned["tuning"]), dict(tuned["knobs"])  # type: ignore[call-overload]
     text = capacity.table(data)

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import lock
+from syslogbench.host import lock, searchceiling
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
 from syslogbench.host.measurer import Measurer, RigBound, TrialStopped
 from syslogbench.host.plan import Rig
 from syslogbench.host.search import Found, confirm, search, warm_up
-from syslogbench.host.searchplan import Search
+from syslogbench.host.searchplan import Search, cpuset
 from syslogbench.host.searchresult import Start, record
 from syslogbench.model import capacity, result
 from syslogbench.model.capacity import Bound, CapacitySettings, Latency, Trial
@@ -58,17 +58,19 @@ def run(
     the daemon in its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix
     --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them."""
     project = project or project_name()
+    chosen, ceiling = searchceiling.ceiling(chosen, results_dir, build, extra_files, log)
     with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
-        return measure(chosen, rig, results_dir, log, matrix, tuning)
+        return measure(chosen, rig, results_dir, log, matrix, tuning, ceiling)
 
 
 def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
-            matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None) -> int:  # fmt: skip
+            matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None,
+            ceiling: capacity.Ceiling | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
     env, staging = trial_env(chosen, runner, results_dir)
     # As `run` does on one host: the watcher then takes this one.
     fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
-    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix, tuning)
+    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix, tuning, ceiling)
     log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
         f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
@@ -143,11 +145,6 @@ def fixed_rate(chosen: Search, rate: float, results_dir: Path, extra_files: tupl
                 return measurer.checked(rate, chosen.cap.final_trial_s, "latency")
             except (RigBound, TrialStopped) as error:
                 return f"the trial at {rate:,.0f} msg/s: {error}"
-
-
-def cpuset(cores: str) -> str:
-    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
-    return cores if cores[:1].isdigit() else ""
 
 
 def ensure(directory: Path) -> Path:

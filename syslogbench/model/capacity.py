@@ -718,6 +718,20 @@ class Load:
 
 
 @dataclass
+class Ceiling:
+    """Where the search's RATE_MAX came from: "given" (RATE_MAX=), "burst" (factor times the drain rate of
+    a burst run of the same daemon and config just before the search, on its placement: host/searchceiling.py)
+    or "default" (that burst run gave no rate: RATE_MAX's default, and why)."""
+
+    source: str
+    rate_max: float
+    burst_run_id: str | None = None  # its result: results/capacity/bursts/<id>.json
+    burst_msgs_per_s: float | None = None
+    factor: float | None = None
+    why: str | None = None
+
+
+@dataclass
 class CapacityResult:
     """results/capacity/<run_id>.json."""
 
@@ -770,6 +784,14 @@ class CapacityResult:
     # set (as a run's result has them, model/result.py Daemon). None in results older than the tuning axis.
     tuning: str | None = None
     knobs: dict[str, Any] | None = None
+    # Where RATE_MAX came from (given, or a burst run's drain rate); None in results older than it.
+    ceiling: Ceiling | None = None
+
+    @property
+    def at_ceiling(self) -> bool:
+        """The NDR reached RATE_MAX: the daemon held every rate the search tried, so its NDR is "at least"."""
+        lower = self.ndr.lower_msgs_per_s
+        return lower is not None and self.ndr.upper_msgs_per_s is None and lower >= self.settings["rate_max"]
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
@@ -819,7 +841,22 @@ def table(result: CapacityResult) -> str:
             f"bounds {rate_text(bound.lower_msgs_per_s)} .. {rate_text(bound.upper_msgs_per_s)}"
             f"{confirmation_text(bound)}"
         )
+    if result.at_ceiling:
+        rows.append(f"NDR at least {rate_text(result.ndr.lower_msgs_per_s)} msg/s: the search's RATE_MAX held, "
+                    "so the daemon's own limit is above it; give a higher RATE_MAX")  # fmt: skip
+    if (ceiling := result.ceiling) is not None:
+        rows.append(ceiling_text(ceiling))
     return "\n".join(rows)
+
+
+def ceiling_text(ceiling: Ceiling) -> str:
+    """Where RATE_MAX came from, in one line."""
+    if ceiling.source == "burst":
+        return (f"RATE_MAX {rate_text(ceiling.rate_max)} msg/s: {ceiling.factor:g} times the burst drain rate "
+                f"{rate_text(ceiling.burst_msgs_per_s)} msg/s (run {ceiling.burst_run_id})")  # fmt: skip
+    if ceiling.source == "default":
+        return f"RATE_MAX {rate_text(ceiling.rate_max)} msg/s: {ceiling.why}"
+    return f"RATE_MAX {rate_text(ceiling.rate_max)} msg/s, as given"
 
 
 def confirmation_text(bound: Bound) -> str:

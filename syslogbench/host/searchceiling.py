@@ -1,0 +1,75 @@
+"""A capacity search's upper bound when RATE_MAX is not given: the daemon's burst drain rate, from one short
+burst run (as `run`, on the search's own placement) just before the search, times BURST_FACTOR. The default
+RATE_MAX of 100,000 msg/s was the answer the default search of syslog-ng 4.8 published, where the same
+search with a higher one confirmed 238,306 (issue 47): a bound of the search's own must never be its answer.
+A search whose lower bound still reaches its RATE_MAX is "at least" in its result and the report."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from syslogbench.host import benchmark, plan
+from syslogbench.host.searchplan import Search, cpuset
+from syslogbench.model import result
+from syslogbench.model.capacity import Ceiling
+
+# The committed searches' NDRs were at most 1.3 times the burst drain rate of the same daemon and config on
+# the same machine (rsyslog-8.2504 default 131,624 against 104,031; syslog-ng-4.8 214,153 against 188,574:
+# docs/tuning.md): twice the drain rate leaves room for a machine that speeds up between the two.
+BURST_FACTOR = 2.0
+
+
+def rounded_up(rate: float) -> float:
+    """Up to three significant figures, so that a RATE_MAX reads as one a user would give."""
+    if rate <= 0:
+        return rate
+    step = 10 ** (math.floor(math.log10(rate)) - 2)
+    return math.ceil(rate / step) * step
+
+
+def ceiling(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[Path, ...],
+            log: Callable[[str], None]) -> tuple[Search, Ceiling]:  # fmt: skip
+    """The search with its RATE_MAX, and where it came from: as given, or from the burst run (its result
+    kept in results/capacity/bursts/), or the default when the burst gave no drain rate."""
+    cap = chosen.cap
+    if chosen.burst is None:
+        return chosen, Ceiling("given", cap.rate_max)
+    found, run_id = burst_rate(chosen, results_dir, build, extra_files, log)
+    if isinstance(found, str):
+        why = f"the burst run gave no drain rate ({found}): RATE_MAX stays at its default"
+        log(f"notice: {why}")
+        return chosen, Ceiling("default", cap.rate_max, run_id, None, None, why)
+    top = max(rounded_up(BURST_FACTOR * found), 2 * cap.rate_min)
+    log(f"capacity: the burst drained {found:,.0f} msg/s: RATE_MAX {top:,.0f} ({BURST_FACTOR:g} times that)")
+    return replace(chosen, cap=replace(cap, rate_max=top)), Ceiling("burst", top, run_id, found, BURST_FACTOR)
+
+
+def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[Path, ...],
+               log: Callable[[str], None]) -> tuple[float | str, str | None]:  # fmt: skip
+    """The burst run's drain rate (msg/s) and its run id; or why there is none, in one line."""
+    assert chosen.burst is not None
+    cores = chosen.cpu_placement
+    env = {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
+    folder = results_dir / "capacity" / "bursts"
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".burst-", dir=folder))
+    try:
+        options = plan.RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
+        code = benchmark.run(chosen.burst, staging, options)
+        written = sorted(staging.glob("*.json"))
+        if not written:
+            return f"it wrote no result, exit code {code}", None
+        found = result.read(written[-1])
+        for path in written:
+            path.replace(folder / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    rate = found.throughput.msgs_per_s
+    if found.verdict == "error" or not rate:
+        return f"verdict {found.verdict}", found.run_id
+    return float(rate), found.run_id

@@ -1,0 +1,93 @@
+"""A search's RATE_MAX, when not given, from a burst run's drain rate just before it (host/searchceiling.py),
+and a search whose NDR reaches its RATE_MAX read as "at least"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from syslogbench.host import benchmark, searchceiling, searchplan
+from syslogbench.model import capacity
+from tests.unit.test_report import replicate
+
+SHAPE = {"SCENARIO": "seed2014", "HOSTS": "1", "SENDERS_PER_HOST": "4"}
+
+
+def test_without_rate_max_the_plan_holds_a_burst_run_of_the_same_shape() -> None:
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE), benchmark.OneHost())
+    assert chosen.burst is not None
+    assert (chosen.burst.cfg.senders, chosen.burst.cfg.messages_per_sender) == (4, 500_000)
+    assert chosen.burst.scenario.id == "seed2014" and chosen.burst.profile == chosen.plan.profile
+    given = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, benchmark.OneHost())
+    assert given.burst is None and given.cap.rate_max == 4000.0
+
+
+@pytest.mark.parametrize(
+    ("rate", "up"), [(123_456.0, 124_000.0), (1_000.0, 1_000.0), (999_001.0, 1_000_000.0), (87.31, 87.4)]
+)
+def test_a_rate_max_is_rounded_up_to_three_figures(rate: float, up: float) -> None:
+    assert searchceiling.rounded_up(rate) == pytest.approx(up)
+
+
+def fake_burst(monkeypatch: pytest.MonkeyPatch, msgs_per_s: float, verdict: str = "pass") -> list[dict]:
+    seen: list[dict] = []
+
+    def run(chosen: object, staging: Path, options: object) -> int:
+        seen.append({"env": options.extra_env, "messages": chosen.cfg.messages_per_sender})  # type: ignore[attr-defined]
+        found = replicate("rsyslog-8.2504", 1, msgs_per_s, verdict=verdict)
+        (staging / f"{found['run_id']}.json").write_text(json.dumps(found))
+        return 0
+
+    monkeypatch.setattr(benchmark, "run", run)
+    return seen
+
+
+def test_the_burst_sets_rate_max_at_twice_its_drain_rate_on_the_searchs_cores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = fake_burst(monkeypatch, 188_574.0)
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE, DAEMON_CORES="1"), benchmark.OneHost())
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    assert searched.cap.rate_max == 378_000.0  # 2 x 188,574 = 377,148, up to three figures
+    assert (ceiling.source, ceiling.rate_max, ceiling.burst_msgs_per_s, ceiling.factor) == (
+        "burst", 378_000.0, 188_574.0, 2.0,
+    )  # fmt: skip
+    cores = chosen.cpu_placement
+    assert seen[0]["env"] == {"DAEMON_CPUSET": cores["daemon"], "RIG_CPUSET": cores["senders"]}
+    assert (tmp_path / "capacity" / "bursts" / f"{ceiling.burst_run_id}.json").is_file()  # kept beside
+    assert not list((tmp_path / "capacity").glob("*.json"))  # not read as a search
+
+
+def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_burst(monkeypatch, 100_000.0, verdict="error")
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE), benchmark.OneHost())
+    said: list[str] = []
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    assert searched.cap.rate_max == capacity.CapacitySettings().rate_max
+    assert ceiling.source == "default" and ceiling.why is not None and "verdict error" in ceiling.why
+    assert said == [f"notice: {ceiling.why}"]
+
+
+def test_a_given_rate_max_is_recorded_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_burst(monkeypatch, 1.0)
+    chosen = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, benchmark.OneHost())
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    assert searched is chosen and (ceiling.source, ceiling.rate_max, ceiling.burst_run_id) == (
+        "given",
+        4000.0,
+        None,
+    )
+
+
+def test_a_search_whose_ndr_held_its_rate_max_reads_at_least() -> None:
+    results = Path(__file__).resolve().parents[2] / "results" / "capacity"
+    capped = capacity.read(results / "20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014.json")
+    assert capped.at_ceiling and capped.ndr.upper_msgs_per_s is None
+    assert "NDR at least 200,000 msg/s: the search's RATE_MAX held" in capacity.table(capped)
+    study = results.parent / "knobs" / "20261201T211242.285Z-rsyslog-8.2504-ce46-seed2014" / "capacity"
+    found = capacity.read(study / "20261201T212939.524Z-rsyslog-8.2504-2f27-seed2014.json")
+    assert not found.at_ceiling and "NDR at least" not in capacity.table(found)
