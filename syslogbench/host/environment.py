@@ -21,7 +21,7 @@ def run_env(overrides: dict[str, str]) -> tuple[settings.Settings, dict[str, str
     """
     env_values = settings.read_env_file(ENV_FILE, os.environ)
     known = {*env_values, *settings.SHAPE}
-    problems = []
+    problems = settings.env_file_problems(env_values, ENV_FILE.name)
     if fixed := sorted(set(overrides) & set(settings.RULES)):
         problems.append(
             f"{', '.join(fixed)}: set by the scenario (scenarios/<SCENARIO>.yaml), not here; another value is "

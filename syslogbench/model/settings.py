@@ -8,6 +8,7 @@ watcher and the generators import this inside their containers too (stdlib and t
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -22,6 +23,10 @@ SHAPE = ("HOSTS", "SENDERS_PER_HOST", "MESSAGES_PER_SENDER")
 # different value is a different experiment: a new scenario id); the environment may still set them for
 # a test or the calibration, which call from_env directly.
 RULES = ("DONE_THRESHOLD", "DONE_WINDOW", "SEED")
+# The keys `.env` holds (each read by from_env), and IMAGE_TAG, which compose reads: a key of `.env` that is
+# none of these, nor of SHAPE, is a mistyped one, refused as the same key on the command line is.
+ENV_KEYS = ("SCENARIO", "CENTRAL_CPUS", "CENTRAL_MEM", "REMOTE_CPUS", "REMOTE_MEM", "RUN_TIMEOUT", "LEDGER_WAIT",
+            "KEEP_LOGS", "UDP_RCVBUF", "TUNING", "IMAGE_TAG")  # fmt: skip
 DEFAULT_VARIANT = "default"
 # TUNING: the daemon at its package's defaults, or at the settings its maintainers recommend for throughput
 # (daemons/_families/<family>.yaml, knobs:; host/tuning.py).
@@ -125,6 +130,22 @@ class Settings:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def env_file_problems(values: Mapping[str, str], where: str) -> list[str]:
+    """A key of the env file that the scenario fixes, or that is no setting (with the nearest one)."""
+    problems = []
+    if fixed := sorted(set(values) & set(RULES)):
+        problems.append(
+            f"{where}: {', '.join(fixed)}: set by the scenario (scenarios/<SCENARIO>.yaml), not here: remove it"
+        )
+    for key in sorted(set(values) - {*ENV_KEYS, *SHAPE, *RULES}):
+        near = difflib.get_close_matches(key, [*ENV_KEYS, *SHAPE], n=1)
+        guess = f"did you mean {near[0]}? " if near else ""
+        problems.append(
+            f"{where}: {key} is not a setting: {guess}the keys are {', '.join([*ENV_KEYS, *SHAPE])}"
+        )
+    return problems
 
 
 def read_env_file(path: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:

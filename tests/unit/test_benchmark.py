@@ -10,7 +10,7 @@ import pytest
 
 from syslogbench.host import cli, environment, images, pairs, profiles, setup
 from syslogbench.model import settings
-from tests.unit.conftest import env
+from tests.unit.conftest import SEED_ENV_FILE, env
 
 pytestmark = pytest.mark.usefixtures("host_env")
 SMALL = env(small=True)
@@ -149,3 +149,23 @@ def test_fresh_mtime_gives_each_dockerfile_its_own_time(tmp_path: Path) -> None:
     setup.fresh_mtime(first)
     setup.fresh_mtime(second)
     assert len({first.stat().st_mtime_ns, second.stat().st_mtime_ns, 10**18}) == 3
+
+
+def test_every_key_of_the_real_env_file_is_a_setting() -> None:
+    real = settings.read_env_file(Path(cli.__file__).resolve().parents[2] / ".env")
+    assert set(real) <= set(settings.ENV_KEYS) and settings.env_file_problems(real, ".env") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("UDP_RCVBUFF=4m", ".env: UDP_RCVBUFF is not a setting: did you mean UDP_RCVBUF? the keys are SCENARIO, "),
+        ("SEED=7", ".env: SEED: set by the scenario (scenarios/<SCENARIO>.yaml), not here: remove it"),
+        ("ZZZ=1", ".env: ZZZ is not a setting: the keys are SCENARIO, "),
+    ],
+)  # fmt: skip
+def test_a_mistyped_key_in_the_env_file_is_refused_as_on_the_command_line(line: str, said: str) -> None:
+    environment.ENV_FILE.write_text(SEED_ENV_FILE + line + "\n")
+    with pytest.raises(settings.SettingsError) as refused:
+        environment.run_env({})
+    assert said in str(refused.value), refused.value
