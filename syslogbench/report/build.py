@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result, read
 from syslogbench.report import capacity, html, markdown, sections
-from syslogbench.report.load import DEFAULT_SCENARIO, load_knobs, load_results
+from syslogbench.report.load import DEFAULT_SCENARIO, load_knobs, load_results, scenario_of
 
 if TYPE_CHECKING:  # matplotlib is imported only when plots are asked for
     from syslogbench.report.plots import Written
@@ -166,6 +167,20 @@ def check_args(args: argparse.Namespace) -> None:
     file_target("--html", args.html)
 
 
+def filter_problem(args: argparse.Namespace, results: Sequence[Result], searches: Sequence[dict],
+                   studies: Sequence[KnobsResult]) -> str | None:  # fmt: skip
+    """A filter that matches nothing would write a report of nothing: one line saying what there is."""
+    if args.scenario is not None:
+        present = {scenario_of(r) for r in results} | {s["scenario"] for s in searches}
+        present |= {study.scenario for study in studies}
+        if args.scenario not in present:
+            return (f"--scenario {args.scenario}: no result in {args.results} has it; give one of "
+                    f"{', '.join(sorted(present)) or 'none: the folder has no results'}")  # fmt: skip
+    if args.run is not None and args.run not in {r.run_id for r in results}:
+        return f"--run {args.run}: no run in {args.results} has this id: give a run id (a result file's name without .json)"
+    return None
+
+
 def targets(args: argparse.Namespace) -> tuple[Path | None, Path | None, Path | None]:
     """Where the Markdown, the HTML and the plots go (None: Markdown to stdout, no HTML, no plots)."""
     markdown_path, html_path, plots_dir = args.output, args.html, args.plots
@@ -192,6 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = load_results(args.results)
     searches = capacity.load(args.results)  # read once: the plots, the Markdown and the HTML share it
     studies = load_knobs(args.results)  # likewise, the Markdown and the HTML
+    if problem := filter_problem(args, results, searches[0], studies[0]):
+        print(f"report: error: {problem}", file=sys.stderr)
+        return BAD_INPUT
     written = write_plots(results, searches[0], plots_dir, args) if plots_dir is not None else None
     md_base = markdown_path.parent if markdown_path else Path.cwd()
     md_figures = figures_for(written, md_base)

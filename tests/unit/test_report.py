@@ -244,6 +244,25 @@ def test_main_writes_output(results_dir: Path, tmp_path: Path, capsys: pytest.Ca
     assert capsys.readouterr().out == printed
 
 
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        (["--scenario", "smal"], "--scenario smal: no result in "),
+        (["--run", "20250201T000001Z-nothing"], "--run 20250201T000001Z-nothing: no run in "),
+    ],
+)
+def test_a_filter_that_matches_nothing_is_one_line_and_no_report(
+    flag: list[str], said: str, results_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert report.main(["--results", str(results_dir), "--out", str(out), *flag]) == 2
+    printed = capsys.readouterr()
+    (line,) = printed.err.strip().splitlines()
+    assert line.startswith(f"report: error: {said}") and not out.exists(), line
+    if flag[0] == "--scenario":
+        assert "give one of " in line and "small" in line and "seed2014" in line, line
+
+
 # -- the 2014 data ---------------------------------------------------------------------------------
 
 
