@@ -173,9 +173,11 @@ def held(trials: list[Trial], goal: Bound, rate: float, seconds: float) -> bool:
 
 def behind(trial: Trial, bound_s: float) -> tuple[int, float] | None:
     """From which second a trial's daemon stayed more than bound_s behind the senders' schedule, and the
-    msg/s it wrote from then, from its arrivals per second; None where it was not behind at the end of the
-    sending, or no arrivals were recorded. Single slow seconds that it caught up on do not count: the
-    per-second counts of a daemon at its limit vary by 15% here."""
+    msg/s it wrote over the whole trial's sending, from its arrivals per second; None where it was not behind
+    at the end of the sending, or no arrivals were recorded. Single slow seconds that it caught up on do not
+    count, and no second alone gives the rate: the per-second counts of a daemon at its limit vary by 15%
+    here, and one trial's last second, at 0.70 of the rate in a trial whose seconds ranged 0.68-1.28, once
+    drove a 30% step down (issue 47)."""
     seconds = int(trial.duration_s)
     if not trial.arrived_per_s or not seconds:
         return None
@@ -187,25 +189,25 @@ def behind(trial: Trial, bound_s: float) -> tuple[int, float] | None:
             since = second + 1
     if since == seconds:
         return None
-    return since, sum(counts[since:]) / (seconds - since)
+    return since, sum(counts) / seconds
 
 
 def fell_behind(trial: Trial, bound_s: float, found: tuple[int, float] | None = None) -> str | None:
     """behind() in words (found: its answer, where the caller has it): "it was more than 1 s behind from
-    49 s of 60 on, writing 45,120 msg/s (84% of the rate)"."""
+    49 s of 60 on, and wrote 52,120 msg/s over the whole trial (97% of the rate)"."""
     if (found := found or behind(trial, bound_s)) is None:
         return None
     since, wrote = found
     return (
-        f"it was more than {bound_s:g} s behind from {since} s of {int(trial.duration_s)} on, writing "
-        f"{wrote:,.0f} msg/s ({wrote / trial.offered_msgs_per_s:.0%} of the rate)"
+        f"it was more than {bound_s:g} s behind from {since} s of {int(trial.duration_s)} on, and wrote "
+        f"{wrote:,.0f} msg/s over the whole trial ({wrote / trial.offered_msgs_per_s:.0%} of the rate)"
     )
 
 
 def step_down(trials: list[Trial], goal: Bound, rate: float, cap: CapacitySettings,
               wrote: float | None = None) -> float | None:  # fmt: skip
     """The next rate to confirm below one that broke: the highest at or below BACKOFF of it, and at or
-    below what the daemon wrote once behind in the trial that broke it (wrote, but not below half of it),
+    below what the daemon wrote over the trial that broke it, once behind there (wrote, but not below half of it),
     where a full-length trial of the search met the goal, else that ceiling; None below RATE_MIN. A confirmation that fell behind at
     120,084 msg/s wrote 89,879 a second from then: the next one at 97,919 failed too, and a step cost 67 s
     of SEARCH_MAX (docs/capacity.md)."""

@@ -100,17 +100,22 @@ def per_second_trial(counts: list[int], rate: float = 1000.0, duration: float = 
 def test_a_trial_says_from_when_its_daemon_stayed_behind_from_its_arrivals_per_second() -> None:
     # A backlog of 0, 0, 400, 900, 1,400 and 1,900 messages: past 1 s of the rate after 4 s.
     assert search.fell_behind(per_second_trial([1000, 1000, 600, 500, 500, 500], duration=6.0), 1.0) == (
-        "it was more than 1 s behind from 4 s of 6 on, writing 500 msg/s (50% of the rate)"
+        "it was more than 1 s behind from 4 s of 6 on, and wrote 683 msg/s over the whole trial (68% of the rate)"
     )
     assert search.fell_behind(per_second_trial([300, 300, 300, 300, 300]), 0.5) == (
-        "it was more than 0.5 s behind from 0 s of 5 on, writing 300 msg/s (30% of the rate)"
+        "it was more than 0.5 s behind from 0 s of 5 on, and wrote 300 msg/s over the whole trial (30% of the rate)"
     )
     # Slow seconds it caught up on, and a backlog under the bound at the end: not behind.
     assert search.fell_behind(per_second_trial([1000, 600, 1400, 700, 1200]), 1.0) is None
     assert search.fell_behind(per_second_trial([1000, 1000, 1000, 100, 100]), 1.0) == (
-        "it was more than 1 s behind from 4 s of 5 on, writing 100 msg/s (10% of the rate)"
+        "it was more than 1 s behind from 4 s of 5 on, and wrote 640 msg/s over the whole trial (64% of the rate)"
     )
     assert search.fell_behind(per_second_trial([1000] * 4), 1.0) is None  # nothing in the 5th: 1 s behind
+    # Its last second alone at 0.70 of the rate, in seconds of 0.68-1.28: the whole trial gives the step.
+    jittery = per_second_trial([1280, 680, 1000, 1200, 1000, 1000, 1140, 700], rate=1000.0, duration=8.0)
+    since, wrote = search.behind(jittery, 0.1) or (None, None)
+    assert (since, wrote) == (7, 1000.0), (since, wrote)  # behind in its last second only, at 700 there
+    assert search.step_down([], capacity.Bound(0.0, 1000.0, None), 1000.0, CAP, wrote) == 900.0  # BACKOFF, not 700
     assert search.fell_behind(per_second_trial([]), 1.0) is None  # a result from before the record
 
 
