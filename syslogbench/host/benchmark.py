@@ -63,6 +63,22 @@ def run(chosen: Plan, results_dir: Path, options: RunOptions | None = None) -> i
     return chosen.on.run(chosen, results_dir, options)
 
 
+def run_kept(chosen: Plan, folder: Path, options: RunOptions) -> tuple[int, Path | None]:
+    """One run of a command that keeps runs of its own (knobs, compare, a search's burst): its result moved
+    into folder from a staging folder of its own, so that no other file is taken for it. Its exit code, and
+    the result's path (None: it wrote none)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".run-", dir=folder))
+    try:
+        code = run(chosen, staging, options)
+        written = sorted(staging.glob("*.json"))
+        for path in written:
+            path.replace(folder / path.name)
+        return code, (folder / written[-1].name) if written else None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 @dataclass(frozen=True)
 class OneHost:
     """Compose on this machine (host/compose.py): the orchestrator of a plan without --swarm."""

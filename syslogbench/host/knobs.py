@@ -11,9 +11,7 @@ results/knobs/<id>/.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -216,24 +214,18 @@ def figures(path: Path) -> dict[str, object]:
     }
 
 
-def run_step(job: Knobs, step: Step, files: tuple[Path, ...], replicate: int, folder: Path,
-             runs_dir: Path) -> dict[str, object]:  # fmt: skip
+def run_step(
+    job: Knobs, step: Step, files: tuple[Path, ...], replicate: int, runs_dir: Path
+) -> dict[str, object]:
     """One run of a step, with its staged compose files (none: the image's own default config)."""
     env = {"TUNING": tunings.TUNINGS[-1] if files else tunings.DEFAULT}
-    staging = Path(tempfile.mkdtemp(prefix=".step-", dir=folder))
-    try:
-        options = plan.RunOptions(lambda path: None, extra_env=env, build=False, extra_files=files)
-        code = benchmark.run(job.base, staging, options)
-        written = sorted(staging.glob("*.json"))
-        if not written:
-            return {"run_id": None, "verdict": "error", "exit_code": code, "replicate": replicate}
-        shown = {**figures(written[-1]), "replicate": replicate}
-        for path in written:
-            path.replace(runs_dir / path.name)
-        log(f"knobs: {step.name}, round {replicate}: {shown['verdict']}, {rate(shown['msgs_per_s'])} msg/s")
-        return shown
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    options = plan.RunOptions(lambda path: None, extra_env=env, build=False, extra_files=files)
+    code, written = benchmark.run_kept(job.base, runs_dir, options)
+    if written is None:
+        return {"run_id": None, "verdict": "error", "exit_code": code, "replicate": replicate}
+    shown = {**figures(written), "replicate": replicate}
+    log(f"knobs: {step.name}, round {replicate}: {shown['verdict']}, {rate(shown['msgs_per_s'])} msg/s")
+    return shown
 
 
 def slug(name: str) -> str:
@@ -260,7 +252,7 @@ def run_phase(job: Knobs, steps: list[Step], records: dict[str, StepRecord], fol
         records[step.name] = StepRecord(step.name, step.phase, dict(applied(job, step).values))
         files[step.name] = stage(job, step, folder / "configs" / slug(step.name))  # once, for every round
     for replicate, step in knobsteps.rounds(steps, job.replicates, SEED + len(records)):
-        records[step.name].runs.append(run_step(job, step, files[step.name], replicate, folder, runs_dir))
+        records[step.name].runs.append(run_step(job, step, files[step.name], replicate, runs_dir))
 
 
 def latency_plan(job: Knobs, tuning: str, rate: float) -> searchplan.Search:

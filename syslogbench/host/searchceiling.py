@@ -7,8 +7,6 @@ A search whose lower bound still reaches its RATE_MAX is "at least" in its resul
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -55,20 +53,11 @@ def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tupl
     assert chosen.burst is not None
     cores = chosen.cpu_placement
     env = {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
-    folder = results_dir / "capacity" / "bursts"
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".burst-", dir=folder))
-    try:
-        options = plan.RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
-        code = benchmark.run(chosen.burst, staging, options)
-        written = sorted(staging.glob("*.json"))
-        if not written:
-            return f"it wrote no result, exit code {code}", None
-        found = result.read(written[-1])
-        for path in written:
-            path.replace(folder / path.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    options = plan.RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
+    code, written = benchmark.run_kept(chosen.burst, results_dir / "capacity" / "bursts", options)
+    if written is None:
+        return f"it wrote no result, exit code {code}", None
+    found = result.read(written)
     rate = found.throughput.msgs_per_s
     if found.verdict == "error" or not rate:
         return f"verdict {found.verdict}", found.run_id

@@ -1,0 +1,187 @@
+"""A comparison, typed: what `syslogbench compare` writes to results/compare/<id>.json and the report reads.
+
+Two or more sides (a profile at a tuning, or with a user's config) run the same scenario's burst in rounds,
+every side once a round, in a fresh random order each round, so that all sides meet the same machine
+within a minute of each other; the first side runs twice a round, its second run the A/A control. Each
+side's runs are paired with the first side's by round: the ratio of the two drain rates (and of CPU per
+message) in each round, summarised by their geometric mean and a 95% t-interval of the log ratios. A side
+"differs" where that ratio is at least the larger of MIN_EFFECT and the control's own distance from 1 away
+from 1, and its interval excludes 1; the comparison is "erratic" where the control's ratios spread by more
+than ERRATIC_SPREAD (their coefficient of variation), and then judges nothing (Vector's rules for its
+regression detector; Abedi and Brecht, ICPE 2017, for the randomized interleaving). Stdlib only; read
+strictly through model/codec.py.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from syslogbench.model import codec
+
+KIND = "compare"
+MIN_EFFECT = 0.05
+ERRATIC_SPREAD = 0.10
+CONTROL_SUFFIX = " (A/A)"  # the first side's second run of each round
+PASS = "pass"
+# Two-sided 95% critical values of Student's t, by degrees of freedom (1.96 beyond).
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
+       20: 2.086, 25: 2.060, 30: 2.042}  # fmt: skip
+FIELDS = ("msgs_per_s", "cpu_us_per_msg")  # what is paired: the drain rate, the daemon's CPU per message
+
+
+class CompareResultError(ValueError):
+    """A file that is not a comparison this model reads: the message says what is wrong, in one line."""
+
+
+@dataclass
+class Run:
+    """One burst run of a side in one round; an error run that wrote no result has its exit code only."""
+
+    side: str
+    round: int
+    verdict: str
+    run_id: str | None = None
+    msgs_per_s: float | None = None
+    cpu_us_per_msg: float | None = None
+    exit_code: int | None = None
+
+
+@dataclass
+class Side:
+    """A side: its name in the comparison, its profile, its tuning ("default", "tuned" or "user"), and the
+    user config's identity (model/userconfig.py) where it has one."""
+
+    name: str
+    profile: str
+    tuning: str
+    config: dict[str, object] | None = None
+
+
+@dataclass
+class Ratio:
+    """A side over the first, paired by round: the geometric mean of the rounds' ratios, its 95% interval
+    (None with fewer than two pairs), the pairs it rests on, and the verdict."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    pairs: int
+    verdict: str  # "differs", "not told apart", "erratic" or "no ratio"
+
+
+@dataclass
+class CompareResult:
+    """results/compare/<id>.json."""
+
+    kind: str  # "compare"
+    id: str
+    outcome: str  # "done", or "interrupted" (the rounds so far)
+    scenario: str
+    started_utc: str
+    finished_utc: str
+    rounds: int
+    seed: int  # of the rounds' random order
+    machine: dict[str, object]  # model.result.Host's fields
+    sides: list[Side]  # the first is the one every other is over; the control is its second run
+    runs: list[Run] = field(default_factory=list)
+    # side name -> field ("msgs_per_s", "cpu_us_per_msg") -> its ratio over the first side; the control too
+    ratios: dict[str, dict[str, Ratio]] = field(default_factory=dict)
+    floor: float | None = None  # max(MIN_EFFECT, the control's distance from 1): what a ratio must pass
+    control_spread: float | None = None  # the coefficient of variation of the control's drain-rate ratios
+    erratic: bool = False
+
+    def to_dict(self) -> dict:
+        return codec.plain(self)  # type: ignore[return-value]
+
+
+def control_name(first: str) -> str:
+    return first + CONTROL_SUFFIX
+
+
+def paired(runs: Sequence[Run], side: str, base: str, name: str) -> list[float]:
+    """The side's value over the base's in each round where both passed with a value."""
+    values: dict[tuple[str, int], float] = {}
+    for run in runs:
+        value = getattr(run, name)
+        if run.verdict == PASS and isinstance(value, (int, float)) and value > 0:
+            values[(run.side, run.round)] = float(value)
+    rounds = sorted({r for s, r in values if s == side} & {r for s, r in values if s == base})
+    return [values[(side, r)] / values[(base, r)] for r in rounds]
+
+
+def interval(ratios: Sequence[float]) -> tuple[float | None, float | None, float | None]:
+    """The geometric mean of the ratios and its 95% t-interval on their logs (no interval below 2)."""
+    if not ratios:
+        return None, None, None
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(mean), None, None
+    half = T95.get(len(logs) - 1, 1.96) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def spread(ratios: Sequence[float]) -> float | None:
+    """The coefficient of variation of the ratios; None below two."""
+    if len(ratios) < 2:
+        return None
+    return statistics.stdev(ratios) / statistics.fmean(ratios)
+
+
+def verdict(value: float | None, low: float | None, high: float | None, floor: float, erratic: bool) -> str:
+    if value is None:
+        return "no ratio"
+    if erratic:
+        return "erratic"
+    far = abs(value - 1.0) >= floor
+    excludes = low is not None and high is not None and (high < 1.0 or low > 1.0)
+    return "differs" if far and excludes else "not told apart"
+
+
+def judge(
+    runs: Sequence[Run], sides: Sequence[str]
+) -> tuple[dict[str, dict[str, Ratio]], float, float | None, bool]:
+    """Every side's ratios over the first (the control's too), the floor, the control's spread, erratic."""
+    first, control = sides[0], control_name(sides[0])
+    aa = paired(runs, control, first, "msgs_per_s")
+    aa_value = interval(aa)[0]
+    floor = max(MIN_EFFECT, abs(aa_value - 1.0) if aa_value is not None else 0.0)
+    aa_spread = spread(aa)
+    erratic = aa_spread is not None and aa_spread > ERRATIC_SPREAD
+    ratios: dict[str, dict[str, Ratio]] = {}
+    for side in [control, *sides[1:]]:
+        ratios[side] = {}
+        for name in FIELDS:
+            found = paired(runs, side, first, name)
+            value, low, high = interval(found)
+            said = verdict(value, low, high, MIN_EFFECT if side == control else floor, erratic)
+            ratios[side][name] = Ratio(rounded(value), rounded(low), rounded(high), len(found), said)
+    return ratios, round(floor, 4), None if aa_spread is None else round(aa_spread, 4), erratic
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def result_from_dict(data: object) -> CompareResult:
+    """The document as a CompareResult; CompareResultError (one line) where it does not fit."""
+    try:
+        found = codec.load(CompareResult, data, "compare result")
+    except codec.CodecError as error:
+        raise CompareResultError(str(error)) from None
+    if found.kind != KIND:
+        raise CompareResultError(f"compare result: kind is {codec.json_text(found.kind)}, not {KIND!r}")
+    return found
+
+
+def read(path: Path) -> CompareResult:
+    try:
+        data = codec.read_json(path)
+    except codec.CodecError as error:
+        raise CompareResultError(str(error)) from None
+    return result_from_dict(data)
