@@ -789,9 +789,15 @@ class CapacityResult:
 
     @property
     def at_ceiling(self) -> bool:
-        """The NDR reached RATE_MAX: the daemon held every rate the search tried, so its NDR is "at least"."""
-        lower = self.ndr.lower_msgs_per_s
-        return lower is not None and self.ndr.upper_msgs_per_s is None and lower >= self.settings["rate_max"]
+        """The published NDR is RATE_MAX: the daemon held every rate tried, its confirmation too, so its NDR
+        is "at least". A confirmation that broke at RATE_MAX found a limit below it: the rate then published
+        is the daemon's."""
+        published = self.ndr_msgs_per_s
+        return (
+            published is not None
+            and self.ndr.upper_msgs_per_s is None
+            and published >= self.settings["rate_max"]
+        )
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
@@ -842,7 +848,7 @@ def table(result: CapacityResult) -> str:
             f"{confirmation_text(bound)}"
         )
     if result.at_ceiling:
-        rows.append(f"NDR at least {rate_text(result.ndr.lower_msgs_per_s)} msg/s: the search's RATE_MAX held, "
+        rows.append(f"NDR at least {rate_text(result.ndr_msgs_per_s)} msg/s: the search's RATE_MAX held, "
                     "so the daemon's own limit is above it; give a higher RATE_MAX")  # fmt: skip
     if (ceiling := result.ceiling) is not None:
         rows.append(ceiling_text(ceiling))

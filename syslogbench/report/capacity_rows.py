@@ -174,7 +174,11 @@ def at_least(data: Mapping) -> str | None:
         return f"at least ({data['outcome']})"
     if data["ndr"].get("upper_msgs_per_s") is not None:
         return None
-    return RIG_LIMITED if data.get("rig_limit_msgs_per_s") is not None else AT_RATE_MAX
+    if data.get("rig_limit_msgs_per_s") is not None:
+        return RIG_LIMITED
+    # A confirmation that broke at RATE_MAX found the limit below it: the rate published then is the daemon's.
+    rate = published(data["ndr"])
+    return AT_RATE_MAX if rate is None or rate >= data["settings"]["rate_max"] else None
 
 
 def believed(data: Mapping) -> list[Mapping]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,16 @@ def test_a_search_capped_at_rate_max_is_not_pooled_with_searches_that_found_a_ra
     assert sorted((row.n, row.ndr, row.own_config) for row in rows) == [
         (1, 159159.0, True), (1, 200000.0, False),
     ]  # fmt: skip
+
+
+def test_a_search_whose_confirmation_broke_at_rate_max_found_the_daemons_limit_below_it() -> None:
+    capped = recorded("20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014")  # held RATE_MAX=200000 for 60 s
+    assert capacity_rows.at_least(capped) == capacity_rows.AT_RATE_MAX
+    # The same search had its 60 s trial at 200,000 broken and confirmed 180,000: a limit, not a floor.
+    broken = {**capped, "ndr": {**capped["ndr"], "confirmed_msgs_per_s": 180_000.0}}
+    assert capacity_rows.at_least(broken) is None
+    made = model.result_from_dict(broken)
+    assert (
+        not dataclasses.replace(made, ndr_msgs_per_s=180_000.0).at_ceiling
+        and model.result_from_dict(capped).at_ceiling
+    )
