@@ -22,6 +22,7 @@ from syslogbench.host import (
     benchmark,
     calibrate,
     check,
+    compare,
     environment,
     faults,
     fingerprint,
@@ -135,6 +136,25 @@ def capacity_options(cmd: argparse.ArgumentParser) -> None:
     swarm_options(cmd)
     config_options(cmd)
     overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
+
+
+def compare_options(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--side",
+        action="append",
+        default=[],
+        metavar="PROFILE[@TUNING]|PROFILE=CONFIG",
+        help="a side (repeat it; the first is the one each is over): a profile at a tuning (default or tuned), "
+        "or with your own config file",
+    )
+    cmd.add_argument("--scenario", help="the scenario every side runs (default: SCENARIO, seed2014)")
+    cmd.add_argument(
+        "--rounds", type=int, default=5, help="rounds, each every side once in a random order (default 5)"
+    )
+    results_option(
+        cmd, "writes <results>/compare/<id>.json, each run's result in <results>/compare/<id>/runs/"
+    )
+    overrides_option(cmd)
 
 
 def knobs_options(cmd: argparse.ArgumentParser) -> None:
@@ -356,6 +376,16 @@ def one_scenario(option: str, overrides: dict[str, str]) -> None:
         )
 
 
+def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = overrides_of(args)
+    if args.scenario:
+        one_scenario(args.scenario, overrides)
+        overrides["SCENARIO"] = args.scenario
+    results = writable_dir(args.results)
+    sides = compare.make(args.side, overrides, args.rounds)
+    return compare.command(sides, args.rounds, results)
+
+
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
     if args.scenario:
@@ -513,6 +543,12 @@ COMMANDS: dict[str, Command] = {
         "time, interleaved: writes results/knobs/<id>.json and prints a table",
         knobs_options,
         knobs_command,
+    ),
+    "compare": Command(
+        "two or more sides (PROFILE, PROFILE@tuned, PROFILE=CONFIG) over one scenario's burst, interleaved in "
+        "rounds with an A/A control, paired into ratios: writes results/compare/<id>.json and prints a table",
+        compare_options,
+        compare_command,
     ),
     "stack": Command(
         "write a stack file for docker stack deploy (Docker Swarm) to --out, or print it",

@@ -1,0 +1,183 @@
+"""`syslogbench compare`: two or more sides over one scenario's burst, interleaved in one run and paired into
+ratios over the first side, with an A/A control (model/compare.py says how they are judged).
+
+A side is a profile at a tuning (`rsyslog-8.2504`, `syslog-ng-4.8@tuned`) or with a user's config
+(`syslog-ng-4.8=my.conf`). Every round runs each side once and the first side twice, in a fresh random
+order; each run is a burst run as `run` makes it, kept in results/compare/<id>/runs/. The comparison is one
+file, results/compare/<id>.json, which the report reads.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.host import benchmark, environment, lock, plan
+from syslogbench.host.compose import project_name
+from syslogbench.host.log import log
+from syslogbench.model import compare as model
+from syslogbench.model import machine, result, settings
+
+SEED = 47  # the rounds' random order, recorded in the result
+
+
+class CompareError(settings.SettingsError):
+    """A comparison that cannot run as asked: one line that says what to change."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side, checked: its name as given, and the plan every one of its runs runs."""
+
+    name: str
+    plan: plan.Plan
+
+    @property
+    def record(self) -> model.Side:
+        chosen = self.plan
+        tuning = str(chosen.tuning_record()["tuning"])
+        return model.Side(self.name, chosen.profile.profile, tuning, chosen.config_identity)
+
+
+def side_words(word: str) -> tuple[str, str | None, Path | None]:
+    """PROFILE, PROFILE@TUNING or PROFILE=CONFIG: the profile, the tuning given, the config given."""
+    if "=" in word:
+        name, _, path = word.partition("=")
+        return name, None, Path(path)
+    name, _, tuning = word.partition("@")
+    return name, tuning or None, None
+
+
+def make_side(word: str, overrides: dict[str, str]) -> Side:
+    name, tuning, config = side_words(word)
+    if tuning is not None and tuning not in settings.TUNINGS:
+        raise CompareError(f"--side {word}: tuning {tuning!r}: give {' or '.join(settings.TUNINGS)}")
+    if "TUNING" in overrides:
+        raise CompareError(
+            "compare sets each side's TUNING itself: write PROFILE@tuned as the side, not TUNING="
+        )
+    given = {**overrides, "TUNING": tuning or settings.DEFAULT_TUNING}
+    if config is not None:
+        given.pop("TUNING")
+    chosen = plan.make(name, given, benchmark.OneHost(), None if config is None else (config, False))
+    if chosen.unsupported:
+        said = "; ".join(chosen.unsupported)
+        raise CompareError(
+            f"--side {word}: {chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {said}"
+        )
+    chosen.on.check(chosen)
+    return Side(word, chosen)
+
+
+def make(words: list[str], overrides: dict[str, str], rounds: int) -> list[Side]:
+    """Every bad input as one line, before any container: the sides, the settings, the rounds."""
+    if len(words) < 2:
+        raise CompareError("give two sides or more: --side A --side B (the first is the one each is over)")
+    if len(set(words)) != len(words):
+        raise CompareError(f"--side given twice: {sorted({w for w in words if words.count(w) > 1})}; the A/A "
+                           "control of the first side is run for you")  # fmt: skip
+    if rounds < 2:
+        raise CompareError(f"--rounds {rounds}: give 2 or more (one round has no interval)")
+    return [make_side(word, overrides) for word in words]
+
+
+def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
+    """Every side once a round and the first twice (its control), in a fresh random order each round."""
+    draw = random.Random(seed)
+    order = []
+    for number in range(1, rounds + 1):
+        names = [*sides, model.control_name(sides[0])]
+        draw.shuffle(names)
+        order += [(number, name) for name in names]
+    return order
+
+
+def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
+    options = plan.RunOptions(lambda path: None, build=False)
+    code, written = benchmark.run_kept(side.plan, runs_dir, options)
+    if written is None:
+        return model.Run(name, number, "error", exit_code=code)
+    found = result.read(written)
+    used, total = found.cpu.used_s, found.messages.expected
+    cpu = round(used / total * 1e6, 3) if used is not None and total else None
+    run = model.Run(name, number, found.verdict, found.run_id, found.throughput.msgs_per_s, cpu)
+    rate = "-" if run.msgs_per_s is None else f"{run.msgs_per_s:,.0f}"
+    log(f"compare: {name}, round {number}: {run.verdict}, {rate} msg/s")
+    return run
+
+
+def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
+    began = datetime.now(UTC)
+    scenario = sides[0].plan.scenario.id
+    cid = f"{result.run_id(began, 'compare', None)}-{scenario}"
+    for side in sides:  # images built, and a user's config checked by its daemon, before any run
+        benchmark.images_ready(side.plan, True, log)
+    folder = results_dir / "compare" / cid
+    by_name = {side.name: side for side in sides}
+    by_name[model.control_name(sides[0].name)] = sides[0]
+    runs: list[model.Run] = []
+    try:
+        with lock.project(project_name()):
+            for number, name in schedule([s.name for s in sides], rounds, SEED):
+                runs.append(run_one(by_name[name], name, number, folder / "runs"))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
+        write(sides, cid, began, rounds, runs, results_dir, "interrupted")
+        raise
+    path = write(sides, cid, began, rounds, runs, results_dir)
+    print(table(model.read(path)))
+    log(f"compare: {path}")
+    verdicts = {run.verdict for run in runs}
+    return contract.EXIT_CODES["pass"] if verdicts == {"pass"} else contract.EXIT_CODES["error"]
+
+
+def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
+          outcome: str = "done") -> Path:  # fmt: skip
+    ratios, floor, spread, erratic = model.judge(runs, [side.name for side in sides])
+    found = model.CompareResult(
+        kind=model.KIND,
+        id=cid,
+        outcome=outcome,
+        scenario=sides[0].plan.scenario.id,
+        started_utc=result.utc(began),
+        finished_utc=result.utc(datetime.now(UTC)),
+        rounds=rounds,
+        seed=SEED,
+        machine=asdict(machine.host_facts(docker_version=environment.docker_version())),
+        sides=[side.record for side in sides],
+        runs=runs,
+        ratios=ratios,
+        floor=floor,
+        control_spread=spread,
+        erratic=erratic,
+    )
+    path = results_dir / "compare" / f"{cid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(model.result_from_dict(found.to_dict()).to_dict(), indent=1, sort_keys=True)
+    path.write_text(text + "\n")
+    return path
+
+
+def cell(ratio: model.Ratio) -> str:
+    if ratio.value is None:
+        return "-"
+    if ratio.low is None or ratio.high is None:
+        return f"{ratio.value:.3f} (n={ratio.pairs})"
+    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] (n={ratio.pairs})"
+
+
+def table(found: model.CompareResult) -> str:
+    """One row per side over the first: its drain-rate ratio and CPU-per-message ratio, and the verdict."""
+    first = found.sides[0].name
+    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario}: ratio [95% interval] (pairs)",
+            f"{'side':<40} {'msgs/s ratio':<34} {'CPU per message ratio':<34} verdict"]  # fmt: skip
+    for name, ratios in found.ratios.items():
+        rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
+        rows.append(f"{name[:40]:<40} {cell(rate):<34} {cell(cpu):<34} {rate.verdict}")
+    spread = "-" if found.control_spread is None else f"{found.control_spread:.1%}"
+    rows.append(f"floor: {found.floor:.1%} (the larger of {model.MIN_EFFECT:.0%} and the A/A control's distance "
+                f"from 1); the control's spread {spread}{' (erratic: nothing judged)' if found.erratic else ''}")  # fmt: skip
+    return "\n".join(rows)
