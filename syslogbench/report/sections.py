@@ -15,6 +15,7 @@ from pathlib import Path
 from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result, Scenario
 from syslogbench.report import burst, capacity, capacity_rows, knobs, stats
+from syslogbench.report import compare as comparisons
 from syslogbench.report.blocks import (
     Block,
     Contents,
@@ -427,6 +428,7 @@ def navigation(sections: Sequence[Section], scenarios: Sequence[str]) -> Section
     names = {
         capacity.SUMMARY_ANCHOR: "Capacity summary",
         knobs.ANCHOR: "Knobs",
+        comparisons.ANCHOR: "Comparisons",
         VERSIONS_ANCHOR: "Burst and version matrix",
         MACHINES_ANCHOR: "Machines",
         OVERVIEW_ANCHOR: "Scenarios at a glance",
@@ -477,6 +479,7 @@ def document(
     lead = capacity.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
+    sections += [comparisons.section(*comparisons.load(results_dir), numbers)]
     if grouped or searches or studies:
         sections += [machines_section(chosen, numbers, searches, studies)]
     if grouped:

@@ -115,7 +115,9 @@ def test_a_trial_says_from_when_its_daemon_stayed_behind_from_its_arrivals_per_s
     jittery = per_second_trial([1280, 680, 1000, 1200, 1000, 1000, 1140, 700], rate=1000.0, duration=8.0)
     since, wrote = search.behind(jittery, 0.1) or (None, None)
     assert (since, wrote) == (7, 1000.0), (since, wrote)  # behind in its last second only, at 700 there
-    assert search.step_down([], capacity.Bound(0.0, 1000.0, None), 1000.0, CAP, wrote) == 900.0  # BACKOFF, not 700
+    assert (
+        search.step_down([], capacity.Bound(0.0, 1000.0, None), 1000.0, CAP, wrote) == 900.0
+    )  # BACKOFF, not 700
     assert search.fell_behind(per_second_trial([]), 1.0) is None  # a result from before the record
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from syslogbench.host import compare, environment
 from syslogbench.model import compare as model
+from syslogbench.report import compare as section
+from syslogbench.report import markdown, sections
 
 
 def runs(side: str, rates: list[float], cpu: float = 5.0) -> list[model.Run]:
@@ -103,3 +105,34 @@ def test_the_interval_is_of_the_geometric_mean() -> None:
     value, low, high = model.interval([1.0, 4.0])
     assert value == pytest.approx(2.0) and low is not None and high is not None
     assert math.isclose(low * high, 4.0)  # symmetric on the log scale
+
+
+def test_the_report_shows_each_comparison_with_its_ratios_and_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(environment, "docker_version", lambda: "27.0.0")
+
+    class Plan:
+        scenario = type("S", (), {"id": "seed2014"})()
+
+    sides = [compare.Side("A", Plan()), compare.Side("B", Plan())]  # type: ignore[arg-type]
+    monkeypatch.setattr(
+        compare.Side, "record", property(lambda self: model.Side(self.name, "p-" + self.name, "tuned"))
+    )
+    found = [
+        *runs("A", DRIFT),
+        *runs("A (A/A)", drifted(1.0)),
+        *runs("B", drifted(1.5, (1.0, 0.99, 1.01, 1.0, 1.0))),
+    ]
+    compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path)  # type: ignore[arg-type]
+    doc = sections.document([], tmp_path, None)
+    (part,) = [part for part in doc.sections if part.anchor == section.ANCHOR]
+    text = markdown.blocks(part.blocks)
+    assert "Comparison `cid`, scenario `seed2014`, 5 rounds, over `A`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `B` "))
+    assert "| p-B | tuned | 1.5" in row and row.rstrip(" |").endswith("differs"), row
+    assert any(line.startswith("| `A (A/A)` | p-A |") for line in text.splitlines())
+    (tmp_path / "compare" / "bad.json").write_text("{}")
+    assert "not read: bad.json" in markdown.blocks(
+        next(p for p in sections.document([], tmp_path, None).sections if p.anchor == section.ANCHOR).blocks
+    )

@@ -18,7 +18,7 @@ ALLOWED = {
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
     # the result models, runs, searches and knob studies, and their strict reader
-    "report": {"model.result", "model.capacity", "model.codec", "model.knobs"},
+    "report": {"model.result", "model.capacity", "model.codec", "model.knobs", "model.compare"},
 }
 
 

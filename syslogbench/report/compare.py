@@ -1,0 +1,96 @@
+"""The comparisons, after the knob tables: each `python -m syslogbench compare` (results/compare/<id>.json),
+newest first, one row per side over the first: its drain-rate and CPU-per-message ratios with their 95%
+intervals, paired by round, and the verdict, beside the A/A control's floor and spread. No comparison, no
+section."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from syslogbench.model import compare as model
+from syslogbench.report import capacity_rows
+from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+
+log = logging.getLogger(__name__)
+ANCHOR = "compare"
+TITLE = "Comparisons: sides interleaved in one run, paired into ratios"
+NOTE = (
+    "`python -m syslogbench compare` runs two or more sides (a profile at a tuning, or a user's config) over one "
+    "scenario's burst in rounds: every round each side once and the first side twice, its second run the A/A "
+    "control, in a fresh random order, so that all sides meet the machine within a minute of each other. Each "
+    "side's drain rate (and the daemon's CPU per message) is divided by the first side's of the same round; "
+    "the ratio is the geometric mean of those, with a 95% t-interval. *differs*: at least the floor away "
+    "from 1 (the larger of 5% and the control's distance from 1) with an interval that excludes 1; *erratic*: "
+    "the control's ratios spread by more than 10%, and nothing is judged."
+)
+HEADER = (
+    "side",
+    "profile",
+    "tuning",
+    "msgs/s ratio [95%]",
+    "CPU per message ratio [95%]",
+    "pairs",
+    "verdict",
+)
+DASH = "-"
+
+
+def load(results_dir: Path) -> tuple[list[model.CompareResult], list[str]]:
+    """Every comparison under results_dir/compare, by file name, read strictly; what could not be read."""
+    found, skipped = [], []
+    for path in sorted((results_dir / "compare").glob("*.json")):
+        try:
+            found.append(model.read(path))
+        except model.CompareResultError as error:
+            log.warning("report: skipping %s: not a comparison (%s)", path, error)
+            skipped.append(f"{path.name}: {error}")
+    return found, skipped
+
+
+def ratio_text(ratio: model.Ratio) -> str:
+    if ratio.value is None:
+        return DASH
+    if ratio.low is None or ratio.high is None:
+        return f"{ratio.value:.3f}"
+    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}]"
+
+
+def rows(found: model.CompareResult) -> list[list[str]]:
+    sides = {side.name: side for side in found.sides}
+    first = found.sides[0]
+    out = []
+    for name, ratios in found.ratios.items():
+        side = sides.get(name, first)  # the control is the first side's second run
+        rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
+        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(rate), ratio_text(cpu), str(rate.pairs),
+                    rate.verdict])  # fmt: skip
+    return out
+
+
+def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
+    machine = capacity_rows.machine_of({"machine": found.machine})
+    number = numbers.get(machine)
+    where = f"[machine {number}](#machines)" if number else "a machine"
+    cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
+    spread = DASH if found.control_spread is None else f"{found.control_spread:.1%}"
+    return (
+        f"Comparison `{found.id}`, scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
+        f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "
+        f"{found.finished_utc}: floor {found.floor or 0:.1%}, the A/A control's spread {spread}"
+        f"{' (erratic: nothing judged)' if found.erratic else ''}."
+    )
+
+
+def section(
+    found: Sequence[model.CompareResult], skipped: Sequence[str], numbers: Mapping[str, int]
+) -> Section | None:
+    if not found and not skipped:
+        return None
+    blocks: list[Block] = [Heading(TITLE, 2), Note(NOTE)]
+    for one in sorted(found, key=lambda c: (c.finished_utc, c.id), reverse=True):
+        blocks += [Paragraph(cited(one, numbers)), Table(HEADER, rows(one), css_class="stack")]
+    if skipped:
+        blocks.append(Notes([f"not read: {line}" for line in skipped]))
+    return Section(blocks, anchor=ANCHOR)
