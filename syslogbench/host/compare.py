@@ -114,14 +114,14 @@ def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
     cid = f"{result.run_id(began, 'compare', None)}-{scenario}"
-    for side in sides:  # images built, and a user's config checked by its daemon, before any run
-        benchmark.images_ready(side.plan, True, log)
     folder = results_dir / "compare" / cid
     by_name = {side.name: side for side in sides}
     by_name[model.control_name(sides[0].name)] = sides[0]
     runs: list[model.Run] = []
     try:
         with lock.project(project_name()):
+            for side in sides:  # images built, and a user's config checked by its daemon, before any run
+                benchmark.images_ready(side.plan, True, log)
             for number, name in schedule([s.name for s in sides], rounds, SEED):
                 runs.append(run_one(by_name[name], name, number, folder / "runs"))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
