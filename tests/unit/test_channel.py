@@ -57,7 +57,8 @@ def test_ready_then_start_answers_with_the_start_time(
     threading.Timer(0.2, control.write_atomic, (control_dir / "start", "1700000000.5\n")).start()
     began = time.monotonic()
     assert link.wait_start(5) == 1700000000.5
-    assert 0.2 <= time.monotonic() - began < 1.0
+    took = time.monotonic() - began  # not before the start was written; the upper bound is generous
+    assert 0.2 <= took < 10.0, f"the start came after {took:.2f} s"
 
 
 def test_finish_before_the_start_ends_the_wait(control_dir: Path, watcher_channel: channel.Server) -> None:

@@ -88,7 +88,8 @@ def test_wait_for_times_out_quickly_naming_what(tmp_path: Path) -> None:
     began = time.monotonic()
     with pytest.raises(control.WaitTimeout) as caught:
         control.wait_for(path, 0.05, "the daemon to listen on port 514")
-    assert time.monotonic() - began < 2.0
+    took = time.monotonic() - began
+    assert took < 10.0, f"gave up after {took:.2f} s, not at once"
     assert str(caught.value) == f"gave up after 0 s waiting for the daemon to listen on port 514 ({path})"
     assert isinstance(caught.value, TimeoutError)
 
@@ -166,7 +167,8 @@ def test_the_compiled_sender_gives_up_draining_with_bytes_left_when_the_peer_sto
         began = time.monotonic()
         rig.ask(CloseRequest(0.2))
         closed = rig.answer(ClosedRecord, 10)
-        assert 0.2 <= time.monotonic() - began < 5.0
+        took = time.monotonic() - began
+        assert 0.2 <= took < 10.0, f"closed after {took:.2f} s"
         assert 0 < closed.left_bytes <= sent.bytes
         rig.close()
         release.set()

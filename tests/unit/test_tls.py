@@ -294,7 +294,8 @@ def test_waiting_for_the_server_to_close_is_bounded(certs: dict[str, Path], tmp_
         started = time.monotonic()
         closed = close(rig, drain_s=0.5)
         assert (closed.left_bytes, closed.peer_closed) == (0, False)
-        assert time.monotonic() - started < 1.5
+        took = time.monotonic() - started  # drain 0.5 s; generous for a busy machine, far below the 11 s wait
+        assert took < 5.0, f"closing waited {took:.2f} s for a server that never closes"
 
 
 # --- the watcher's part ---------------------------------------------------------------------------------------

@@ -775,7 +775,8 @@ def test_a_sigterm_while_handling_a_failure_cuts_the_long_waits_short(
     monkeypatch.setattr(run, "stop_daemon", stopped_by_compose)
     began = time.monotonic()
     assert run.main() == contract.EXIT_CODES["error"]
-    assert time.monotonic() - began < 3
+    took = time.monotonic() - began  # the stop's 5 s sleep is not waited for
+    assert took < 4.5, f"the watcher ended after {took:.2f} s"
     assert one_result(volumes)["errors"] == [
         "a sender failed: host1-s2: failed: [Errno 104] Connection reset by peer",
         fault.STOPPED,
@@ -843,7 +844,8 @@ def test_sec_that_ignores_sigterm_is_killed(monkeypatch: pytest.MonkeyPatch) -> 
     began = time.monotonic()
     done.stop_sec(stubborn)
     assert stubborn.returncode == -signal.SIGKILL
-    assert time.monotonic() - began < 2
+    took = time.monotonic() - began  # killed after SEC_STOP_S, long before sh's 30 s
+    assert took < 15, f"SEC was stopped after {took:.2f} s"
 
 
 def test_the_oom_killed_daemon_is_named_with_its_memory_limit(control_dir: Path) -> None:
