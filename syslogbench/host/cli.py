@@ -33,11 +33,11 @@ from syslogbench.host import (
     plan,
     profiles,
     render,
-    searchplan,
-    searchrun,
     setup,
     swarm,
 )
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import ROOT
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result, scenarios, settings

@@ -18,20 +18,10 @@ from pathlib import Path
 from statistics import median
 
 from syslogbench import contract
-from syslogbench.host import (
-    benchmark,
-    environment,
-    families,
-    knobsteps,
-    lock,
-    plan,
-    render,
-    searchplan,
-    searchrun,
-    setup,
-    tools,
-)
+from syslogbench.host import benchmark, environment, families, knobsteps, lock, plan, render, setup, tools
 from syslogbench.host import tuning as tunings
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.knobsteps import Step
 from syslogbench.host.log import log

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, plan, searchplan, searchrun, setup
+from syslogbench.host import benchmark, lock, plan, setup
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result, settings

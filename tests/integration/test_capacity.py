@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, plan, searchplan, searchrun
+from syslogbench.host import benchmark, plan
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import Compose
 from syslogbench.rig.procstat import cpu_list
 

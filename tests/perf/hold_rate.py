@@ -26,7 +26,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from syslogbench.host import cli, searchrun
+from syslogbench.host import cli
+from syslogbench.host.capacity import command as searchrun
 
 DOCKER = Path("/var/lib/docker")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct/docker")

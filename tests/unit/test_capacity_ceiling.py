@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, searchceiling, searchplan
+from syslogbench.host import benchmark
+from syslogbench.host.capacity import ceiling as searchceiling
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import capacity
 from tests.unit.test_report import replicate
 

@@ -1,4 +1,4 @@
-"""Confirmation before publishing (host/search.py, issue 27): after the search the NDR and the PDR are each
+"""Confirmation before publishing (host/capacity/confirm.py, issue 27): after the search the NDR and the PDR are each
 held for CONFIRM_S; a rate that breaks its goal there, or in a latency trial at or below it, steps down and
 is confirmed again, or the bound says it is unconfirmed and why. Against a simulated daemon whose queue
 lets a short trial pass more than a long one holds, as syslog-ng's throttle() does."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from syslogbench.host import measurer as measuring
-from syslogbench.host import search
+from syslogbench.host.capacity import confirm, search
+from syslogbench.host.capacity import measurer as measuring
 from syslogbench.model import capacity
 from tests.unit.test_capacity_search import simulated
 
@@ -39,7 +39,7 @@ def confirmed(cap: capacity.CapacitySettings, answer=queued, budget_s: float = 3
     measurer = measuring.Measurer(answer, cap, sleep=lambda s: None)
     found = search.search(measurer, cap, print)
     assert not found.errors, found.errors
-    latency = search.confirm(measurer, found, cap, time.monotonic() + budget_s, print)
+    latency = confirm.confirm(measurer, found, cap, time.monotonic() + budget_s, print)
     return measurer, found, latency
 
 
@@ -99,35 +99,35 @@ def per_second_trial(counts: list[int], rate: float = 1000.0, duration: float = 
 
 def test_a_trial_says_from_when_its_daemon_stayed_behind_from_its_arrivals_per_second() -> None:
     # A backlog of 0, 0, 400, 900, 1,400 and 1,900 messages: past 1 s of the rate after 4 s.
-    assert search.fell_behind(per_second_trial([1000, 1000, 600, 500, 500, 500], duration=6.0), 1.0) == (
+    assert confirm.fell_behind(per_second_trial([1000, 1000, 600, 500, 500, 500], duration=6.0), 1.0) == (
         "it was more than 1 s behind from 4 s of 6 on, and wrote 683 msg/s over the whole trial (68% of the rate)"
     )
-    assert search.fell_behind(per_second_trial([300, 300, 300, 300, 300]), 0.5) == (
+    assert confirm.fell_behind(per_second_trial([300, 300, 300, 300, 300]), 0.5) == (
         "it was more than 0.5 s behind from 0 s of 5 on, and wrote 300 msg/s over the whole trial (30% of the rate)"
     )
     # Slow seconds it caught up on, and a backlog under the bound at the end: not behind.
-    assert search.fell_behind(per_second_trial([1000, 600, 1400, 700, 1200]), 1.0) is None
-    assert search.fell_behind(per_second_trial([1000, 1000, 1000, 100, 100]), 1.0) == (
+    assert confirm.fell_behind(per_second_trial([1000, 600, 1400, 700, 1200]), 1.0) is None
+    assert confirm.fell_behind(per_second_trial([1000, 1000, 1000, 100, 100]), 1.0) == (
         "it was more than 1 s behind from 4 s of 5 on, and wrote 640 msg/s over the whole trial (64% of the rate)"
     )
-    assert search.fell_behind(per_second_trial([1000] * 4), 1.0) is None  # nothing in the 5th: 1 s behind
+    assert confirm.fell_behind(per_second_trial([1000] * 4), 1.0) is None  # nothing in the 5th: 1 s behind
     # Its last second alone at 0.70 of the rate, in seconds of 0.68-1.28: the whole trial gives the step.
     jittery = per_second_trial([1280, 680, 1000, 1200, 1000, 1000, 1140, 700], rate=1000.0, duration=8.0)
-    since, wrote = search.behind(jittery, 0.1) or (None, None)
+    since, wrote = confirm.behind(jittery, 0.1) or (None, None)
     assert (since, wrote) == (7, 1000.0), (since, wrote)  # behind in its last second only, at 700 there
     assert (
-        search.step_down([], capacity.Bound(0.0, 1000.0, None), 1000.0, CAP, wrote) == 900.0
+        confirm.step_down([], capacity.Bound(0.0, 1000.0, None), 1000.0, CAP, wrote) == 900.0
     )  # BACKOFF, not 700
-    assert search.fell_behind(per_second_trial([]), 1.0) is None  # a result from before the record
+    assert confirm.fell_behind(per_second_trial([]), 1.0) is None  # a result from before the record
 
 
 def test_a_stalled_confirmation_steps_down_at_most_by_half() -> None:
     goal = capacity.Bound(0.0, 3000.0, None)
-    assert search.step_down([], goal, 3000.0, CAP, wrote=10.0) == 1500.0  # wrote 10 msg/s once behind
-    assert search.step_down([], goal, 3000.0, CAP, wrote=2000.0) == 2000.0
-    assert search.step_down([], goal, 3000.0, CAP) == 2700.0  # no arrivals recorded: BACKOFF
+    assert confirm.step_down([], goal, 3000.0, CAP, wrote=10.0) == 1500.0  # wrote 10 msg/s once behind
+    assert confirm.step_down([], goal, 3000.0, CAP, wrote=2000.0) == 2000.0
+    assert confirm.step_down([], goal, 3000.0, CAP) == 2700.0  # no arrivals recorded: BACKOFF
     passed = [capacity.trial_from_dict(counted(1000.0, 10.0))]  # a full-length search trial that held
-    assert search.step_down(passed, goal, 3000.0, CAP, wrote=10.0) == 1000.0
+    assert confirm.step_down(passed, goal, 3000.0, CAP, wrote=10.0) == 1000.0
 
 
 def test_without_time_left_the_bound_says_unconfirmed_and_why() -> None:
@@ -169,7 +169,7 @@ def test_a_sender_bound_latency_trial_is_noted_not_used() -> None:
     cap = replace(CAP, confirm_s=0)
     measurer = measuring.Measurer(lambda r, d: simulated(r, d, sender_limit=1000), cap, sleep=lambda s: None)
     found = search.Found(capacity.Bound(0.0, 1500.0, 1600.0), capacity.Bound(cap.pdr_target, 1500.0, 1600.0))
-    latency = search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
+    latency = confirm.confirm(measurer, found, cap, time.monotonic() + 3600, print)
     assert set(latency) == {"10%", "50%"}  # 90% of 1,500 is beyond the senders' 1,000
     assert any("no latency at 90% of the PDR: the senders reached only" in note for note in found.notes)
 
@@ -188,7 +188,7 @@ def test_without_confirmation_a_latency_trial_that_breaks_the_ndr_unpublishes_it
     cap = replace(CAP, confirm_s=0, trial_sum_s=0, initial_trial_s=2)
     measurer = measuring.Measurer(loses_at_half, cap, sleep=lambda s: None)
     found = search.Found(capacity.Bound(0.0, 2000.0, 2100.0), capacity.Bound(cap.pdr_target, 2000.0, 2100.0))
-    search.confirm(measurer, found, cap, time.monotonic() + 3600, print)
+    confirm.confirm(measurer, found, cap, time.monotonic() + 3600, print)
     assert found.ndr.confirmed is False and found.ndr.published() is None
     assert (
         found.ndr.unconfirmed

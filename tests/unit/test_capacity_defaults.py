@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch
 
-from syslogbench.host import search
+from syslogbench.host.capacity import search
 from syslogbench.model import capacity
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "capacity"

@@ -17,18 +17,12 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import (
-    benchmark,
-    cli,
-    environment,
-    search,
-    searchplan,
-    searchresult,
-    searchrun,
-    setup,
-    swarm,
-)
-from syslogbench.host import measurer as measuring
+from syslogbench.host import benchmark, cli, environment, setup, swarm
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import measurer as measuring
+from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import record as searchresult
+from syslogbench.host.capacity import search, session
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -570,9 +564,9 @@ def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: p
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
     assert chosen.cap.daemon_cores == 0  # the default on a swarm: no cpuset, a node of its own
-    assert searchrun.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
+    assert searchplan.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
     assert (
-        searchrun.cpuset(
+        searchplan.cpuset(
             searchplan.plan("syslog-ng", {"DAEMON_CORES": "1"}, benchmark.OneHost()).cpu_placement["daemon"]
         )
         != ""
@@ -623,7 +617,7 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     assert watcher["HOSTS"] == "2"  # the settings come from the plan, not from the compose environment
     done = stack.exec({}, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 5)
     assert done.returncode == 1 and done.stdout == ""
-    assert searchrun.last_json(done.stdout) is None
+    assert session.last_json(done.stdout) is None
 
 
 def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytest.MonkeyPatch) -> None:

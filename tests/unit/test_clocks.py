@@ -11,8 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from syslogbench.host import benchmark, search, searchplan, searchresult
+from syslogbench.host import benchmark
 from syslogbench.host import environment as host_environment
+from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import record as searchresult
+from syslogbench.host.capacity import search
 from syslogbench.model import capacity
 from syslogbench.rig import channel, trials
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, searchplan, setup
+from syslogbench.host import calibrate, cli, matrix, setup
 from syslogbench.host import userconfig as host_userconfig
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result

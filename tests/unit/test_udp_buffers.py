@@ -11,8 +11,12 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, search, searchplan, searchresult, searchrun, userconfig
+from syslogbench.host import benchmark, userconfig
 from syslogbench.host import environment as host_environment
+from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import record as searchresult
+from syslogbench.host.capacity import search
 from syslogbench.model import capacity, result, settings
 from syslogbench.rig import snmp
 from tests.unit.conftest import env

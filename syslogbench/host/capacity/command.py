@@ -1,46 +1,38 @@
 """`syslogbench capacity`: the daemon's NDR and PDR for one scenario's transport and destination, found by
 MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 
-The daemon, the watcher and the generators come up once, on the plan's orchestrator (compose on one host,
-host/compose.py, or a swarm stack); each trial is one `trial_run` on the control channel, asked through
-`docker compose exec` (or `docker exec`) in the watcher (rig/trials.py). The plan is host/searchplan.py, the
-trials and the latency host/measurer.py, the search host/search.py; the result, written to
-results/capacity/<run id>.json once the rig is down, host/searchresult.py.
+Without RATE_MAX, a burst run sets it (capacity/ceiling.py). The daemon, the watcher and the generators then
+come up once, on the plan's orchestrator (compose on one host, or a swarm stack: capacity/session.py); each
+trial is asked of the watcher. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
+capacity/search.py, the confirmation and latency capacity/confirm.py; the result, written to
+results/capacity/<run id>.json once the rig is down, capacity/record.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import subprocess
-import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from syslogbench import contract
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import lock, searchceiling
-from syslogbench.host.compose import Up, project_name
+from syslogbench.host import lock
+from syslogbench.host.capacity import ceiling as ceilings
+from syslogbench.host.capacity.confirm import confirm
+from syslogbench.host.capacity.measurer import RigBound, TrialStopped
+from syslogbench.host.capacity.plan import Search
+from syslogbench.host.capacity.record import Start, record
+from syslogbench.host.capacity.search import Found, search, warm_up
+from syslogbench.host.capacity.session import trial_env, trials
+from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
-from syslogbench.host.measurer import Measurer, RigBound, TrialStopped
 from syslogbench.host.plan import Rig
-from syslogbench.host.search import Found, confirm, search, warm_up
-from syslogbench.host.searchplan import Search, cpuset
-from syslogbench.host.searchresult import Start, record
 from syslogbench.model import capacity, result
-from syslogbench.model.capacity import Bound, CapacitySettings, Latency, Trial
+from syslogbench.model.capacity import Bound, Latency, Trial
 
-# Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
-EXEC_ALLOWANCE_S = 60.0
-# The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
-# watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
-FIRST_TRIAL_ALLOWANCE_S = 360.0
-UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
-ROOT = Path(__file__).resolve().parents[2]  # the project's checkout: its commit goes into each result
+ROOT = Path(__file__).resolve().parents[3]  # the project's checkout: its commit goes into each result
 
 
 def run(
@@ -58,7 +50,7 @@ def run(
     the daemon in its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix
     --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them."""
     project = project or project_name()
-    chosen, ceiling = searchceiling.ceiling(chosen, results_dir, build, extra_files, log)
+    chosen, ceiling = ceilings.ceiling(chosen, results_dir, build, extra_files, log)
     with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
         return measure(chosen, rig, results_dir, log, matrix, tuning, ceiling)
 
@@ -95,41 +87,6 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
     return EXIT_CODES["pass"] if data.outcome == "found" else EXIT_CODES["error"]
 
 
-def trial_env(chosen: Search, runner: Rig, results_dir: Path) -> tuple[dict[str, str], Path]:
-    """The rig's settings for trials (the daemon's and the senders' cores, the watcher's capacity mode) and
-    the staging folder its watcher writes into, removed when the trials end."""
-    cap = chosen.cap
-    env = dict(chosen.plan.env)
-    env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
-    cores = chosen.cpu_placement
-    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
-    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
-    env["RESULTS_DIR"] = str(staging.resolve())
-    return env, staging
-
-
-@contextlib.contextmanager
-def trials(runner: Rig, env: dict[str, str], cap: CapacitySettings, staging: Path) -> Iterator[Measurer]:
-    """The rig up (compose in a thread, for the trials' lifetime), a measurer that asks it for trials, and,
-    however the trials end, the watcher told, the rig down and the staging folder gone."""
-    outcome: list[Up] = []
-    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
-    compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
-    compose.start()
-    measurer = Measurer(
-        lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
-    )
-    try:
-        yield measurer
-    finally:
-        end(runner, env)
-        compose.join(UP_ALLOWANCE_S)
-        runner.down(env)
-        for leftover in staging.glob("*"):
-            leftover.unlink()
-        staging.rmdir()
-
-
 def fixed_rate(chosen: Search, rate: float, results_dir: Path, extra_files: tuple[Path, ...] = (),
                log: Callable[[str], None] = log) -> Trial | str:  # fmt: skip
     """One trial of TRIAL_FINAL at a fixed rate, after a warm-up at RATE_MIN, on a rig of its own: the trial,
@@ -145,49 +102,6 @@ def fixed_rate(chosen: Search, rate: float, results_dir: Path, extra_files: tupl
                 return measurer.checked(rate, chosen.cap.final_trial_s, "latency")
             except (RigBound, TrialStopped) as error:
                 return f"the trial at {rate:,.0f} msg/s: {error}"
-
-
-def ensure(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
-        compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
-    """One trial, asked of the watcher; an answer with "error" when it could not be had."""
-    if not compose.is_alive():
-        return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
-    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.READY_WAIT_S
-    timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
-    args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
-    for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
-        try:
-            done = runner.exec(env, "watcher", args, timeout)
-        except subprocess.TimeoutExpired:
-            return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
-        answer = last_json(done.stdout)
-        if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
-            return answer
-        if not compose.is_alive():
-            break
-        time.sleep(2)
-    return {"error": f"no trial answer from the watcher: {(done.stderr or done.stdout).strip()[-300:]}"}
-
-
-def last_json(text: str) -> dict | None:
-    for line in reversed(text.strip().splitlines()):
-        try:
-            found = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(found, dict):
-            return found
-    return None
-
-
-def end(runner: Rig, env: dict[str, str]) -> None:
-    with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
-        runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
 
 
 def project_commit(root: Path = ROOT) -> str:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from syslogbench.host import benchmark, plan
-from syslogbench.host.searchplan import Search, cpuset
+from syslogbench.host.capacity.plan import Search, cpuset
 from syslogbench.model import result
 from syslogbench.model.capacity import Ceiling
 

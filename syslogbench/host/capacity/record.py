@@ -12,9 +12,9 @@ from pathlib import Path
 
 from syslogbench import contract
 from syslogbench.host import environment
-from syslogbench.host.measurer import Measurer
-from syslogbench.host.search import Found
-from syslogbench.host.searchplan import Search
+from syslogbench.host.capacity.measurer import Measurer
+from syslogbench.host.capacity.plan import Search
+from syslogbench.host.capacity.search import Found
 from syslogbench.model import capacity, machine, result, settings
 from syslogbench.model.capacity import CapacityResult, Latency, Load, Trial, UdpBuffers
 

@@ -1,0 +1,108 @@
+"""A capacity search's rig, up for trials: the environment of a trial run (the daemon's and the senders' cores,
+the watcher's capacity mode), compose up in a thread for the trials' lifetime, each trial asked of the watcher
+through `docker compose exec` (or `docker exec`) on the control channel (rig/trials.py), and, however the
+trials end, the watcher told, the rig down and its staging folder gone."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from syslogbench import contract
+from syslogbench.host.capacity.measurer import Measurer
+from syslogbench.host.capacity.plan import Search, cpuset
+from syslogbench.host.compose import Up
+from syslogbench.host.plan import Rig
+from syslogbench.model import capacity
+from syslogbench.model.capacity import CapacitySettings, Trial
+
+# Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
+EXEC_ALLOWANCE_S = 60.0
+# The first trial waits for the rig: images start, the watcher resets the volumes, senders connect (the
+# watcher's READY_TIMEOUT is 300 s), on a machine that may be busy.
+FIRST_TRIAL_ALLOWANCE_S = 360.0
+UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
+
+
+def trial_env(chosen: Search, runner: Rig, results_dir: Path) -> tuple[dict[str, str], Path]:
+    """The rig's settings for trials (the daemon's and the senders' cores, the watcher's capacity mode) and
+    the staging folder its watcher writes into, removed when the trials end."""
+    cap = chosen.cap
+    env = dict(chosen.plan.env)
+    env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
+    cores = chosen.cpu_placement
+    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
+    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
+    env["RESULTS_DIR"] = str(staging.resolve())
+    return env, staging
+
+
+@contextlib.contextmanager
+def trials(runner: Rig, env: dict[str, str], cap: CapacitySettings, staging: Path) -> Iterator[Measurer]:
+    """The rig up (compose in a thread, for the trials' lifetime), a measurer that asks it for trials, and,
+    however the trials end, the watcher told, the rig down and the staging folder gone."""
+    outcome: list[Up] = []
+    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
+    compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
+    compose.start()
+    measurer = Measurer(
+        lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
+    )
+    try:
+        yield measurer
+    finally:
+        end(runner, env)
+        compose.join(UP_ALLOWANCE_S)
+        runner.down(env)
+        for leftover in staging.glob("*"):
+            leftover.unlink()
+        staging.rmdir()
+
+
+def ensure(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
+        compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
+    """One trial, asked of the watcher; an answer with "error" when it could not be had."""
+    if not compose.is_alive():
+        return {"error": "compose ended before the trial: the watcher, the daemon or a generator stopped"}
+    timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.READY_WAIT_S
+    timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
+    args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
+    for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
+        try:
+            done = runner.exec(env, "watcher", args, timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
+        answer = last_json(done.stdout)
+        if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
+            return answer
+        if not compose.is_alive():
+            break
+        time.sleep(2)
+    return {"error": f"no trial answer from the watcher: {(done.stderr or done.stdout).strip()[-300:]}"}
+
+
+def last_json(text: str) -> dict | None:
+    for line in reversed(text.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return None
+
+
+def end(runner: Rig, env: dict[str, str]) -> None:
+    with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
+        runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
