@@ -176,7 +176,7 @@ class Compose:
     def exec(
         self, env: Mapping[str, str], service: str, args: list[str], timeout_s: float
     ) -> subprocess.CompletedProcess:
-        """A command in a running service's container (a capacity search's trials, host/searchrun.py): its
+        """A command in a running service's container (a capacity search's trials, host/capacity/command.py): its
         output captured; TimeoutExpired past timeout_s."""
         return subprocess.run(
             self.command("exec", "-T", service, *args),

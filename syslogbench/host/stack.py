@@ -150,7 +150,7 @@ def stack(
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). A config of the user's
     own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of
-    the watcher's environment (a capacity search's, host/searchrun.py)."""
+    the watcher's environment (a capacity search's, host/capacity/command.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
     spec = {

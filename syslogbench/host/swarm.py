@@ -478,7 +478,7 @@ def local_node() -> str:
 
 @dataclass
 class Stack:
-    """A capacity search's rig on the swarm, driven as host/searchrun.py drives compose's (host/compose.py):
+    """A capacity search's rig on the swarm, driven as host/capacity/command.py drives compose's (host/compose.py):
     up deploys the stack and returns once the watcher's task has ended, exec runs a command in a service's
     container, down removes the stack. The trials go to the watcher by `docker exec` on the engine the docker
     CLI points at, which must be the central node's (Swarm.search_placement checks it before anything is deployed)."""

@@ -201,7 +201,7 @@ def beyond_s(cap: CapacitySettings) -> float:
 
 
 def lifetime_s(cap: CapacitySettings) -> float:
-    """How long the rig serves a search: SEARCH_MAX, and beyond it the last trials' drains (host/searchrun.py)."""
+    """How long the rig serves a search: SEARCH_MAX, and beyond it the last trials' drains (host/capacity/command.py)."""
     return cap.search_max_s + beyond_s(cap)
 
 
@@ -618,7 +618,7 @@ class Trial:
     # Before the trial: how long the earlier trials' lines took to stop arriving, and how many there were.
     drain_s: float | None = None
     # The longest gap between two looks at the output. Past half of LATENCY_BOUND the watcher itself was held
-    # up (a busy machine) and made latencies up: the search repeats such a trial (host/measurer.py).
+    # up (a busy machine) and made latencies up: the search repeats such a trial (host/capacity/measurer.py).
     sample_max_s: float | None = None
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
@@ -686,7 +686,7 @@ def trial_from_dict(data: Mapping) -> Trial:
 @dataclass
 class Bound:
     """A goal's answer: the relevant lower bound (the rate held) and upper bound (the rate not held), and
-    the confirmation after the search (host/search.py): the rate that held a CONFIRM_S trial, with no later
+    the confirmation after the search (host/capacity/search.py): the rate that held a CONFIRM_S trial, with no later
     trial at or below it breaking the goal."""
 
     loss_ratio: float  # the goal: 0 for NDR, PDR_TARGET for PDR
@@ -720,7 +720,7 @@ class Load:
 @dataclass
 class Ceiling:
     """Where the search's RATE_MAX came from: "given" (RATE_MAX=), "burst" (factor times the drain rate of
-    a burst run of the same daemon and config just before the search, on its placement: host/searchceiling.py)
+    a burst run of the same daemon and config just before the search, on its placement: host/capacity/ceiling.py)
     or "default" (that burst run gave no rate: RATE_MAX's default, and why)."""
 
     source: str

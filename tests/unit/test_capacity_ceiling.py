@@ -1,4 +1,4 @@
-"""A search's RATE_MAX, when not given, from a burst run's drain rate just before it (host/searchceiling.py),
+"""A search's RATE_MAX, when not given, from a burst run's drain rate just before it (host/capacity/ceiling.py),
 and a search whose NDR reaches its RATE_MAX read as "at least"."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import CapacitySettings
 
 # Without RATE_MAX, the burst run that sets it sends this many messages, all senders together
-# (host/searchceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
+# (host/capacity/ceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
 # daemon's start does not decide its rate.
 BURST_MESSAGES = 2_000_000
 # A last hop that reads as fast as it can, or at a fixed rate; a pause belongs to one burst (rig/lasthop.py).
@@ -33,7 +33,7 @@ class Search:
     plan: Plan
     cap: CapacitySettings
     cpu_placement: dict[str, str]
-    # Without RATE_MAX: the burst run whose drain rate sets it (host/searchceiling.py); None: RATE_MAX given.
+    # Without RATE_MAX: the burst run whose drain rate sets it (host/capacity/ceiling.py); None: RATE_MAX given.
     burst: Plan | None = None
 
 

@@ -1,6 +1,6 @@
 """A capacity search's result: what the search found and every trial, with the plan, the machine, the rig's load
 and the generators' clocks, written once at the end to results/capacity/<run id>.json, with the table
-`syslogbench capacity` prints (docs/capacity.md). The search that made it runs in host/searchrun.py."""
+`syslogbench capacity` prints (docs/capacity.md). The search that made it runs in host/capacity/command.py."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Start:
     matrix: result.Matrix | None = None
     # The config's tuning and knobs where the search's plan does not say them (a step of `knobs`).
     tuning: dict[str, object] | None = None
-    ceiling: capacity.Ceiling | None = None  # where RATE_MAX came from (host/searchceiling.py)
+    ceiling: capacity.Ceiling | None = None  # where RATE_MAX came from (host/capacity/ceiling.py)
 
 
 def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, Latency], start: Start,

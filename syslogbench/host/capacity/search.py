@@ -1,6 +1,6 @@
 """The capacity search itself: a warm-up trial, then MLRsearch (FD.io CSIT's `mlrsearch` package) for the NDR
-and the PDR, restarted lower when the rig limited it; then each bound confirmed and the latency measured
-at fractions of the PDR (docs/capacity.md). The command around it is host/searchrun.py."""
+and the PDR, restarted lower when the rig limited it (docs/capacity.md). Each bound is then confirmed and the
+latency measured by capacity/confirm.py; the command around both is capacity/command.py."""
 
 from __future__ import annotations
 

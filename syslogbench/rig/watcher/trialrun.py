@@ -1,7 +1,7 @@
 """The watcher in a capacity run (CAPACITY=1, docs/capacity.md): the run's own sequence up to the start
 (reset, n/a, everyone ready), then trials on the control channel (rig/trials.py) until the host ends them, the
 daemon dies or CAPACITY_MAX_S passes; then the daemon's stop and finish. The host writes the result
-(host/searchresult.py) from the trials' records. Stdlib only: runs in the watcher container.
+(host/capacity/record.py) from the trials' records. Stdlib only: runs in the watcher container.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> int:
 
 def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     """The watcher in a capacity run: up, trials until trial_end (or max_s, or the daemon's death), down.
-    Returns the exit code; the result is the host's to write (host/searchresult.py)."""
+    Returns the exit code; the result is the host's to write (host/capacity/record.py)."""
     now = datetime.now(UTC)
     obs = Observed(cfg=cfg, host=host_facts(1), daemon=Daemon(), started=now, finished=now)
     names = [sender.name for sender in run.expected_senders(cfg)]
@@ -50,7 +50,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
             served.last_hop_cpu = harness.last_hop_cpu
         run.decide(scenario)
         run.wait_until_ready(cfg)
-        # Sent with the first trial (the warm-up): a UDP result records them (host/searchresult.py).
+        # Sent with the first trial (the warm-up): a UDP result records them (host/capacity/record.py).
         served.machine = {
             **served.machine,
             contract.UDP_BUFFERS_KEY: snmp.read_buffers(control.CONTROL.daemon.buffers),
