@@ -5,13 +5,11 @@ Everything a run needs is checked here, before any container starts.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,17 +19,14 @@ from syslogbench.host import (
     environment,
     events,
     fingerprint,
-    images,
-    lock,
     profiles,
-    resources,
     setup,
     userconfig,
 )
-from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher, project_name
+from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher
 from syslogbench.host.log import log
 from syslogbench.host.plan import Plan, RunOptions
-from syslogbench.model import capacity, machine, result, scenarios, settings
+from syslogbench.model import machine, result, scenarios, settings
 
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
 END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker inspect, down (see worst_case_s)
@@ -77,61 +72,6 @@ def run_kept(chosen: Plan, folder: Path, options: RunOptions) -> tuple[int, Path
         return code, (folder / written[-1].name) if written else None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class OneHost:
-    """Compose on this machine (host/compose.py): the orchestrator of a plan without --swarm."""
-
-    def check(self, chosen: Plan) -> None:
-        resources.check(chosen.cfg, chosen.scenario, chosen.profile, log, files=chosen.user_files)
-
-    def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
-        profile = chosen.profile
-        if profile.registry_image and (options.build or not images.image_exists(profile.image)):
-            setup.registry_ready(
-                profile
-            )  # before any container: "needs Docker Hub: ..." rather than a failed build
-        project = options.project or project_name()
-        env = {**chosen.env, **options.extra_env}
-        with (
-            userconfig.compose_files(
-                chosen.user, profile.profile, chosen.cfg.scenario, options.extra_files
-            ) as files,
-            lock.project(project),  # a second run on this project is refused here, before anything is built
-        ):
-            return measure(chosen, env, results_dir, Compose(profile.profile, project, files), options)
-
-    def default_daemon_cores(self) -> int:
-        return capacity.default_daemon_cores(os.cpu_count() or 1)
-
-    def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
-        """Which cores the daemon and the senders have (one that leaves none: one line); what `run` refuses
-        of a load that cannot fit, as far as a search has it: more TCP sessions than the config takes, a
-        datagram too large. (A trial's messages are made as they are sent, from one template per priority
-        (rig/trials.py templates): no rate needs more REMOTE_MEM.)"""
-        cores = capacity.placement(daemon_cores, os.cpu_count() or 1)
-        found = [
-            resources.connections_problem(chosen.cfg, chosen.scenario, chosen.profile, chosen.user_files),
-            resources.datagram_problem(chosen.cfg, chosen.scenario),
-        ]
-        if problems := [problem for problem in found if problem]:
-            raise resources.DoesNotFit(settings.listed("the search cannot run", problems))
-        return cores
-
-    @contextlib.contextmanager
-    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
-            log: Callable[[str], None]) -> Iterator[Compose]:  # fmt: skip
-        service = chosen.profile.profile
-        images_ready(chosen, build, log)
-        with userconfig.compose_files(chosen.user, service, chosen.cfg.scenario, extra_files) as files:
-            yield Compose(service, project, files)
-
-    def fingerprint(self, chosen: Plan, env: dict[str, str]) -> result.Fingerprint | None:
-        return measure_fingerprint(chosen.cfg, env)
-
-    def machine(self, facts: dict, central: dict | None) -> tuple[dict, list[dict] | None]:
-        return facts, None
 
 
 def images_ready(chosen: Plan, build: bool, log: Callable[[str], None]) -> None:

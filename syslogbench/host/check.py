@@ -7,7 +7,7 @@ the one `run` would give before any container: 2 for bad input, 4 for n/a, 0 whe
 from __future__ import annotations
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, environment, plan
+from syslogbench.host import environment, onehost, plan
 from syslogbench.host.log import log
 from syslogbench.host.pairs import read_pairs
 from syslogbench.model import settings
@@ -18,7 +18,7 @@ def check(profile_name: str, pairs: list[str]) -> int:
     stray = plan.stray_words(pairs)  # said once, as the profile's problem
     overrides, bad = read_pairs([pair for pair in pairs if pair not in stray])
     try:
-        chosen = plan.make(profile_name, overrides, benchmark.OneHost(), pairs=pairs)
+        chosen = plan.make(profile_name, overrides, onehost.OneHost(), pairs=pairs)
     except plan.INPUT_ERRORS as error:
         return refuse([*settings.items(error), *bad])
     if bad:

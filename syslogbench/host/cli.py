@@ -29,6 +29,7 @@ from syslogbench.host import (
     images,
     knobs,
     matrix,
+    onehost,
     pairs,
     plan,
     profiles,
@@ -330,7 +331,7 @@ def orchestrator(args: argparse.Namespace) -> plan.Orchestrator:
     """Compose on this machine, or the swarm (--swarm): chosen here, once."""
     if args.registry and not getattr(args, "swarm", True):
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-    return swarm.Swarm(args.registry) if getattr(args, "swarm", False) else benchmark.OneHost()
+    return swarm.Swarm(args.registry) if getattr(args, "swarm", False) else onehost.OneHost()
 
 
 def config_of(args: argparse.Namespace) -> plan.Config | None:

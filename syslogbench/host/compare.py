@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, lock, plan
+from syslogbench.host import benchmark, environment, lock, onehost, plan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import compare as model
@@ -63,7 +63,7 @@ def make_side(word: str, overrides: dict[str, str]) -> Side:
     given = {**overrides, "TUNING": tuning or settings.DEFAULT_TUNING}
     if config is not None:
         given.pop("TUNING")
-    chosen = plan.make(name, given, benchmark.OneHost(), None if config is None else (config, False))
+    chosen = plan.make(name, given, onehost.OneHost(), None if config is None else (config, False))
     if chosen.unsupported:
         said = "; ".join(chosen.unsupported)
         raise CompareError(

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, events, families, profiles, setup
+from syslogbench.host import benchmark, events, families, onehost, profiles, setup
 from syslogbench.host import plan as run_plan
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
 from syslogbench.host.log import log
@@ -325,7 +325,7 @@ def one_run(
     overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT, **(waits or {})}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
-    chosen = run_plan.make(profile.profile, overrides, benchmark.OneHost())
+    chosen = run_plan.make(profile.profile, overrides, onehost.OneHost())
     cfg = chosen.cfg
     target = Target(project, profile.profile, cfg.hosts)
     run_dir = out / f"run{number:03d}"

@@ -18,7 +18,18 @@ from pathlib import Path
 from statistics import median
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, families, knobsteps, lock, plan, render, setup, tools
+from syslogbench.host import (
+    benchmark,
+    environment,
+    families,
+    knobsteps,
+    lock,
+    onehost,
+    plan,
+    render,
+    setup,
+    tools,
+)
 from syslogbench.host import tuning as tunings
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
@@ -94,7 +105,7 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
     if not searched and (unused := sorted(set(search) - set(latency_keys))):
         also = f" (the latency trials take {', '.join(latency_keys)})" if latency_keys else ""
         raise tunings.TuningError(f"{', '.join(unused)}: settings of a capacity search; add --capacity{also}")
-    base = plan.make(profile, rest, benchmark.OneHost())
+    base = plan.make(profile, rest, onehost.OneHost())
     if base.unsupported:
         said = "; ".join(base.unsupported)
         raise tunings.TuningError(f"{base.profile.profile} cannot run scenario {base.scenario.id}: {said}")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, plan, setup
+from syslogbench.host import benchmark, lock, onehost, plan, setup
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
@@ -107,7 +107,7 @@ def run_capacity_matrix(
     searches: dict[str, searchplan.Search] = {}
     for name in canonical:
         try:
-            searches[name] = searchplan.plan(name, overrides, benchmark.OneHost(), config)
+            searches[name] = searchplan.plan(name, overrides, onehost.OneHost(), config)
         except searchplan.Unsupported as reason:
             log(f"n/a: {reason}")
     runnable = list(searches)
@@ -189,7 +189,7 @@ def matrix_plans(canonical: list[str], overrides: dict[str, str], config: tuple[
                  tunings: list[str] | None) -> dict[str, plan.Plan]:  # fmt: skip
     """A plan per cell: per profile, or per profile and tuning (TUNING then set by the matrix, not given)."""
     if not tunings:
-        return {name: plan.make(name, overrides, benchmark.OneHost(), config) for name in canonical}
+        return {name: plan.make(name, overrides, onehost.OneHost(), config) for name in canonical}
     if "TUNING" in overrides:
         raise settings.SettingsError("--tunings sets TUNING for each cell: leave TUNING out")
     if bad := [t for t in tunings if t not in settings.TUNINGS]:
@@ -197,7 +197,7 @@ def matrix_plans(canonical: list[str], overrides: dict[str, str], config: tuple[
             f"--tunings {','.join(bad)}: each is one of {', '.join(settings.TUNINGS)}"
         )
     return {
-        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, benchmark.OneHost(), config)
+        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, onehost.OneHost(), config)
         for name in canonical
         for tuning in dict.fromkeys(tunings)
     }

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, plan
+from syslogbench.host import onehost, plan
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import Compose
@@ -247,4 +247,4 @@ def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_i
 
 def planned(profile: str, settings: dict[str, str], config: plan.Config | None = None) -> searchplan.Search:
     """The search as `capacity` plans it, on this machine."""
-    return searchplan.plan(profile, settings, benchmark.OneHost(), config)
+    return searchplan.plan(profile, settings, onehost.OneHost(), config)

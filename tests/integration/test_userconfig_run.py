@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, plan, userconfig
+from syslogbench.host import benchmark, onehost, plan, userconfig
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 
@@ -109,7 +109,7 @@ def test_a_bad_config_is_one_line_before_any_container(
     project = f"{PROJECT}-bad"
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", project)
     with pytest.raises(userconfig.UserConfigError) as refused:
-        chosen = plan.make(profile, dict(SMALL), benchmark.OneHost(), (path, False))
+        chosen = plan.make(profile, dict(SMALL), onehost.OneHost(), (path, False))
         benchmark.run(chosen, tmp_path, plan.RunOptions(benchmark.show_path, build=False))
     assert re.search(said, str(refused.value)) and "\n" not in str(refused.value), str(refused.value)
     started = subprocess.run(

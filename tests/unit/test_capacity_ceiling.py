@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark
+from syslogbench.host import benchmark, onehost
 from syslogbench.host.capacity import ceiling as searchceiling
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import capacity
@@ -18,11 +18,11 @@ SHAPE = {"SCENARIO": "seed2014", "HOSTS": "1", "SENDERS_PER_HOST": "4"}
 
 
 def test_without_rate_max_the_plan_holds_a_burst_run_of_the_same_shape() -> None:
-    chosen = searchplan.plan("rsyslog8", dict(SHAPE), benchmark.OneHost())
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE), onehost.OneHost())
     assert chosen.burst is not None
     assert (chosen.burst.cfg.senders, chosen.burst.cfg.messages_per_sender) == (4, 500_000)
     assert chosen.burst.scenario.id == "seed2014" and chosen.burst.profile == chosen.plan.profile
-    given = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, benchmark.OneHost())
+    given = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, onehost.OneHost())
     assert given.burst is None and given.cap.rate_max == 4000.0
 
 
@@ -50,7 +50,7 @@ def test_the_burst_sets_rate_max_at_three_times_its_drain_rate_on_the_searchs_co
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen = fake_burst(monkeypatch, 188_574.0)
-    chosen = searchplan.plan("rsyslog8", dict(SHAPE, DAEMON_CORES="1"), benchmark.OneHost())
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE, DAEMON_CORES="1"), onehost.OneHost())
     searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
     assert searched.cap.rate_max == 566_000.0  # 3 x 188,574 = 565,722, up to three figures
     assert (ceiling.source, ceiling.rate_max, ceiling.burst_msgs_per_s, ceiling.factor) == (
@@ -66,7 +66,7 @@ def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_burst(monkeypatch, 100_000.0, verdict="error")
-    chosen = searchplan.plan("rsyslog8", dict(SHAPE), benchmark.OneHost())
+    chosen = searchplan.plan("rsyslog8", dict(SHAPE), onehost.OneHost())
     said: list[str] = []
     searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
     assert searched.cap.rate_max == capacity.CapacitySettings().rate_max
@@ -76,7 +76,7 @@ def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
 
 def test_a_given_rate_max_is_recorded_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_burst(monkeypatch, 1.0)
-    chosen = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, benchmark.OneHost())
+    chosen = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, onehost.OneHost())
     searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
     assert searched is chosen and (ceiling.source, ceiling.rate_max, ceiling.burst_run_id) == (
         "given",

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, cli, environment, setup, swarm
+from syslogbench.host import benchmark, cli, environment, onehost, setup, swarm
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import measurer as measuring
 from syslogbench.host.capacity import plan as searchplan
@@ -71,10 +71,10 @@ def test_by_default_one_host_gives_the_daemon_half_its_cores_and_records_the_num
     host_cores: int, daemon: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: host_cores)
-    search = searchplan.plan("syslog-ng", {}, benchmark.OneHost())
+    search = searchplan.plan("syslog-ng", {}, onehost.OneHost())
     assert search.cap.daemon_cores == daemon  # the number in force, as the result records it
     assert search.cpu_placement == capacity.placement(daemon, host_cores)
-    asked = searchplan.plan("syslog-ng", {"DAEMON_CORES": "0"}, benchmark.OneHost())
+    asked = searchplan.plan("syslog-ng", {"DAEMON_CORES": "0"}, onehost.OneHost())
     assert asked.cap.daemon_cores == 0 and asked.cpu_placement["daemon"] == "any"
 
 
@@ -165,7 +165,7 @@ def test_a_scenario_the_daemon_cannot_run_is_n_a_as_for_run_and_check(
 @pytest.mark.parametrize("scenario", ["tls", "relay", "relay-slow-disk-assisted", "udp", "seed2014"])
 def test_every_transport_and_a_relay_whose_last_hop_reads_on_can_be_searched(scenario: str) -> None:
     chosen = searchplan.plan(
-        "rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"}, benchmark.OneHost()
+        "rsyslog8", {"SCENARIO": scenario, "HOSTS": "1", "SENDERS_PER_HOST": "2"}, onehost.OneHost()
     )
     assert chosen.plan.scenario.id == scenario
 
@@ -528,7 +528,7 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal: KeyboardInterrupt, says: str
 ) -> None:
     chosen = searchplan.plan(
-        "rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"}, benchmark.OneHost()
+        "rsyslog8", {"SCENARIO": "udp", "HOSTS": "1", "SENDERS_PER_HOST": "1"}, onehost.OneHost()
     )
     monkeypatch.setattr(benchmark, "measure_fingerprint", lambda cfg, env: None)
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
@@ -567,7 +567,7 @@ def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: p
     assert searchplan.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
     assert (
         searchplan.cpuset(
-            searchplan.plan("syslog-ng", {"DAEMON_CORES": "1"}, benchmark.OneHost()).cpu_placement["daemon"]
+            searchplan.plan("syslog-ng", {"DAEMON_CORES": "1"}, onehost.OneHost()).cpu_placement["daemon"]
         )
         != ""
     )
@@ -631,7 +631,7 @@ def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytes
     assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
     one_host = searchresult.build(
-        searchplan.plan("syslog-ng", {}, benchmark.OneHost()), [], found, {}, datetime.now(UTC)
+        searchplan.plan("syslog-ng", {}, onehost.OneHost()), [], found, {}, datetime.now(UTC)
     )
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"
 

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from syslogbench.host import benchmark
 from syslogbench.host import environment as host_environment
+from syslogbench.host import onehost
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.capacity import record as searchresult
 from syslogbench.host.capacity import search
@@ -146,7 +146,7 @@ def test_a_capacity_result_records_the_clocks_and_a_refusal_in_its_notes(
 ) -> None:
     monkeypatch.setattr(host_environment, "docker_version", lambda: "test")
     chosen = searchplan.plan("syslog-ng-4.8", {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "1",
-                                           "REMOTE_MEM": "1g", "LATENCY_BOUND": "0.5"}, benchmark.OneHost())  # fmt: skip
+                                           "REMOTE_MEM": "1g", "LATENCY_BOUND": "0.5"}, onehost.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     loose = [trial(1, sender("host1-s1", 0.3, 0.08))]
     data = searchresult.build(chosen, loose, found, {}, datetime.now(UTC), None, {})

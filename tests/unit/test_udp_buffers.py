@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, userconfig
 from syslogbench.host import environment as host_environment
+from syslogbench.host import onehost, userconfig
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.capacity import record as searchresult
@@ -103,7 +103,7 @@ def test_a_udp_capacity_result_records_udp_rcvbuf_the_sysctls_and_the_load(
 ) -> None:
     monkeypatch.setattr(host_environment, "docker_version", lambda: "test")
     chosen = searchplan.plan("syslog-ng-4.8", {"SCENARIO": "udp", "UDP_RCVBUF": "4m", "HOSTS": "1",
-                                           "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"}, benchmark.OneHost())  # fmt: skip
+                                           "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"}, onehost.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     central = {contract.UDP_BUFFERS_KEY: {"rmem_default": "212992", "rmem_max": "4194304"}}
     data = searchresult.build(chosen, [], found, {}, datetime.now(UTC), None, central)
