@@ -121,3 +121,38 @@ def test_only_the_plan_and_its_orchestrators_branch_on_a_config_or_a_swarm() -> 
         if BRANCH.search(line)
     ]
     assert not found, found
+
+
+# host/ in tiers, each importing only its own tier and those below: the command line; the commands; what runs
+# a plan (a run, a search and its parts, the orchestrators); and the services every tier uses.
+HOST_TIERS = {
+    "entry": {"cli"},
+    "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate", "capacity.command"},
+    "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.ceiling", "capacity.confirm",
+                "capacity.measurer", "capacity.plan", "capacity.record", "capacity.search", "capacity.session"},
+}  # fmt: skip
+TIER_ORDER = ("services", "runners", "commands", "entry")
+
+
+def host_tier(module: str) -> str:
+    return next((tier for tier, names in HOST_TIERS.items() if module in names), "services")
+
+
+def test_host_modules_import_only_their_tier_and_those_below() -> None:
+    known = modules()
+    host = {name.removeprefix("syslogbench.host."): path for name, path in known.items()
+            if name.startswith("syslogbench.host.")}  # fmt: skip
+    upward, downward = [], 0
+    for name, path in sorted(host.items()):
+        level = TIER_ORDER.index(host_tier(name))
+        for target in imported(path, f"syslogbench.host.{name}"):
+            short = target.removeprefix("syslogbench.host.")
+            if not target.startswith("syslogbench.host."):
+                continue
+            if TIER_ORDER.index(host_tier(short)) > level:
+                upward.append(f"{name} ({host_tier(name)}) imports {short} ({host_tier(short)})")
+            downward += TIER_ORDER.index(host_tier(short)) < level
+    assert not upward, upward
+    assert downward > 20, downward  # the scan saw the imports it judges (cli's of the commands, ...)
+    named = set().union(*HOST_TIERS.values())
+    assert named <= set(host), sorted(named - set(host))  # a renamed module is renamed here too
