@@ -848,11 +848,15 @@ def table(result: CapacityResult) -> str:
             f"{confirmation_text(bound)}"
         )
     if result.at_ceiling:
-        rows.append(f"NDR at least {rate_text(result.ndr_msgs_per_s)} msg/s: the search's RATE_MAX held, "
-                    "so the daemon's own limit is above it; give a higher RATE_MAX")  # fmt: skip
+        rows.append(at_least_text(result))
     if (ceiling := result.ceiling) is not None:
         rows.append(ceiling_text(ceiling))
     return "\n".join(rows)
+
+
+def at_least_text(result: CapacityResult) -> str:
+    return (f"NDR at least {rate_text(result.ndr_msgs_per_s)} msg/s: the search's RATE_MAX held, so the daemon's "
+            "own limit is above it; give a higher RATE_MAX")  # fmt: skip
 
 
 def ceiling_text(ceiling: Ceiling) -> str:

@@ -199,6 +199,12 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
         hop = trial["rig"]["last_hop_cpu_s"]
         assert (hop is not None and hop > 0) if scenario == "relay" else hop is None, trial["rig"]
     assert result["ndr"]["lower_msgs_per_s"] == 1600.0, table  # RATE_MAX held
+    if (
+        result["ndr_msgs_per_s"] == 1600.0
+    ):  # held through its confirmation too: a floor, and the result says so
+        assert any(note.startswith("NDR at least 1,600 msg/s") for note in result["notes"]), result["notes"]
+    assert result["ceiling"] == {"source": "given", "rate_max": 1600.0, "burst_run_id": None,
+                                 "burst_msgs_per_s": None, "factor": None, "why": None}  # fmt: skip
 
 
 def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_is_unconfirmed(

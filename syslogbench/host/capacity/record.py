@@ -40,6 +40,8 @@ def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, 
     data.matrix = None if start.matrix is None else asdict(start.matrix)
     data.commit = start.commit
     data.ceiling = start.ceiling
+    if data.at_ceiling:  # the result says it too, not only its table
+        data.notes.append(capacity.at_least_text(data))
     tuned = start.tuning or chosen.plan.tuning_record()
     data.tuning, data.knobs = str(tuned["tuning"]), dict(tuned["knobs"])  # type: ignore[call-overload]
     text = capacity.table(data)
