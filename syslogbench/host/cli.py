@@ -355,10 +355,7 @@ def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = overrides_of(args)  # the search's keys are not run settings: searchplan.plan splits them
-    if args.scenario:
-        one_scenario(args.scenario, overrides)
-        overrides["SCENARIO"] = args.scenario
+    overrides = with_scenario(args)  # the search's keys are not run settings: searchplan.plan splits them
     on = orchestrator(args)
     results = writable_dir(args.results)
     config = config_of(args)
@@ -377,21 +374,24 @@ def one_scenario(option: str, overrides: dict[str, str]) -> None:
         )
 
 
-def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
+def with_scenario(args: argparse.Namespace) -> dict[str, str]:
+    """The KEY=VALUE arguments, with --scenario as SCENARIO (the two naming one scenario)."""
     overrides = overrides_of(args)
     if args.scenario:
         one_scenario(args.scenario, overrides)
         overrides["SCENARIO"] = args.scenario
+    return overrides
+
+
+def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
+    overrides = with_scenario(args)
     results = writable_dir(args.results)
     sides = compare.make(args.side, overrides, args.rounds)
     return compare.command(sides, args.rounds, results)
 
 
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    overrides = overrides_of(args)
-    if args.scenario:
-        one_scenario(args.scenario, overrides)
-        overrides["SCENARIO"] = args.scenario
+    overrides = with_scenario(args)
     results = writable_dir(args.results)
     job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate)
     return knobs.command(job, results)

@@ -149,6 +149,14 @@ def load(kind_: type[T], data: object, where: str) -> T:
     return made
 
 
+def load_kind(kind_: type[T], data: object, where: str, kind: str) -> T:
+    """load(), and its `kind` field checked against kind: a knob study is not read as a comparison."""
+    found = load(kind_, data, where)
+    if getattr(found, "kind", None) != kind:
+        raise CodecError(f"{where}: kind is {json_text(getattr(found, 'kind', None))}, not {kind!r}")
+    return found
+
+
 def read_json(path: Path) -> object:
     """A result file's document; CodecError (one line) for a file that cannot be read or is not JSON."""
     try:

@@ -171,17 +171,14 @@ def rounded(value: float | None) -> float | None:
 def result_from_dict(data: object) -> CompareResult:
     """The document as a CompareResult; CompareResultError (one line) where it does not fit."""
     try:
-        found = codec.load(CompareResult, data, "compare result")
+        return codec.load_kind(CompareResult, data, "compare result", KIND)
     except codec.CodecError as error:
         raise CompareResultError(str(error)) from None
-    if found.kind != KIND:
-        raise CompareResultError(f"compare result: kind is {codec.json_text(found.kind)}, not {KIND!r}")
-    return found
 
 
 def read(path: Path) -> CompareResult:
+    """results/compare/<id>.json; CompareResultError (one line) for a file that is not one."""
     try:
-        data = codec.read_json(path)
+        return result_from_dict(codec.read_json(path))
     except codec.CodecError as error:
         raise CompareResultError(str(error)) from None
-    return result_from_dict(data)

@@ -146,18 +146,14 @@ class KnobsResult:
 def result_from_dict(data: object) -> KnobsResult:
     """The document as a KnobsResult; KnobsResultError (one line) where it does not fit."""
     try:
-        found = codec.load(KnobsResult, data, "knobs result")
+        return codec.load_kind(KnobsResult, data, "knobs result", KIND)
     except codec.CodecError as error:
         raise KnobsResultError(str(error)) from None
-    if found.kind != KIND:
-        raise KnobsResultError(f"knobs result: kind is {codec.json_text(found.kind)}, not {KIND!r}")
-    return found
 
 
 def read(path: Path) -> KnobsResult:
     """results/knobs/<id>.json; KnobsResultError (one line) for a file that is not one."""
     try:
-        data = codec.read_json(path)
+        return result_from_dict(codec.read_json(path))
     except codec.CodecError as error:
         raise KnobsResultError(str(error)) from None
-    return result_from_dict(data)

@@ -42,17 +42,30 @@ def test_the_default_run_says_default_with_no_knobs(bench) -> None:
     assert (run.result["daemon"]["tuning"], run.result["daemon"]["knobs"]) == ("default", {})
 
 
-def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Path) -> None:
+def knobs_run(args: list[str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`knobs` at small scale, one round, into tmp_path: the command's output and its study, once it passed."""
     small = ["HOSTS=1", "SENDERS_PER_HOST=2", f"MESSAGES_PER_SENDER={SMALL['MESSAGES_PER_SENDER']}"]
-    args = ["knobs", "--profile", "rsyslog-8.2504", "--knob", "file-cache=10,64", "--knob", "io-buffer",
-            "--latency-rate", "off"]  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-m", "syslogbench", *args, "--replicates", "1", "--results", str(tmp_path), *small],
+        [sys.executable, "-m", "syslogbench", "knobs", *args, "--replicates", "1", "--results", str(tmp_path), *small],
         cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (path,) = (tmp_path / "knobs").glob("*.json")
-    data = json.loads(path.read_text())
+    return done, json.loads(path.read_text())
+
+
+def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Path) -> None:
+    args = [
+        "--profile",
+        "rsyslog-8.2504",
+        "--knob",
+        "file-cache=10,64",
+        "--knob",
+        "io-buffer",
+        "--latency-rate",
+        "off",
+    ]
+    done, data = knobs_run(args, tmp_path)
     names = [step["name"] for step in data["steps"]]
     alone = ["default", "default-as-run", "file-cache=10", "file-cache=64", "io-buffer"]
     assert names[:5] == alone and len(names) == 6, names  # then the best file cache with io-buffer
@@ -77,24 +90,10 @@ def test_knobs_gives_one_row_per_step_each_with_exact_counts(built, tmp_path: Pa
 
 
 def test_knobs_measures_each_steps_latency_at_one_fixed_rate_with_exact_counts(built, tmp_path: Path) -> None:
-    small = ["HOSTS=1", "SENDERS_PER_HOST=2", f"MESSAGES_PER_SENDER={SMALL['MESSAGES_PER_SENDER']}"]
-    args = [
-        "knobs",
-        "--profile",
-        "syslog-ng-4.8",
-        "--knob",
-        "no-dns",
-        "--latency-rate",
-        "2000",
-        "TRIAL_FINAL=2",
-    ]
-    done = subprocess.run(
-        [sys.executable, "-m", "syslogbench", *args, "--replicates", "1", "--results", str(tmp_path), *small],
-        cwd=ROOT, env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    (path,) = (tmp_path / "knobs").glob("*.json")
-    data = json.loads(path.read_text())
+    done, data = knobs_run(
+        ["--profile", "syslog-ng-4.8", "--knob", "no-dns", "--latency-rate", "2000", "TRIAL_FINAL=2"],
+        tmp_path,
+    )
     assert data["latency_rate"] == 2000.0
     by_name = {step["name"]: step for step in data["steps"]}
     assert by_name["default-as-run"]["latency"] is None  # the control's config is the default step's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,18 +79,24 @@ def test_every_round_runs_each_side_once_and_the_first_twice_in_a_fresh_order() 
     assert compare.schedule(["A", "B", "C"], 4, compare.SEED) == order  # the seed, recorded, repeats it
 
 
-def test_the_comparison_is_written_as_the_model_reads_it_and_its_table_says_the_verdicts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def fake_sides(
+    monkeypatch: pytest.MonkeyPatch, tuning: str, profile: Callable[[str], str]
+) -> list[compare.Side]:
+    """Sides A and B over seed2014, without plans: what write() needs of them."""
     monkeypatch.setattr(environment, "docker_version", lambda: "27.0.0")
 
     class Plan:
         scenario = type("S", (), {"id": "seed2014"})()
 
-    sides = [compare.Side("A", Plan()), compare.Side("B", Plan())]  # type: ignore[arg-type]
-    monkeypatch.setattr(
-        compare.Side, "record", property(lambda self: model.Side(self.name, self.name, "default"))
-    )
+    record = property(lambda self: model.Side(self.name, profile(self.name), tuning))
+    monkeypatch.setattr(compare.Side, "record", record)
+    return [compare.Side("A", Plan()), compare.Side("B", Plan())]  # type: ignore[arg-type]
+
+
+def test_the_comparison_is_written_as_the_model_reads_it_and_its_table_says_the_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sides = fake_sides(monkeypatch, "default", lambda name: name)
     found = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0)), *runs("B", drifted(1.5, (1.0,) * 5))]
     path = compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path)  # type: ignore[arg-type]
     read = model.read(path)
@@ -110,15 +117,7 @@ def test_the_interval_is_of_the_geometric_mean() -> None:
 def test_the_report_shows_each_comparison_with_its_ratios_and_verdicts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(environment, "docker_version", lambda: "27.0.0")
-
-    class Plan:
-        scenario = type("S", (), {"id": "seed2014"})()
-
-    sides = [compare.Side("A", Plan()), compare.Side("B", Plan())]  # type: ignore[arg-type]
-    monkeypatch.setattr(
-        compare.Side, "record", property(lambda self: model.Side(self.name, "p-" + self.name, "tuned"))
-    )
+    sides = fake_sides(monkeypatch, "tuned", lambda name: "p-" + name)
     found = [
         *runs("A", DRIFT),
         *runs("A (A/A)", drifted(1.0)),
