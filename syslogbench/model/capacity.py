@@ -26,7 +26,7 @@ from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 TRIAL_SEQ_SPAN = 1_000_000_000
 # A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop. Each
 # tick costs a wake-up and a send call per sender, about 25 us on the virtual machines here: four senders at
-# 100,000 msg/s in all took 3.8-4.6% of a core at 5 ms and 2.5-3.4% at 10 ms (tests/perf/rig_speed.py --ticks),
+# 100,000 msg/s in all took 3.8-4.6% of a core at 5 ms and 2.5-3.4% at 10 ms (bench/rig_speed.py --ticks),
 # but batches twice as large raised every p50 in the searches tried (docs/measurement.md), so 5 ms it stays.
 SEND_TICK_S = 0.005
 # A message whose own time is this close after a grid point goes in that point's batch (schedule.rs).

@@ -1,6 +1,6 @@
 """Where the spread of a matrix's runs comes from: each run's elapsed time cut into head, steady part and tail.
 
-    PYTHONPATH=. .venv/bin/python tests/perf/noise.py RESULTS_DIR [--host HOST_SAMPLES.tsv]
+    PYTHONPATH=. .venv/bin/python bench/noise.py RESULTS_DIR [--host HOST_SAMPLES.tsv]
 
 For each run, from its per-second samples (`samples`: lines received so far, estimated from the output's
 size), the time to the first 10% of the messages (head), the rate between 10% and 90% (steady), and the time

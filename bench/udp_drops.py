@@ -1,6 +1,6 @@
 """What the daemon was doing when its UDP socket dropped datagrams: sampled from the host while a trial runs.
 
-    sudo PYTHONPATH=. .venv/bin/python tests/perf/udp_drops.py CONTAINER [--seconds 600] [--every-ms 5]
+    sudo PYTHONPATH=. .venv/bin/python bench/udp_drops.py CONTAINER [--seconds 600] [--every-ms 5]
         [--out results/rig/<name>.json]
 
 Every few ms it reads, for the container's main process and each of its threads (/proc/PID/task/*): the CPU

@@ -1,6 +1,6 @@
 """How fast one core works, second by second, beside the hypervisor's steal on it.
 
-    PYTHONPATH=. .venv/bin/python tests/perf/core_speed.py [--core N] [--seconds S] [--out results/rig/<name>.json]
+    PYTHONPATH=. .venv/bin/python bench/core_speed.py [--core N] [--seconds S] [--out results/rig/<name>.json]
 
 Pinned to one core (the last by default: where a capacity search puts the daemon), it runs the machine
 fingerprint's cpu work (rig/fingerprint.py, cpu_probe) in blocks of 300,000 loops for S seconds, and gives
