@@ -9,7 +9,7 @@ something else in the guest) and the core's steal from /proc/stat over each seco
 machine while this core had work). A core whose loops per CPU second move while both stay still is slowed
 by something that neither the guest's scheduler nor steal sees (a busy sibling hyperthread on the host, a
 clock change). Run it on an otherwise idle machine. Not part of `make test`: a benchmark for
-docs/measurement.md.
+docs/findings/core-speed-drift.md.
 """
 
 from __future__ import annotations

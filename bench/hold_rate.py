@@ -1,6 +1,6 @@
 """Hold fixed rates, with no search, and see each second: what the daemon wrote to its logs volume, the kernel's
 dirty and writeback pages, the disk's writes and the daemon's CPU. It answers why a daemon holds a rate for
-10 s but not for 60 s (docs/capacity.md, "Why 10 s passes where 60 s fails").
+10 s but not for 60 s (docs/findings/capacity-10s-vs-60s.md).
 
     PYTHONPATH=. .venv/bin/python bench/hold_rate.py PROFILE SCENARIO RATE:SECONDS[,RATE:SECONDS...] \
         [KEY=VALUE ...] [--out results/timeline/<name>.jsonl]

@@ -11,7 +11,7 @@ slow first run shows.
 --host reads a file of the host's /proc/stat and /proc/meminfo sampled every 0.5 s (one line each: unix
 time, the eight jiffy counters of the `cpu` line, Dirty and Writeback in KiB, Cached, MemFree, load
 average), and adds per run the CPU the hypervisor took (steal), the host's iowait and the dirty page cache
-at the start signal. Not part of `make test`: a benchmark's analysis, for docs/measurement.md.
+at the start signal. Not part of `make test`: a benchmark's analysis, for docs/findings/run-noise.md.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ and 160,000 msg/s in all, at ticks of 5 and 10 ms, the two ticks taken in turn s
 down between them charges both alike.
 
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
-part of `make test`: a benchmark whose output goes into docs/measurement.md.
+part of `make test`: a benchmark whose output goes into docs/findings/rig-cost.md and sender-schedule.md.
 """
 
 from __future__ import annotations
