@@ -22,7 +22,7 @@ pid=""
 # Every wait here without a fork: each `sleep` is a fork and an exec in the daemon's cgroup, on the
 # daemon's core (terminate's, every 0.1 s, before the end snapshot counts the daemon's CPU), the main loop's
 # five a second (in a UDP search of syslog-ng 4.8 with perf on that core, `sleep` and this
-# shell took 1.7% of its samples: docs/capacity.md, "What syslog-ng was doing when UDP dropped"). bash's
+# shell took 1.7% of its samples: docs/findings/syslog-ng-udp-drops.md). bash's
 # read times out on a FIFO that this shell also holds open for writing, so it never sees an end; sh (dash)
 # has no read with a timeout, and sleeps.
 pause_fifo=""

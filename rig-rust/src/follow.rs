@@ -35,12 +35,12 @@ const READ_BYTES: usize = 1 << 20;
 /// Lines per second the follower takes on inotify, for the latency's sample; above it, a share of the files.
 /// Nearly every one is a wake-up, and the follower's CPU in a trial is mostly its context switches (perf:
 /// 80% in finish_task_switch behind syslog-ng at 80,000 msg/s): 1,000 a second keep 10,000 latencies in a
-/// 10 s trial (100 above its p99) for half the wake-ups of 2,000 (docs/measurement.md).
+/// 10 s trial (100 above its p99) for half the wake-ups of 2,000 (docs/findings/follower-looks.md).
 const SAMPLE_LINES_S: f64 = 1_000.0;
 /// The poll interval of the files outside the sample, as a share of LATENCY_BOUND, and its limits: 80 ms
 /// with the default bound, so that a line waits under a tenth of it (flagged above) and the follower reads
 /// each of 188 files 12.5 times a second rather than 25 (a quarter of its CPU behind syslog-ng at 80,000
-/// msg/s, docs/measurement.md).
+/// msg/s, docs/findings/follower-looks.md).
 const POLL_SHARE: f64 = 0.08;
 const POLL_MIN_S: f64 = 0.001;
 const POLL_MAX_S: f64 = 0.080;

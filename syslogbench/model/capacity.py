@@ -26,8 +26,9 @@ from syslogbench.model.rigrecord import FailedRecord, SenderTally, SendRecord
 TRIAL_SEQ_SPAN = 1_000_000_000
 # A paced sender sends what is due, then sleeps at least this long: batches every few ms, no busy loop. Each
 # tick costs a wake-up and a send call per sender, about 25 us on the virtual machines here: four senders at
-# 100,000 msg/s in all took 3.8-4.6% of a core at 5 ms and 2.5-3.4% at 10 ms (tests/perf/rig_speed.py --ticks),
-# but batches twice as large raised every p50 in the searches tried (docs/measurement.md), so 5 ms it stays.
+# 100,000 msg/s in all took 3.8-4.6% of a core at 5 ms and 2.5-3.4% at 10 ms (bench/rig_speed.py --ticks),
+# but batches twice as large raised every p50 in the searches tried (docs/findings/sender-schedule.md), so 5 ms
+# it stays.
 SEND_TICK_S = 0.005
 # A message whose own time is this close after a grid point goes in that point's batch (schedule.rs).
 GRID_SLACK_S = 1e-6
@@ -67,9 +68,9 @@ class CapacitySettings:
     # DAEMON_CORES: N >= 1 gives the daemon the host's last N cores and the senders, the watcher and the
     # last hop the others (cpusets), as the 2014 remote hosts were apart; 0 runs every role on any core.
     # None: half the host's cores (default_daemon_cores), decided by the search's plan and recorded as the
-    # number in force. With the rig on the daemon's cores two searches in a row published rates 11% (rsyslog)
+    # number in force. With the rig on the daemon's cores two searches in a row published rates 12.6% (rsyslog)
     # and 23% (syslog-ng) apart; with the daemon on a core of its own, three searches of each published one
-    # rate (docs/capacity.md, "The daemon on cores of its own").
+    # rate (docs/findings/capacity-daemon-own-core.md).
     daemon_cores: float | None = None
     # Repeated final trials, as CSIT runs them on noisy systems: a rate is decided once its final trials add
     # up to TRIAL_SUM seconds (0: one trial of TRIAL_FINAL), and it holds if the trials that lost more than
@@ -527,7 +528,7 @@ class RigCost:
     # Received messages whose latency was measured (None: results from before the sample).
     latency_share: float | None = None
     # Of senders_cpu_s and follower_cpu_s, the kernel's (system time): over UDP most of a sender's CPU is the
-    # receiving side's kernel path, run in its context (docs/measurement.md). None in results from before it.
+    # receiving side's kernel path, run in its context (docs/findings/rig-cost.md). None in results from before it.
     senders_system_s: float | None = None
     follower_system_s: float | None = None
 

@@ -68,8 +68,8 @@ STOLEN = "stolen"
 # hypervisor, a daemon bound by its core is measured on a slower core than the fingerprint saw.
 STOLEN_MAX = 0.05
 FINGERPRINTS_DIFFER = "fingerprints differ"
-# Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine (docs/measurement.md,
-# "Its spread and cost here"); machines of one label here did 8.4M to 14.3M loops (docs/capacity.md).
+# Per CPU second the cpu fingerprint repeats within a few percent on one quiet machine
+# (docs/findings/fingerprint-spread.md); machines of one label here did 8.4M to 14.3M loops (docs/capacity.md).
 FINGERPRINT_SPREAD_MAX = 0.25
 
 

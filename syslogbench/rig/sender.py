@@ -43,7 +43,7 @@ TLS_CA_ENV = "TLS_CA"
 # unprivileged process choose (net.ipv4.tcp_allowed_congestion_control); where BBR is the default, as on the
 # machines of the November 2026 runs, cubic is not allowed. BBR paces each connection with a timer although
 # the daemon's receive window limits them all (ss: rwnd_limited 93 to 94% of the time), and its timers cost
-# the generators, on the daemon's cores, about twice the CPU on rsyslog (docs/measurement.md).
+# the generators, on the daemon's cores, about twice the CPU on rsyslog (docs/findings/tcp-congestion-reno.md).
 TCP_CONGESTION = "reno"
 
 

@@ -18,7 +18,7 @@ from .conftest import PROJECT, SMALL
 pytestmark = pytest.mark.integration
 FIGURES = {"cpu": "loops/s", "file_churn": "ops/s", "loopback_tcp": "MB/s"}
 REPEATS = 5
-# About 3 s on a quiet 2-core machine; up to 40 s was seen with load 20 on it (docs/measurement.md).
+# About 3 s on a quiet 2-core machine; up to 40 s was seen with load 20 on it (docs/findings/fingerprint-spread.md).
 SECONDS_NOT_MINUTES = 60
 
 

@@ -1,4 +1,5 @@
-"""The README stays short and leads with the two commands; every relative link in README and docs/ resolves."""
+"""The README stays short and leads with the two commands; every relative link in README and docs/ resolves, and
+every result id they cite is a committed result."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from syslogbench.host import environment
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "findings").glob("*.md"))]
 README_MAX_LINES = 200
 COMMANDS_WITHIN = 40
 
@@ -269,3 +270,75 @@ def test_the_readme_exit_code_table_is_contract_meanings() -> None:
     assert {int(code): meaning for code, meaning in rows} == {
         EXIT_CODES[name]: meaning for name, meaning in MEANINGS.items()
     }
+
+
+# --- every result id the docs cite is a committed result ---------------------------------------------------------
+# A run's id (20261202T035323.212Z-rsyslog-8.2504-75c2; 20261122T093517Z-rsyslog-8.2504 before milliseconds) or a
+# search's (20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014), wherever it is cited: bare, in a path, or as a file
+# name that goes on past the id (.json, .jsonl, .result.json, .txt). It must name a file anywhere under results/:
+# the id with its extension, or a name that ends with it after a prefix (before-<id>.json, core1-perf-<id>.txt).
+RESULT_ID = re.compile(r"(?<![\w.])\d{8}T\d{6}(?:\.\d{3})?Z-[a-z0-9][a-z0-9.-]*[a-z0-9]")
+# Cited, and never committed; the text beside each says so. A new id must be a committed result, not an entry here.
+NOT_COMMITTED = {
+    "20261126T212156.267Z-rsyslog-8.2504-d422",  # docs/findings/udp-receive-buffer.md: the socket check's runs
+    "20261126T212240.181Z-syslog-ng-4.8-4910",  # the same
+}
+
+
+def result_names() -> set[str]:
+    return {path.name for path in (ROOT / "results").rglob("*") if path.is_file()}
+
+
+def committed(cited: str, names: set[str]) -> bool:
+    return any(
+        name == cited or name.startswith(cited + ".") or name.endswith(("-" + cited, "-" + cited + ".json"))
+        for name in names
+    )
+
+
+def cited_result_ids() -> dict[str, list[str]]:
+    cited: dict[str, list[str]] = {}
+    for page in PAGES:
+        for result_id in sorted(set(RESULT_ID.findall(page.read_text()))):
+            cited.setdefault(result_id, []).append(str(page.relative_to(ROOT)))
+    return cited
+
+
+def test_every_result_id_the_docs_cite_is_a_committed_result() -> None:
+    cited, names = cited_result_ids(), result_names()
+    assert len(cited) > 100, f"only {len(cited)} result ids cited: the pattern no longer finds them"
+    missing = [
+        f"{', '.join(pages)}: {result_id}"
+        for result_id, pages in sorted(cited.items())
+        if result_id not in NOT_COMMITTED and not committed(result_id, names)
+    ]
+    assert missing == [], "cited, but no such result under results/:\n" + "\n".join(missing)
+
+
+def test_the_ids_known_to_be_missing_are_still_cited_and_still_missing() -> None:
+    """An entry of NOT_COMMITTED whose result was committed since, or that no page cites any longer, goes."""
+    cited, names = cited_result_ids(), result_names()
+    assert sorted(NOT_COMMITTED - set(cited)) == []
+    assert sorted(result_id for result_id in NOT_COMMITTED if committed(result_id, names)) == []
+
+
+def test_the_result_id_check_finds_a_typo() -> None:
+    names = {
+        "20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014.json",
+        "before-20261124T053032Z-rsyslog-8.2504.json",
+        "core1-perf-20261129T062250.255Z-syslog-ng-4.8-905a-udp.txt",
+        "20261127T032420Z-rsyslog-8.2504-seed2014.jsonl",
+    }
+    text = (
+        "`20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014` and [it](../results/capacity/"
+        "20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014.json); `before-20261124T053032Z-rsyslog-8.2504`; "
+        "[perf](core1-perf-20261129T062250.255Z-syslog-ng-4.8-905a-udp.txt); "
+        "`20261127T032420Z-rsyslog-8.2504-seed2014`: a tag dropped, `20261127T174542.580Z-syslog-ng-4.8-b0ef`; "
+        "a digit wrong, `20261127T174542.581Z-syslog-ng-4.8-b0ef-seed2014`"
+    )
+    found = RESULT_ID.findall(text)
+    assert len(found) == 7
+    assert [result_id for result_id in found if not committed(result_id, names)] == [
+        "20261127T174542.580Z-syslog-ng-4.8-b0ef",
+        "20261127T174542.581Z-syslog-ng-4.8-b0ef-seed2014",
+    ]

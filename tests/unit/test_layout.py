@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 from tests.conftest import LONGEST_FIRST
@@ -156,3 +157,16 @@ def test_host_modules_import_only_their_tier_and_those_below() -> None:
     assert downward > 20, downward  # the scan saw the imports it judges (cli's of the commands, ...)
     named = set().union(*HOST_TIERS.values())
     assert named <= set(host), sorted(named - set(host))  # a renamed module is renamed here too
+
+
+def test_the_measurement_scripts_are_not_tests() -> None:
+    """bench/ holds measurement scripts: pytest collects none of them, and ruff lints them."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+    scripts = sorted(path.name for path in (ROOT / "bench").glob("*.py"))
+    assert scripts, "bench/ holds no script"
+    assert [name for name in scripts if name.startswith("test_") or name.endswith("_test.py")] == []
+    assert not (ROOT / "tests" / "perf").exists(), "measurement scripts go in bench/, not under tests/"
+    ruff = config["tool"]["ruff"]
+    excluded = [*ruff.get("exclude", []), *ruff.get("extend-exclude", [])]
+    assert not [pattern for pattern in excluded if "bench" in pattern], excluded

@@ -22,10 +22,11 @@ RESULTS = ROOT / "results"
 SCHEMA = json.loads((RESULTS / "schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 # results/ holds the report's runs; results/reshaping/ the before/after runs of the package reshaping and
-# results/fingerprint/ the small runs docs/measurement.md cites for the machine fingerprint, results/scale/ the
-# largest runs and results/harness/ those of the harness's own CPU (docs/measurement.md), results/swarm/ the
+# results/fingerprint/ the small runs docs/findings/fingerprint-machines.md cites, results/scale/ the largest
+# runs (docs/findings/largest-run.md) and results/harness/ those of the harness's own CPU
+# (docs/findings/harness-cpu.md), results/swarm/ the
 # runs of docs/swarm.md (a three-node swarm on one machine beside one host), results/noise/ and results/cov/ the
-# replicates of docs/measurement.md's Noise, and results/warmup/ a matrix's warm-up runs, kept apart so that the
+# replicates of docs/findings/run-noise.md, and results/warmup/ a matrix's warm-up runs, kept apart so that the
 # report does not pool them with the committed matrix.
 RESULT_FILES = sorted(
     path

@@ -20,7 +20,7 @@ SEC_FIRED = Path("/tmp/sec-fired")
 SEC_STOP_S = 5.0  # SEC exits at once on SIGTERM; one that does not is killed, so the run still ends
 # How often SEC looks at done.log when nothing new came: it only sets when the run stops (sec_fired_s), not
 # elapsed_s, which the watcher's own look at done.log gives (files.DoneTail). Idle, 0.05 s cost SEC 1.09 ms
-# of CPU a second, 0.25 s 0.40 ms (docs/measurement.md).
+# of CPU a second, 0.25 s 0.40 ms (docs/findings/harness-cpu.md).
 SEC_POLL_S = 0.25
 SEC_GRACE_S = 2.0  # 2 s without firing after the last DONE (8 of SEC's looks) means never
 # The end triggers of this concern: the run then ran to the DONEs (the relay tail follows only these).

@@ -43,7 +43,7 @@ class LineCounter:
 
 class OutputSize:
     """The daemon's split files so far, from their sizes alone (one stat each, nothing read): counting their
-    lines read every byte the daemon wrote once more, in the measured window (docs/measurement.md). Lines are
+    lines read every byte the daemon wrote once more, in the measured window (docs/findings/harness-cpu.md). Lines are
     estimated with the mean line length of the first `line_sample` bytes of the largest file; exact counts come from the
     reconciliation after the run. every_file: a user's config (run --config), whose files may have any name in
     any directory there; copies in several files count once in each."""

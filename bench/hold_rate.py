@@ -1,8 +1,8 @@
 """Hold fixed rates, with no search, and see each second: what the daemon wrote to its logs volume, the kernel's
 dirty and writeback pages, the disk's writes and the daemon's CPU. It answers why a daemon holds a rate for
-10 s but not for 60 s (docs/capacity.md, "Why 10 s passes where 60 s fails").
+10 s but not for 60 s (docs/findings/capacity-10s-vs-60s.md).
 
-    PYTHONPATH=. .venv/bin/python tests/perf/hold_rate.py PROFILE SCENARIO RATE:SECONDS[,RATE:SECONDS...] \
+    PYTHONPATH=. .venv/bin/python bench/hold_rate.py PROFILE SCENARIO RATE:SECONDS[,RATE:SECONDS...] \
         [KEY=VALUE ...] [--out results/timeline/<name>.jsonl]
 
 The trials run as a capacity search's do (`capacity`, HOSTS=1 SENDERS_PER_HOST=4 unless given), one after
@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     trials = [(float(rate), float(seconds)) for rate, seconds in (p.split(":") for p in args.plan.split(","))]
     out = args.out.open("w")
-    out.write(json.dumps({"command": " ".join(["tests/perf/hold_rate.py", *argv]), "profile": args.profile,
+    out.write(json.dumps({"command": " ".join(["bench/hold_rate.py", *argv]), "profile": args.profile,
                           "scenario": args.scenario}) + "\n")  # fmt: skip
 
     def hold(measurer, cap, log, found=None):  # in place of the search: the trials asked for, in order

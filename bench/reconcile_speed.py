@@ -2,7 +2,7 @@
 syslogbench/rig/reconcile.py as the watcher runs it): lines per second and per CPU second.
 
     cargo build --release --manifest-path rig-rust/Cargo.toml
-    PYTHONPATH=. .venv/bin/python tests/perf/reconcile_speed.py [DIR] [--lines N]
+    PYTHONPATH=. .venv/bin/python bench/reconcile_speed.py [DIR] [--lines N]
 
 Writes 5 hosts x 4 senders x N/20 lines (the DONEs included; N is 1,000,000 by default) as split files, shaped
 like rsyslog's (RSYSLOG_FileFormat: its timestamp, the host and tag, then the message), into DIR (a temporary

@@ -1,6 +1,6 @@
 """How fast one core works, second by second, beside the hypervisor's steal on it.
 
-    PYTHONPATH=. .venv/bin/python tests/perf/core_speed.py [--core N] [--seconds S] [--out results/rig/<name>.json]
+    PYTHONPATH=. .venv/bin/python bench/core_speed.py [--core N] [--seconds S] [--out results/rig/<name>.json]
 
 Pinned to one core (the last by default: where a capacity search puts the daemon), it runs the machine
 fingerprint's cpu work (rig/fingerprint.py, cpu_probe) in blocks of 300,000 loops for S seconds, and gives
@@ -9,7 +9,7 @@ something else in the guest) and the core's steal from /proc/stat over each seco
 machine while this core had work). A core whose loops per CPU second move while both stay still is slowed
 by something that neither the guest's scheduler nor steal sees (a busy sibling hyperthread on the host, a
 clock change). Run it on an otherwise idle machine. Not part of `make test`: a benchmark for
-docs/measurement.md.
+docs/findings/core-speed-drift.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the compiled rig (rig-rust) costs: the follower's lines per CPU second, and the sender's messages per CPU
 second, paced and burst, over TCP, UDP and TLS, on loopback.
 
-    PYTHONPATH=. .venv/bin/python tests/perf/rig_speed.py [--out results/rig/<name>.json]
+    PYTHONPATH=. .venv/bin/python bench/rig_speed.py [--out results/rig/<name>.json]
 
 follow: one trial of 4 senders x LINES/4 messages; a writer appends them (120-byte lines, the seed's shape) in
 blocks of 4,000 lines to 192 split files, as a daemon would, and the follower's own CPU over the trial is read
@@ -17,7 +17,7 @@ and 160,000 msg/s in all, at ticks of 5 and 10 ms, the two ticks taken in turn s
 down between them charges both alike.
 
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
-part of `make test`: a benchmark whose output goes into docs/measurement.md.
+part of `make test`: a benchmark whose output goes into docs/findings/rig-cost.md and sender-schedule.md.
 """
 
 from __future__ import annotations

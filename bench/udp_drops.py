@@ -1,6 +1,6 @@
 """What the daemon was doing when its UDP socket dropped datagrams: sampled from the host while a trial runs.
 
-    sudo PYTHONPATH=. .venv/bin/python tests/perf/udp_drops.py CONTAINER [--seconds 600] [--every-ms 5]
+    sudo PYTHONPATH=. .venv/bin/python bench/udp_drops.py CONTAINER [--seconds 600] [--every-ms 5]
         [--out results/rig/<name>.json]
 
 Every few ms it reads, for the container's main process and each of its threads (/proc/PID/task/*): the CPU
@@ -13,7 +13,7 @@ the daemon's CPU (in cores), its threads' wait for a CPU, and how full its queue
 whole core and still dropped was too slow for the rate; one that waited for a CPU was taken off its core; one
 that used little CPU and waited for none was stalled inside (a lock, a write, a page fault). Reading /proc of
 another container's process needs root. Prints one JSON document: the episodes, and totals over the sampling.
-Not part of `make test`: a diagnosis for docs/capacity.md.
+Not part of `make test`: a diagnosis for docs/findings/syslog-ng-udp-drops.md.
 """
 
 from __future__ import annotations

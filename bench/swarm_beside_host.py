@@ -1,6 +1,6 @@
 """The seed scenario on a three-node Docker-in-Docker swarm beside the same load on one host.
 
-    TEST_PROJECT=sbt-x IMAGE_TAG=... PYTHONPATH=. .venv/bin/python tests/perf/swarm_beside_host.py [RESULTS]
+    TEST_PROJECT=sbt-x IMAGE_TAG=... PYTHONPATH=. .venv/bin/python bench/swarm_beside_host.py [RESULTS]
 
 Builds the swarm of tests/integration/swarm.py (named after TEST_PROJECT, with "-docs"), then runs rsyslog8
 and syslog-ng twice each, alternating `run --swarm` against it and `run` on this machine, at 2 hosts x 2

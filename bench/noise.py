@@ -1,6 +1,6 @@
 """Where the spread of a matrix's runs comes from: each run's elapsed time cut into head, steady part and tail.
 
-    PYTHONPATH=. .venv/bin/python tests/perf/noise.py RESULTS_DIR [--host HOST_SAMPLES.tsv]
+    PYTHONPATH=. .venv/bin/python bench/noise.py RESULTS_DIR [--host HOST_SAMPLES.tsv]
 
 For each run, from its per-second samples (`samples`: lines received so far, estimated from the output's
 size), the time to the first 10% of the messages (head), the rate between 10% and 90% (steady), and the time
@@ -11,7 +11,7 @@ slow first run shows.
 --host reads a file of the host's /proc/stat and /proc/meminfo sampled every 0.5 s (one line each: unix
 time, the eight jiffy counters of the `cpu` line, Dirty and Writeback in KiB, Cached, MemFree, load
 average), and adds per run the CPU the hypervisor took (steal), the host's iowait and the dirty page cache
-at the start signal. Not part of `make test`: a benchmark's analysis, for docs/measurement.md.
+at the start signal. Not part of `make test`: a benchmark's analysis, for docs/findings/run-noise.md.
 """
 
 from __future__ import annotations
