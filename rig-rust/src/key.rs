@@ -163,8 +163,14 @@ mod tests {
             (&b"01"[..], &b"2"[..], &b"0000007"[..], &b" f=1"[..])
         );
         assert_eq!(shown.sender(), None, "shown, but no sender's");
-        assert_eq!((plain(b"0"), plain(b"10"), plain(b"010")), (Some(0), Some(10), None));
-        assert_eq!((number(b"0000012"), number(b""), number(b"1x")), (Some(12), None, None));
+        assert_eq!(
+            (plain(b"0"), plain(b"10"), plain(b"010")),
+            (Some(0), Some(10), None)
+        );
+        assert_eq!(
+            (number(b"0000012"), number(b""), number(b"1x")),
+            (Some(12), None, None)
+        );
     }
 
     #[test]

@@ -84,8 +84,7 @@ impl Counter {
         let longest = tails.iter().filter_map(Tails::longest).max();
         let proof = request.proof.as_ref().map(compile).transpose()?;
         let row = usize::try_from(request.per_sender + 1).map_err(ReconcileError::PerSender)?;
-        let tally =
-            Tally::new(row, request.senders.len()).ok_or(ReconcileError::BeyondMemory)?;
+        let tally = Tally::new(row, request.senders.len()).ok_or(ReconcileError::BeyondMemory)?;
         Ok(Counter {
             per_sender: request.per_sender,
             lookup: Lookup::new(&request.senders),

@@ -14,24 +14,51 @@ pub enum ReconcileError {
     Encode(serde_json::Error),
     WriteAnswer(io::Error),
     /// A tail of the tails table that is not "f=F v=V " and its padding of x.
-    NotATail { tail: String },
-    TailLength { tail: String, length: u32 },
-    TailTwice { tail: String },
+    NotATail {
+        tail: String,
+    },
+    TailLength {
+        tail: String,
+        length: u32,
+    },
+    TailTwice {
+        tail: String,
+    },
     NoMessages,
     /// A sender whose numbers' lengths no tails table has.
-    NoTailsTable { host: u64, sender: u64, host_digits: u32, sender_digits: u32 },
+    NoTailsTable {
+        host: u64,
+        sender: u64,
+        host_digits: u32,
+        sender_digits: u32,
+    },
     Proof(regex::Error),
     ProofGroup(usize),
     PerSender(std::num::TryFromIntError),
     BeyondMemory,
-    MasksOpen { path: String, error: io::Error },
+    MasksOpen {
+        path: String,
+        error: io::Error,
+    },
     MasksSize(io::Error),
-    MasksLength { path: String, size: u64, row: usize },
+    MasksLength {
+        path: String,
+        size: u64,
+        row: usize,
+    },
     MasksRead(io::Error),
-    MaskValues { index: usize },
+    MaskValues {
+        index: usize,
+    },
     /// An output file (or its directory) that could not be read.
-    Read { path: PathBuf, error: io::Error },
-    Create { path: String, error: io::Error },
+    Read {
+        path: PathBuf,
+        error: io::Error,
+    },
+    Create {
+        path: String,
+        error: io::Error,
+    },
     WriteArrived(io::Error),
 }
 

@@ -228,9 +228,7 @@ impl ArrivalTables {
 
     fn write(&mut self, arrived: &[u8]) -> Result<(), ReconcileError> {
         match &mut self.0 {
-            Some(out) => out
-                .write_all(arrived)
-                .map_err(ReconcileError::WriteArrived),
+            Some(out) => out.write_all(arrived).map_err(ReconcileError::WriteArrived),
             None => Ok(()),
         }
     }
