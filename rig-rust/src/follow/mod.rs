@@ -808,10 +808,17 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let mut requests = LineReader::stdin();
     emit(&serde_json::json!({"op": "following"}));
     while let Some(line) = requests.next_line() {
-        let (op, body) = split_op(&line)?;
+        let (op, body) = split_op(&line).map_err(|e| e.to_string())?;
         match op.as_str() {
-            "trial" => emit(&trial(&mut output, &mut requests, parse(&body)?)?),
-            "drain" => emit(&drain(&mut output, &parse(&body)?)),
+            "trial" => emit(&trial(
+                &mut output,
+                &mut requests,
+                parse(&body).map_err(|e| e.to_string())?,
+            )?),
+            "drain" => emit(&drain(
+                &mut output,
+                &parse(&body).map_err(|e| e.to_string())?,
+            )),
             "forget" => emit(&ForgotRecord {
                 op: "forgot".into(),
                 files: output.forget(),
@@ -898,9 +905,17 @@ fn trial(
             requests.buffered()
         };
         for line in lines {
-            let (op, body) = split_op(&line)?;
+            let (op, body) = split_op(&line).map_err(|e| e.to_string())?;
             match op.as_str() {
-                "expect" => expected = Some(parse::<ExpectRequest>(&body)?.sent.values().sum()),
+                "expect" => {
+                    expected = Some(
+                        parse::<ExpectRequest>(&body)
+                            .map_err(|e| e.to_string())?
+                            .sent
+                            .values()
+                            .sum(),
+                    )
+                }
                 "stop" => stopped = true,
                 other => return Err(format!("unknown op {other:?} during a trial")),
             }
