@@ -7,20 +7,10 @@
 //! - `reconcile`: a run's final count of every output line against the senders' ledgers.
 //!
 //! `examples` prints one example of every record, and `check` reads records strictly, for the contract
-//! test (tests/unit/test_rigrecord.py).
-
-mod check;
-mod clock;
-mod follow;
-mod io;
-mod key;
-mod mapped;
-mod reconcile;
-mod schedule;
-mod send;
-mod templates;
+//! test (tests/unit/test_rigrecord.py). The roles are the library's (lib.rs), one module folder each.
 
 use std::process::ExitCode;
+use syslogbench_rig::{check, follow, reconcile, send};
 
 fn usage() -> ExitCode {
     eprintln!("usage: syslogbench-rig send|follow|reconcile|examples|check [ARGS]  (requests: one JSON object per line on stdin)");

@@ -31,17 +31,17 @@ mod tally;
 mod tests;
 mod trial;
 
+pub use drain::drain;
 pub use error::FollowError;
 pub use examples::examples;
+pub use output::Output;
 pub use records::{
     DrainRequest, DrainedRecord, ExpectRequest, ForgotRecord, TallyRecord, TrialRequest,
 };
+pub use trial::trial;
 
 use crate::io::{emit, parse, split_op, LineReader};
 use args::Args;
-use drain::drain;
-use output::Output;
-use trial::trial;
 
 pub fn main(argv: &[String]) -> Result<(), FollowError> {
     let args = Args::parse(argv)?;

@@ -35,7 +35,7 @@ mod tally;
 mod tests;
 
 pub use error::ReconcileError;
-pub use records::{Mode, Reconciled, Request};
+pub use records::{FileCounts, Mode, Proof, Reconciled, Request, SenderCounts, TailTable};
 
 use counter::Counter;
 use examples::example;

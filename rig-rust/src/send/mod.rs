@@ -22,17 +22,18 @@ mod run;
 mod tests;
 mod tls;
 
+pub use close::close;
 pub use error::SendError;
 pub use examples::examples;
+pub use link::Link;
 pub use records::{
     CloseRequest, ClosedRecord, ConnectedRecord, FailedRecord, SendRecord, SendRequest,
 };
+pub use request::send;
 
 use crate::io::{emit, parse, split_op, LineReader};
 use args::Args;
-use close::close;
-use link::{set_send_timeout, Link, SEND_LOOK};
-use request::send;
+use link::{set_send_timeout, SEND_LOOK};
 use tls::Tls;
 
 pub fn main(argv: &[String]) -> Result<(), SendError> {
