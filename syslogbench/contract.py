@@ -161,7 +161,7 @@ PLAIN_RE = re.compile(r"^test\.[A-Za-z0-9_-]+\.all\.log$")
 OUTPUT_RE = re.compile(f"{SPLIT_RE.pattern}|{PLAIN_RE.pattern}")
 DONE_LOG = "done.log"  # every DONE message, written by the SEC rule's input (docs/DESIGN.md)
 # The watcher's read size over the output. 4 MiB holds about 40,000 seed lines: the per-read cost vanishes
-# beside the per-line work. The compiled rig's reconciliation reads the same (rig-rust/src/reconcile.rs
+# beside the per-line work. The compiled rig's reconciliation reads the same (rig-rust/src/reconcile/blocks.rs
 # BLOCK_BYTES), and cuts a longer line there (LONGEST_LINE).
 BLOCK_BYTES = 4 * 2**20
 

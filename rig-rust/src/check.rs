@@ -4,12 +4,36 @@
 use crate::follow::{
     DrainRequest, DrainedRecord, ExpectRequest, ForgotRecord, TallyRecord, TrialRequest,
 };
-use crate::io::{parse, split_op, LineReader};
+use crate::io::{parse, split_op, BadRequest, LineReader};
 use crate::send::{
     CloseRequest, ClosedRecord, ConnectedRecord, FailedRecord, SendRecord, SendRequest,
 };
 
-fn check(line: &str) -> Result<(), String> {
+/// Why a line is not the record or request it says it is.
+#[derive(Debug)]
+pub enum CheckError {
+    Bad(BadRequest),
+    NoSuchOp(String),
+}
+
+impl std::fmt::Display for CheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckError::Bad(error) => write!(f, "{error}"),
+            CheckError::NoSuchOp(op) => write!(f, "no record or request has op {op:?}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+impl From<BadRequest> for CheckError {
+    fn from(error: BadRequest) -> Self {
+        CheckError::Bad(error)
+    }
+}
+
+fn check(line: &str) -> Result<(), CheckError> {
     let (op, body) = split_op(line)?;
     match op.as_str() {
         "send" => parse::<SendRequest>(&body).map(drop),
@@ -25,11 +49,13 @@ fn check(line: &str) -> Result<(), String> {
         "tally" => parse::<TallyRecord>(line).map(drop),
         "drained" => parse::<DrainedRecord>(line).map(drop),
         "forgot" => parse::<ForgotRecord>(line).map(drop),
-        other => Err(format!("no record or request has op {other:?}")),
+        other => return Err(CheckError::NoSuchOp(other.into())),
     }
+    .map_err(CheckError::Bad)
 }
 
-pub fn main() -> Result<(), String> {
+/// Every line checked, its answer on stdout; it ends when stdin does.
+pub fn main() {
     let mut lines = LineReader::stdin();
     while let Some(line) = lines.next_line() {
         match check(&line) {
@@ -37,5 +63,4 @@ pub fn main() -> Result<(), String> {
             Err(error) => println!("{error}"),
         }
     }
-    Ok(())
 }

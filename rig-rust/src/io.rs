@@ -15,7 +15,8 @@ impl LineReader {
         LineReader::on(0)
     }
 
-    fn on(fd: i32) -> Self {
+    /// Lines from any descriptor (a pipe in the examples and tests).
+    pub fn on(fd: i32) -> Self {
         LineReader {
             fd,
             buffer: Vec::new(),
@@ -85,9 +86,28 @@ impl LineReader {
     }
 }
 
+/// A line that is not the request (or record) it should be: not JSON, a key the record does not know, or
+/// one it needs missing.
+#[derive(Debug)]
+pub struct BadRequest {
+    pub line: String,
+    pub error: serde_json::Error,
+}
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "bad request {:?}: {}", self.line, self.error)
+    }
+}
+
+impl std::error::Error for BadRequest {}
+
 /// A request, refused if it has a key the record does not know or lacks one it needs.
-pub fn parse<T: DeserializeOwned>(line: &str) -> Result<T, String> {
-    serde_json::from_str(line).map_err(|error| format!("bad request {line:?}: {error}"))
+pub fn parse<T: DeserializeOwned>(line: &str) -> Result<T, BadRequest> {
+    serde_json::from_str(line).map_err(|error| BadRequest {
+        line: line.to_string(),
+        error,
+    })
 }
 
 /// Write one record as one line and flush it: the Python side waits for it.
@@ -111,7 +131,7 @@ pub fn with_op(
 }
 
 /// A line's op, and the rest of it as the request's own fields.
-pub fn split_op(line: &str) -> Result<(String, String), String> {
+pub fn split_op(line: &str) -> Result<(String, String), BadRequest> {
     let mut value: serde_json::Value = parse(line)?;
     let op = value
         .get("op")

@@ -7,49 +7,46 @@
 //! - `reconcile`: a run's final count of every output line against the senders' ledgers.
 //!
 //! `examples` prints one example of every record, and `check` reads records strictly, for the contract
-//! test (tests/unit/test_rigrecord.py).
-
-mod check;
-mod clock;
-mod follow;
-mod io;
-mod key;
-mod mapped;
-mod reconcile;
-mod schedule;
-mod send;
-mod templates;
-mod tls;
+//! test (tests/unit/test_rigrecord.py). The roles are the library's (lib.rs), one module folder each.
 
 use std::process::ExitCode;
+use syslogbench_rig::{check, follow, reconcile, send};
 
 fn usage() -> ExitCode {
     eprintln!("usage: syslogbench-rig send|follow|reconcile|examples|check [ARGS]  (requests: one JSON object per line on stdin)");
     ExitCode::from(2)
 }
 
-fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
-    let role = argv.get(1).cloned().unwrap_or_default();
-    let rest = argv.get(2..).unwrap_or(&[]);
-    let result = match role.as_str() {
-        "send" => send::main(rest),
-        "follow" => follow::main(rest),
-        "reconcile" => reconcile::main(),
-        "examples" => {
-            for example in send::examples().into_iter().chain(follow::examples()) {
-                println!("{example}");
-            }
-            Ok(())
-        }
-        "check" => check::main(),
-        _ => return usage(),
-    };
+/// The role's exit: 0, or its error on stderr as "syslogbench-rig ROLE: why" and 3 (syslogbench/rig/compiled.py
+/// quotes that line).
+fn finish<E: std::fmt::Display>(role: &str, result: Result<(), E>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("syslogbench-rig {role}: {error}");
             ExitCode::from(3)
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let role = argv.get(1).cloned().unwrap_or_default();
+    let rest = argv.get(2..).unwrap_or(&[]);
+    match role.as_str() {
+        "send" => finish(&role, send::main(rest)),
+        "follow" => finish(&role, follow::main(rest)),
+        "reconcile" => finish(&role, reconcile::main(rest)),
+        "examples" => {
+            for example in send::examples().into_iter().chain(follow::examples()) {
+                println!("{example}");
+            }
+            ExitCode::SUCCESS
+        }
+        "check" => {
+            check::main();
+            ExitCode::SUCCESS
+        }
+        _ => usage(),
     }
 }

@@ -3,6 +3,42 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
+/// Why a rendered file could not be mapped, or its offsets read.
+#[derive(Debug)]
+pub enum MapError {
+    Open {
+        path: String,
+        error: std::io::Error,
+    },
+    Size {
+        path: String,
+        error: std::io::Error,
+    },
+    Map {
+        path: String,
+        error: std::io::Error,
+    },
+    /// A file of offsets whose length is no multiple of 8.
+    Offsets {
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for MapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MapError::Open { path, error } => write!(f, "cannot open {path}: {error}"),
+            MapError::Size { path, error } => write!(f, "{path}: {error}"),
+            MapError::Map { path, error } => write!(f, "cannot map {path}: {error}"),
+            MapError::Offsets { bytes } => {
+                write!(f, "{bytes} bytes of offsets is not a whole number of them")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MapError {}
+
 pub struct Mapped {
     ptr: *mut libc::c_void,
     len: usize,
@@ -10,9 +46,18 @@ pub struct Mapped {
 }
 
 impl Mapped {
-    pub fn open(path: &str) -> Result<Self, String> {
-        let file = File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
-        let len = file.metadata().map_err(|e| format!("{path}: {e}"))?.len() as usize;
+    pub fn open(path: &str) -> Result<Self, MapError> {
+        let file = File::open(path).map_err(|error| MapError::Open {
+            path: path.into(),
+            error,
+        })?;
+        let len = file
+            .metadata()
+            .map_err(|error| MapError::Size {
+                path: path.into(),
+                error,
+            })?
+            .len() as usize;
         if len == 0 {
             return Ok(Mapped {
                 ptr: std::ptr::null_mut(),
@@ -32,10 +77,10 @@ impl Mapped {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(format!(
-                "cannot map {path}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(MapError::Map {
+                path: path.into(),
+                error: std::io::Error::last_os_error(),
+            });
         }
         Ok(Mapped { ptr, len, file })
     }
@@ -60,13 +105,10 @@ impl Drop for Mapped {
 
 /// Each message's end offset in the rendered file: little-endian u64s, one per message, as mapped.
 #[cfg(target_endian = "little")]
-pub fn offsets(file: &Mapped) -> Result<&[u64], String> {
+pub fn offsets(file: &Mapped) -> Result<&[u64], MapError> {
     let raw = file.bytes();
     if raw.len() % 8 != 0 {
-        return Err(format!(
-            "{} bytes of offsets is not a whole number of them",
-            raw.len()
-        ));
+        return Err(MapError::Offsets { bytes: raw.len() });
     }
     if raw.is_empty() {
         return Ok(&[]);

@@ -24,6 +24,38 @@ pub struct Templates {
     pub stream_seed: u64,
 }
 
+/// Why templates cannot make a trial's messages.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TemplateError {
+    /// Not one index position per template (or no template).
+    Positions { lines: usize, positions: usize },
+    /// More messages than the index digits can number.
+    TooMany { count: u64 },
+    /// A template without its index digits where it says they are.
+    NoDigits { template: String, at: usize },
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateError::Positions { lines, positions } => {
+                write!(f, "{lines} templates with {positions} index positions")
+            }
+            TemplateError::TooMany { count } => {
+                write!(f, "{count} messages do not fit a trial's index digits")
+            }
+            TemplateError::NoDigits { template, at } => {
+                write!(
+                    f,
+                    "template {template:?} has no {INDEX_DIGITS} digits at {at}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
 /// The templates, checked, ready to make messages from.
 #[derive(Debug)]
 pub struct Maker {
@@ -33,32 +65,29 @@ pub struct Maker {
 }
 
 impl Maker {
-    pub fn new(templates: &Templates, count: u64) -> Result<Self, String> {
+    pub fn new(templates: &Templates, count: u64) -> Result<Self, TemplateError> {
         let lines: Vec<Vec<u8>> = templates
             .lines
             .iter()
             .map(|l| l.as_bytes().to_vec())
             .collect();
         if lines.is_empty() || lines.len() != templates.index_at.len() {
-            return Err(format!(
-                "{} templates with {} index positions",
-                lines.len(),
-                templates.index_at.len()
-            ));
+            return Err(TemplateError::Positions {
+                lines: lines.len(),
+                positions: templates.index_at.len(),
+            });
         }
         if count >= TRIAL_SEQ_SPAN {
-            return Err(format!(
-                "{count} messages do not fit a trial's index digits"
-            ));
+            return Err(TemplateError::TooMany { count });
         }
         let index_at: Vec<usize> = templates.index_at.iter().map(|&at| at as usize).collect();
         for (line, &at) in lines.iter().zip(&index_at) {
             let digits = line.get(at..at + INDEX_DIGITS);
             if !digits.is_some_and(|d| d.iter().all(u8::is_ascii_digit)) {
-                return Err(format!(
-                    "template {:?} has no {INDEX_DIGITS} digits at {at}",
-                    String::from_utf8_lossy(line)
-                ));
+                return Err(TemplateError::NoDigits {
+                    template: String::from_utf8_lossy(line).into_owned(),
+                    at,
+                });
             }
         }
         Ok(Maker {
@@ -204,6 +233,7 @@ mod tests {
         bad.index_at[2] = 3;
         assert!(Maker::new(&bad, 10)
             .unwrap_err()
+            .to_string()
             .contains("no 9 digits at 3"));
         bad.index_at.pop();
         assert!(Maker::new(&bad, 10).is_err());

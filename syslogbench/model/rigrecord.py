@@ -1,7 +1,7 @@
 """The records that cross between Python and the compiled rig (rig-rust/, `syslogbench-rig`): requests on its
 stdin and records on its stdout, one JSON object per line.
 
-Each is defined twice, here and in its role's Rust module (rig-rust/src/send.rs, follow.rs, reconcile.rs),
+Each is defined twice, here and in its role's Rust module (records.rs in rig-rust/src/send/, follow/, reconcile/),
 field for field; both sides refuse a record with an unknown key or a missing one (serde's deny_unknown_fields
 there, `read` here), and a contract test (tests/unit/test_rigrecord.py) passes each through both. Stdlib only:
 every image imports it.
@@ -160,7 +160,7 @@ class TallyRecord:
     """One trial's arrivals. look_gap_*: the longest a line of the latency's sample could wait between being
     written and being read (the latency's resolution), the largest over the trial and its 99th percentile over
     the passes. Above 1,000 lines/s the follower watches one split file in K and polls the others
-    (rig-rust/src/follow.rs): poll_gap_max_s is how finely late was told from on time there."""
+    (rig-rust/src/follow/sample.rs): poll_gap_max_s is how finely late was told from on time there."""
 
     op: str
     trial: int

@@ -6,7 +6,7 @@ several files: Debian's default config writes a mail message to syslog and to ma
 is no error), truncated (the key is there, the line is not whole), filtered (missing, as EXPECT_DROPPED
 declared). Misfiled is not counted: it checks our own split into one file per facility and severity.
 
-The compiled rig reads the files (`syslogbench-rig reconcile` in its fanout mode, rig-rust/src/reconcile.rs):
+The compiled rig reads the files (`syslogbench-rig reconcile` in its fanout mode, rig-rust/src/reconcile/fanout.rs):
 each file tallied on its own, one byte per message, then added into one count of files per message. This
 module gives it the masks of what EXPECT_DROPPED lets through, and names the PRIs of what was lost from the
 arrival tables it writes for the senders with a loss (the PRIs are the model's: messages.pri_stream).

@@ -5,7 +5,7 @@ output line carries it whole. A line is the message only if everything after its
 sent there: the padding to the scenario's message size, or DONE. A line with a sender's key and anything
 else there (cut by a size limit, mangled by a framing error) is counted as truncated, not as received.
 
-The compiled rig reads the files (`syslogbench-rig reconcile`, rig-rust/src/reconcile.rs: blocks of whole
+The compiled rig reads the files (`syslogbench-rig reconcile`, rig-rust/src/reconcile/: blocks of whole
 lines, one byte per sequence number per sender, the page cache dropped as it reads). This module gives it what
 needs the model, in one request (model/rigrecord.py): the senders, every whole tail of their messages (from
 messages.padding), the filter's masks (a file), the proof pattern; and joins its answer with the ledgers into
@@ -28,7 +28,7 @@ from syslogbench.model.preprocess import Expectation
 from syslogbench.model.result import Sender
 from syslogbench.rig import compiled
 
-# A longer line is read as its first LONGEST_LINE bytes and CUT (rig-rust/src/reconcile.rs): it is no scenario's
+# A longer line is read as its first LONGEST_LINE bytes and CUT (rig-rust/src/reconcile/blocks.rs): it is no scenario's
 # message (the committed ones send 100 or 400 bytes, and daemons cut messages at 8 to 64 KiB by default), and
 # keeping it whole would let one missing newline hold the whole file in memory. The mark makes its tail unlike
 # any sender's: a key in it is truncated. Not below BLOCK_BYTES, so that no cut depends on where reads fall.

@@ -347,7 +347,7 @@ def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
 
 # The follower's own rules (whole lines, a user config's copies in nested files, the time of a read) and the
 # open-loop sender's (the schedule never stretches, a late wake says so, the give-up time) are tested where
-# they are written: rig-rust/src/follow.rs and send.rs (`cargo test`).
+# they are written: rig-rust/src/follow/ and send/ (`cargo test`).
 
 
 def test_a_sender_with_more_received_than_sent_breaks_the_accounting() -> None:

@@ -1,6 +1,6 @@
 """Fixed-rate and UDP sending without a daemon: the rendered datagrams and their offsets, and the compiled
 sender (rig-rust `send`) over loopback. The schedule's own arithmetic (what is due when, a sender that falls
-behind, oversleeps) is tested where it is written: rig-rust/src/send.rs (`cargo test`)."""
+behind, oversleeps) is tested where it is written: rig-rust/src/send/run.rs (`cargo test`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reconcile role's records between Python and the compiled rig (model/rigrecord.py, rig-rust/src/reconcile.rs):
+"""The reconcile role's records between Python and the compiled rig (model/rigrecord.py, rig-rust/src/reconcile/records.rs):
 each passes through both sides, and both refuse an unknown or a missing key; the rig's failures reach the watcher
 as one line."""
 

@@ -33,7 +33,7 @@ from syslogbench.rig.watcher import run as watcher
 from tests.unit.conftest import env
 
 ROOT = Path(__file__).resolve().parents[2]
-RECORD_BYTES = 16_384  # the compiled sender's most plaintext per TLS record (rig-rust/src/send.rs)
+RECORD_BYTES = 16_384  # the compiled sender's most plaintext per TLS record (rig-rust/src/send/link.rs)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_a_missing_openssl_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.
         tlscerts.generate(tmp_path / "tls")
 
 
-# --- the compiled sender's TLS over loopback (rig-rust/src/tls.rs) -------------------------------------------
+# --- the compiled sender's TLS over loopback (rig-rust/src/send/tls.rs) -------------------------------------
 
 
 def test_tls_ca_is_the_one_from_the_watcher_unless_overridden(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,37 @@
 //! The reconcile role's own tests: line parsing in every output form, the tails table, blocks across reads.
 //! The counts of whole runs are tested through the Python adapter (tests/unit/test_reconcile.py).
 
-use super::*;
+use super::blocks::{line_blocks, BLOCK_BYTES, CUT, LONGEST_LINE};
+use super::counter::Counter;
+use super::done_log::DONE_LOG;
+use super::examples::example;
+use super::lines::{each_key, is_done_tail};
+use super::reconcile;
+use super::records::{Mode, Proof, Reconciled, Request, TailTable};
+use super::split::output_kind;
+use super::tails::Tails;
+use super::tally::{arrivals, copies, Tally};
+use crate::key::{number, plain};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A message line's host, sender and q digits, and its tail.
+type Parsed<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a [u8]);
+type Owned = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// Every message line of a block, as each_key finds it.
+fn parsed(block: &[u8]) -> Vec<Owned> {
+    let mut found = Vec::new();
+    each_key(block, |key, tail| {
+        found.push((
+            key.host.to_vec(),
+            key.sender.to_vec(),
+            key.seq.to_vec(),
+            tail.to_vec(),
+        ))
+    });
+    found
+}
 
 /// A whole tail of these tests: "f=F v=V " and `pad` x's.
 fn tail(facility: u32, severity: u32, pad: usize) -> String {
@@ -78,21 +108,16 @@ fn the_key_in_every_output_form() {
         b"Nov 22 10:00:00 host2 bench[10]: syslogbench h=2 s=10 q=0000006 f=23 v=7 x",
         b"Nov 22 10:00:00 relay-host1 bench[1]: syslogbench h=1 s=1 q=0000061 f=5 v=0 DONE",
     ];
-    let expected: [Key; 5] = [
+    let expected: [Parsed; 5] = [
         (b"1", b"1", b"0000003", b"f=1 v=2 xxxx"),
         (b"12", b"3", b"0000004", b"f=1 v=2 xx"),
         (b"1", b"1", b"5", b"f=1 v=2 xxxxx"),
         (b"2", b"10", b"0000006", b"f=23 v=7 x"),
         (b"1", b"1", b"0000061", b"f=5 v=0 DONE"),
     ];
-    let finder = memmem::Finder::new(KEY);
     for (line, want) in lines.iter().zip(expected) {
-        let mut found = Vec::new();
-        each_key(line, &finder, |h, s, q, t| {
-            found.push((h.to_vec(), s.to_vec(), q.to_vec(), t.to_vec()))
-        });
         assert_eq!(
-            found,
+            parsed(line),
             vec![(
                 want.0.to_vec(),
                 want.1.to_vec(),
@@ -109,16 +134,11 @@ fn the_key_in_every_output_form() {
 
 #[test]
 fn the_first_whole_key_on_a_line_is_its_key_and_the_rest_its_tail() {
-    let finder = memmem::Finder::new(KEY);
     let block =
         b"a syslogbench h=x syslogbench h=1 s=2 q=3 f=0 v=0 x syslogbench h=4 s=4 q=4 y\r\n\
                   syslogbench h=1 s=2 q=3\nsyslogbench h=1 s=2 q= x\nsyslogbench h=1 s=1 q=9 ";
-    let mut found = Vec::new();
-    each_key(block, &finder, |h, s, q, t| {
-        found.push((h.to_vec(), s.to_vec(), q.to_vec(), t.to_vec()))
-    });
     assert_eq!(
-        found,
+        parsed(block),
         vec![
             (
                 b"1".to_vec(),
@@ -133,9 +153,9 @@ fn the_first_whole_key_on_a_line_is_its_key_and_the_rest_its_tail() {
 
 #[test]
 fn numbers_are_read_as_python_reads_them() {
-    assert_eq!(canonical(b"12"), Some(12));
-    assert_eq!(canonical(b"0"), Some(0));
-    assert_eq!(canonical(b"012"), None); // no sender's key is written with a leading zero
+    assert_eq!(plain(b"12"), Some(12));
+    assert_eq!(plain(b"0"), Some(0));
+    assert_eq!(plain(b"012"), None); // no sender's key is written with a leading zero
     assert_eq!(number(b"0000012"), Some(12));
     assert_eq!(number(b"99999999999999999999999"), None); // beyond every sequence number
 }
@@ -348,6 +368,29 @@ fn split_files_count_misfiled_lines_and_done_log() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The key's leading-zeros rule (key.rs), here too: "h=01" and "s=02" are no sender's, whether in an
+/// output file (unknown) or in done.log (a DONE line, but no sender's DONE), while q's zeros are its own.
+#[test]
+fn a_leading_zero_in_h_or_s_is_no_senders_key_in_the_files_and_in_done_log() {
+    let dir = scratch("zeros");
+    let text = [
+        line(1, "0000001", &tail(1, 2, 40)).replace("h=1 ", "h=01 "),
+        line(2, "0000002", &tail(1, 2, 40)).replace("s=2 ", "s=02 "),
+        line(2, "0000003", &tail(1, 2, 40)),
+    ]
+    .concat();
+    std::fs::write(dir.join("test.rsyslog.facility.1.severity.2.log"), text).unwrap();
+    let done = line(2, "0000005", "f=23 v=7 DONE").replace("s=2 ", "s=02 ");
+    std::fs::write(dir.join(DONE_LOG), done).unwrap();
+    let answer = reconcile(&request(&dir, 5)).unwrap();
+    assert_eq!(answer.unknown, 2);
+    let received: Vec<u64> = answer.senders.iter().map(|s| s.received).collect();
+    assert_eq!(received, vec![0, 1]);
+    assert_eq!((answer.done_log_lines, answer.done_log_extra), (1, 0));
+    assert!(answer.senders.iter().all(|s| !s.done_seen));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_proof_counts_matches_and_equal_groups() {
     let dir = scratch("proof");
@@ -370,13 +413,13 @@ fn the_proof_counts_matches_and_equal_groups() {
 
 #[test]
 fn the_records_refuse_unknown_and_missing_keys() {
-    let example = serde_json::to_value(example()).unwrap();
-    let again: Reconciled = serde_json::from_value(example.clone()).unwrap();
-    assert_eq!(again, super::example());
-    let mut more = example.clone();
+    let value = serde_json::to_value(example()).unwrap();
+    let again: Reconciled = serde_json::from_value(value.clone()).unwrap();
+    assert_eq!(again, example());
+    let mut more = value.clone();
     more["surplus"] = 1.into();
     assert!(serde_json::from_value::<Reconciled>(more).is_err());
-    let mut less = example;
+    let mut less = value;
     less.as_object_mut().unwrap().remove("unknown");
     assert!(serde_json::from_value::<Reconciled>(less).is_err());
     let dir = scratch("records");

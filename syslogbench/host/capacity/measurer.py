@@ -1,7 +1,7 @@
 """The capacity search's measurer: one trial per call, asked of the watcher, and what a trial says of the rig
 rather than of the daemon (the senders could not offer the rate, the watcher could not follow it); and the
 latency figures, one final-length trial at 10%, 50% and 90% of the published PDR, as CSIT reports them.
-Each trial's percentiles are the watcher's own, from its histogram (rig-rust follow.rs)."""
+Each trial's percentiles are the watcher's own, from its histogram (rig-rust/src/follow/tally.rs)."""
 
 from __future__ import annotations
 

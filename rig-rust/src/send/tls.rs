@@ -1,12 +1,71 @@
 //! TLS over the socket the Python rig connected, with rustls: the run's throwaway CA only, and the server's
 //! name checked. The socket stays ours, so the tail-loss fix holds: close_notify is queued without waiting
-//! for the peer's, then the send queue is drained (send.rs).
+//! for the peer's, then the send queue is drained (close.rs).
 
+use super::error::SendError;
+use super::link::wait_writable;
 use crate::clock::now;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 use std::io::{Read, Write};
 use std::sync::Arc;
+
+/// Why the TLS session could not be made: the CA, the server's name, or the handshake.
+#[derive(Debug)]
+pub enum TlsError {
+    NoCa {
+        ca: String,
+        error: std::io::Error,
+    },
+    Pem {
+        ca: String,
+        error: std::io::Error,
+    },
+    Root {
+        ca: String,
+        error: rustls::Error,
+    },
+    NoCertificate {
+        ca: String,
+    },
+    Config(rustls::Error),
+    ServerName {
+        name: String,
+        error: rustls::pki_types::InvalidDnsNameError,
+    },
+    /// The server's certificate, checked against the CA for the name: what a user changes.
+    Unverified {
+        ca: String,
+        name: String,
+        why: rustls::CertificateError,
+    },
+    Handshake {
+        name: String,
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TlsError::NoCa { ca, error } => write!(f, "no CA certificate at {ca}: {error}"),
+            TlsError::Pem { ca, error } => write!(f, "{ca}: {error}"),
+            TlsError::Root { ca, error } => write!(f, "{ca}: {error}"),
+            TlsError::NoCertificate { ca } => write!(f, "{ca} holds no certificate"),
+            TlsError::Config(error) => write!(f, "{error}"),
+            TlsError::ServerName { name, error } => write!(f, "{name}: {error}"),
+            TlsError::Unverified { ca, name, why } => write!(
+                f,
+                "TLS: the server's certificate does not verify against {ca} for the name '{name}': {why:?}"
+            ),
+            TlsError::Handshake { name, error } => {
+                write!(f, "TLS handshake with {name} failed: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TlsError {}
 
 pub struct Tls {
     session: ClientConnection,
@@ -42,20 +101,29 @@ impl Write for Socket {
     }
 }
 
-fn config(ca: &str) -> Result<Arc<ClientConfig>, String> {
-    let pem = std::fs::read(ca).map_err(|e| format!("no CA certificate at {ca}: {e}"))?;
+fn config(ca: &str) -> Result<Arc<ClientConfig>, TlsError> {
+    let pem = std::fs::read(ca).map_err(|error| TlsError::NoCa {
+        ca: ca.into(),
+        error,
+    })?;
     let mut roots = RootCertStore::empty();
     for cert in rustls_pemfile::certs(&mut pem.as_slice()) {
-        let cert = cert.map_err(|e| format!("{ca}: {e}"))?;
-        roots.add(cert).map_err(|e| format!("{ca}: {e}"))?;
+        let cert = cert.map_err(|error| TlsError::Pem {
+            ca: ca.into(),
+            error,
+        })?;
+        roots.add(cert).map_err(|error| TlsError::Root {
+            ca: ca.into(),
+            error,
+        })?;
     }
     if roots.is_empty() {
-        return Err(format!("{ca} holds no certificate"));
+        return Err(TlsError::NoCertificate { ca: ca.into() });
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(TlsError::Config)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
@@ -63,24 +131,33 @@ fn config(ca: &str) -> Result<Arc<ClientConfig>, String> {
 
 /// What a failed handshake says: a certificate that does not verify names the CA and the name it was
 /// checked against (what a user changes), anything else the connection's error.
-fn handshake_error(error: &std::io::Error, ca: &str, server_name: &str) -> String {
+fn handshake_error(error: std::io::Error, ca: &str, server_name: &str) -> TlsError {
     let inner = error
         .get_ref()
         .and_then(|e| e.downcast_ref::<rustls::Error>());
     if let Some(rustls::Error::InvalidCertificate(why)) = inner {
-        return format!(
-            "TLS: the server's certificate does not verify against {ca} for the name '{server_name}': {why:?}"
-        );
+        return TlsError::Unverified {
+            ca: ca.into(),
+            name: server_name.into(),
+            why: why.clone(),
+        };
     }
-    format!("TLS handshake with {server_name} failed: {error}")
+    TlsError::Handshake {
+        name: server_name.into(),
+        error,
+    }
 }
 
 impl Tls {
     /// The handshake, done; an error names what failed (the certificate, or the connection).
-    pub fn connect(fd: i32, ca: &str, server_name: &str) -> Result<Tls, String> {
-        let name = ServerName::try_from(server_name.to_string())
-            .map_err(|e| format!("{server_name}: {e}"))?;
-        let session = ClientConnection::new(config(ca)?, name).map_err(|e| e.to_string())?;
+    pub fn connect(fd: i32, ca: &str, server_name: &str) -> Result<Tls, TlsError> {
+        let name = ServerName::try_from(server_name.to_string()).map_err(|error| {
+            TlsError::ServerName {
+                name: server_name.into(),
+                error,
+            }
+        })?;
+        let session = ClientConnection::new(config(ca)?, name).map_err(TlsError::Config)?;
         let mut tls = Tls { session };
         let mut socket = Socket(fd);
         let deadline = now() + 60.0;
@@ -90,7 +167,7 @@ impl Tls {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && now() < deadline => {}
                 Err(e) => {
                     let _ = tls.session.write_tls(&mut socket); // our alert, so the daemon logs why
-                    return Err(handshake_error(&e, ca, server_name));
+                    return Err(handshake_error(e, ca, server_name));
                 }
             }
         }
@@ -125,7 +202,7 @@ impl Tls {
 
     /// Hand the session's records to the kernel. Ok(false) if the give-up time came first: the rest stays
     /// in the session and goes out first next time (the stream must stay whole).
-    pub fn flush(&mut self, fd: i32, give_up: Option<f64>) -> Result<bool, String> {
+    pub fn flush(&mut self, fd: i32, give_up: Option<f64>) -> Result<bool, SendError> {
         let mut socket = Socket(fd);
         while self.session.wants_write() {
             match self.session.write_tls(&mut socket) {
@@ -136,11 +213,11 @@ impl Tls {
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                     ) =>
                 {
-                    if !crate::send::wait_writable(fd, give_up) {
+                    if !wait_writable(fd, give_up) {
                         return Ok(false);
                     }
                 }
-                Err(e) => return Err(format!("send: {e}")),
+                Err(e) => return Err(SendError::Socket(e)),
             }
         }
         Ok(true)
