@@ -38,9 +38,15 @@ class Run:
     elapsed_s: float | None = None
     lost: int | None = None
     exit_code: int | None = None
+    received: int | None = None  # None in studies from before it
+    # Whether its rate counts: a run that passed, or over UDP one that lost datagrams (host/knobs.py figures);
+    # None in studies from before it, where only a run that passed counted.
+    counts: bool | None = None
 
     @property
     def passed(self) -> bool:
+        if self.counts is not None:
+            return self.counts
         return self.verdict == PASS and bool(self.msgs_per_s)
 
 

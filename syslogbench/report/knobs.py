@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from statistics import median
 
 from syslogbench.model.knobs import DONE, KnobsResult, Step
 from syslogbench.report import capacity_rows
@@ -23,9 +24,10 @@ NOTE = (
     "default config as `run` runs it, whose distance from 1.00 is what the way a step runs costs, or the "
     "machine's drift: a knob's gain no farther from 1 says nothing. Each round runs every step once, in a "
     "fresh random order. The rates are "
-    "burst drain rates, as in the version matrix, not capacity. *runs*: passed of all (a run with loss counts "
-    "no rate). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
-    "daemon's, median over the passed runs. *share of the gain*: for each step of the chain from the default "
+    "burst drain rates, as in the version matrix, not capacity. *runs*: counted of all (over TCP and TLS a run with loss counts no rate; over UDP an all-out burst "
+    "loses datagrams in every run, so a run with loss counts, its rate what the daemon received, and *median "
+    "loss* gives the share lost). *knobs set*: each knob's value in the step's config. *x default*: the step's median msgs/s over the default step's. *CPU µs per message*: the "
+    "daemon's, median over the counted runs, per message received. *share of the gain*: for each step of the chain from the default "
     "to the last step, its gain over the step before as a share of the whole gain from the first to the last; "
     "a dash where the whole is no gain. *p99 ms at the fixed rate* (studies that measured it): the 99th "
     "percentile of the latency, from each message's intended send time, in one capacity trial of each step's "
@@ -91,13 +93,30 @@ def latency_cell(step: Step) -> str:
     return f"{found.p99_ms:.2f}"
 
 
+LOSS_HEADER = "median loss"
+
+
+def lossy(study: KnobsResult) -> bool:
+    """A study whose counted runs lost messages: UDP's, where drops are part of what is measured."""
+    return any(run.passed and run.verdict != "pass" for step in study.steps for run in step.runs)
+
+
+def loss_cell(step: Step) -> str:
+    found = [run.lost / (run.received + run.lost) for run in step.passed
+             if run.lost is not None and run.received is not None and run.received + run.lost]  # fmt: skip
+    return DASH if not found else f"{median(found):.1%}"
+
+
 def header(study: KnobsResult) -> tuple[str, ...]:
-    return HEADER if study.latency_rate is None else (*HEADER, LATENCY_HEADER)
+    extra = [LOSS_HEADER] if lossy(study) else []
+    extra += [] if study.latency_rate is None else [LATENCY_HEADER]
+    return (*HEADER, *extra)
 
 
 def step_row(study: KnobsResult, step: Step) -> list[str]:
     cpu = step.median_cpu_us
-    extra = [] if study.latency_rate is None else [latency_cell(step)]
+    extra = [loss_cell(step)] if lossy(study) else []
+    extra += [] if study.latency_rate is None else [latency_cell(step)]
     return [
         f"`{step.name}`",
         ", ".join(f"{name}={value}" for name, value in step.knobs.items()) or "none: the defaults",

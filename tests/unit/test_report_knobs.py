@@ -24,7 +24,8 @@ def runs(*rates: float, verdict: str = "pass") -> list[dict[str, Any]]:
     """One run per rate, the i-th with 7 + i CPU µs per message: three runs have a median of 9."""
     return [
         {"run_id": f"r{i}-{rate:.0f}", "verdict": verdict, "msgs_per_s": rate, "cpu_us_per_msg": 7.0 + i,
-         "elapsed_s": round(6_000_020 / rate, 3), "lost": 0 if verdict == "pass" else 5, "replicate": i}
+         "elapsed_s": round(6_000_020 / rate, 3), "lost": 0 if verdict == "pass" else 5, "replicate": i,
+         "counts": verdict == "pass", "received": 6_000_020 if verdict == "pass" else 6_000_015}
         for i, rate in enumerate(rates, start=1)
     ]  # fmt: skip
 
@@ -294,3 +295,28 @@ def test_the_knobs_command_writes_what_the_report_reads(
         (name, 1.2, 1, 2),
     ]
     assert study.steps[1].runs[1].exit_code == 3 and set(study.knobs) == {k.knob for k in family.knobs}
+
+
+def test_over_udp_a_run_with_loss_counts_with_its_loss_beside_it(tmp_path: Path) -> None:
+    udp = copy.deepcopy(STUDY)
+    udp["scenario"] = "udp-allout"
+    for found in udp["steps"]:
+        for run in found["runs"]:
+            run.update(verdict="loss", counts=True, lost=600_002, received=5_400_018)
+    write(tmp_path, udp)
+    text = knob_section(tmp_path)
+    header = next(line for line in text.splitlines() if line.startswith("| step "))
+    assert header.rstrip(" |").endswith("median loss"), header
+    row = next(line for line in text.splitlines() if line.startswith("| `file-cache=192` "))
+    assert "| 3 of 3 |" in row and "| 150,000 |" in row and row.rstrip(" |").endswith("10.0%"), row
+
+
+@pytest.mark.parametrize(("udp", "counts"), [(True, True), (False, False)])
+def test_a_run_with_loss_counts_over_udp_only(tmp_path: Path, udp: bool, counts: bool) -> None:
+    found = replicate("syslog-ng-4.8", 1, 100_000, verdict="loss")
+    found["messages"].update(lost=1_000, received=found["messages"]["expected"] - 1_000)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(found))
+    kept = command.figures(path, udp)
+    assert (kept["counts"], kept["verdict"], kept["lost"]) == (counts, "loss", 1_000)
+    assert kept["received"] == found["messages"]["expected"] - 1_000
