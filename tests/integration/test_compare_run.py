@@ -1,5 +1,6 @@
-"""`compare` on real syslog-ng: a side against itself is not told apart, and a side throttled to a rate
-below the daemon's drain rate differs, below 1; every run's counts exact."""
+"""`compare` on real syslog-ng: a side against itself (the A/A control) is not told apart, and the same daemon
+throttled to half its rate differs, below 1; every run's counts exact. Both sides are throttled so that their
+drain rates are the throttle's, not the machine's mood: CI runs two test workers at once."""
 
 from __future__ import annotations
 
@@ -14,21 +15,15 @@ import pytest
 from .conftest import PROJECT, ROOT
 
 pytestmark = pytest.mark.integration
-THROTTLED = ROOT / "tests/integration/configs/user-syslog-ng-throttle-burst.conf"
-SENDERS, COUNT = 2, 40_000  # 80,002 messages: 4 s at the throttle's 20,000 msg/s
+CONFIGS = ROOT / "tests/integration/configs"
+FULL, HALF = CONFIGS / "user-syslog-ng-throttle-burst.conf", CONFIGS / "user-syslog-ng-throttle-half.conf"
+SENDERS, COUNT = 2, 40_000  # 80,002 messages: 4 s at 20,000 msg/s, 8 s at 10,000
 
 
-def test_a_side_against_itself_is_not_told_apart_and_a_throttled_side_differs_below_one(
+def test_a_side_against_itself_is_not_told_apart_and_a_side_at_half_its_rate_differs_below_one(
     built, tmp_path: Path
 ) -> None:
-    sides = [
-        "--side",
-        "syslog-ng-4.8",
-        "--side",
-        "syslog-ng-4.8@default",
-        "--side",
-        f"syslog-ng-4.8={THROTTLED}",
-    ]
+    sides = ["--side", f"syslog-ng-4.8={FULL}", "--side", f"syslog-ng-4.8={HALF}"]
     shape = ["HOSTS=1", f"SENDERS_PER_HOST={SENDERS}", f"MESSAGES_PER_SENDER={COUNT}"]
     done = subprocess.run(
         [sys.executable, "-m", "syslogbench", "compare", *sides, "--rounds", "3", "--results", str(tmp_path), *shape],
@@ -37,7 +32,7 @@ def test_a_side_against_itself_is_not_told_apart_and_a_throttled_side_differs_be
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (path,) = (tmp_path / "compare").glob("*.json")
     data = json.loads(path.read_text())
-    assert len(data["runs"]) == 12 and {run["verdict"] for run in data["runs"]} == {"pass"}
+    assert len(data["runs"]) == 9 and {run["verdict"] for run in data["runs"]} == {"pass"}
     for run in data["runs"]:  # each side's every run counted exactly, against the senders' own record
         written = json.loads(
             (tmp_path / "compare" / data["id"] / "runs" / f"{run['run_id']}.json").read_text()
@@ -45,10 +40,9 @@ def test_a_side_against_itself_is_not_told_apart_and_a_throttled_side_differs_be
         m = written["messages"]
         assert (m["sent"], m["received"], m["lost"]) == (SENDERS * (COUNT + 1),) * 2 + (0,), run
     ratios = {side: found["msgs_per_s"] for side, found in data["ratios"].items()}
-    throttled = ratios[f"syslog-ng-4.8={THROTTLED}"]
-    assert not data["erratic"], (data["control_spread"], done.stdout[-2000:])
-    assert throttled["verdict"] == "differs" and throttled["high"] < 1.0, throttled
-    assert ratios["syslog-ng-4.8@default"]["verdict"] == "not told apart", ratios
-    assert ratios["syslog-ng-4.8 (A/A)"]["verdict"] == "not told apart", ratios
-    assert [side["tuning"] for side in data["sides"]] == ["default", "default", "user"]
+    half, control = ratios[f"syslog-ng-4.8={HALF}"], ratios[f"syslog-ng-4.8={FULL} (A/A)"]
+    assert not data["erratic"], (data["control_spread"], ratios)
+    assert control["verdict"] == "not told apart" and 0.9 < control["low"] <= control["high"] < 1.1, control
+    assert half["verdict"] == "differs" and 0.4 < half["value"] < 0.6 and half["high"] < 1.0, half
+    assert [side["tuning"] for side in data["sides"]] == ["user", "user"]
     assert "differs" in done.stdout and "not told apart" in done.stdout
