@@ -136,7 +136,7 @@ def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
           outcome: str = "done") -> Path:  # fmt: skip
-    ratios, floor, spread, erratic = model.judge(runs, [side.name for side in sides])
+    judged = model.judge(runs, [side.name for side in sides])
     found = model.CompareResult(
         kind=model.KIND,
         id=cid,
@@ -149,10 +149,10 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
         machine=asdict(machine.host_facts(docker_version=environment.docker_version())),
         sides=[side.record for side in sides],
         runs=runs,
-        ratios=ratios,
-        floor=floor,
-        control_spread=spread,
-        erratic=erratic,
+        ratios=judged.ratios,
+        floor=judged.floor,
+        control_spread=judged.control_spread,
+        erratic=judged.erratic,
     )
     path = results_dir / "compare" / f"{cid}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +169,14 @@ def cell(ratio: model.Ratio) -> str:
     return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] (n={ratio.pairs})"
 
 
+def control_line(found: model.CompareResult, name: str) -> str:
+    """A field's floor and its control's spread, in words."""
+    spread = found.control_spread.get(name)
+    erratic = " (erratic: nothing judged)" if found.erratic.get(name) else ""
+    return (f"floor {found.floor.get(name, model.MIN_EFFECT):.1%} (the larger of {model.MIN_EFFECT:.0%} and the A/A "
+            f"control's distance from 1), the control's spread {'-' if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
+
+
 def table(found: model.CompareResult) -> str:
     """One row per side over the first: its drain-rate ratio and CPU-per-message ratio, and the verdict."""
     first = found.sides[0].name
@@ -176,8 +184,7 @@ def table(found: model.CompareResult) -> str:
             f"{'side':<40} {'msgs/s ratio':<34} {'CPU per message ratio':<34} verdict"]  # fmt: skip
     for name, ratios in found.ratios.items():
         rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
-        rows.append(f"{name[:40]:<40} {cell(rate):<34} {cell(cpu):<34} {rate.verdict}")
-    spread = "-" if found.control_spread is None else f"{found.control_spread:.1%}"
-    rows.append(f"floor: {found.floor:.1%} (the larger of {model.MIN_EFFECT:.0%} and the A/A control's distance "
-                f"from 1); the control's spread {spread}{' (erratic: nothing judged)' if found.erratic else ''}")  # fmt: skip
+        rows.append(f"{name[:40]:<40} {cell(rate):<34} {cell(cpu):<34} {rate.verdict}; CPU: {cpu.verdict}")
+    for name, label in (("msgs_per_s", "msgs/s"), ("cpu_us_per_msg", "CPU per message")):
+        rows.append(f"{label}: {control_line(found, name)}")
     return "\n".join(rows)

@@ -6,8 +6,8 @@ within a minute of each other; the first side runs twice a round, its second run
 side's runs are paired with the first side's by round: the ratio of the two drain rates (and of CPU per
 message) in each round, summarised by their geometric mean and a 95% t-interval of the log ratios. A side
 "differs" where that ratio is at least the larger of MIN_EFFECT and the control's own distance from 1 away
-from 1, and its interval excludes 1; the comparison is "erratic" where the control's ratios spread by more
-than ERRATIC_SPREAD (their coefficient of variation), and then judges nothing (Vector's rules for its
+from 1, and its interval excludes 1; a field is "erratic" where the control's ratios of it spread by more
+than ERRATIC_SPREAD (their coefficient of variation), and then nothing is judged of it (Vector's rules for its
 regression detector; Abedi and Brecht, ICPE 2017, for the randomized interleaving). Stdlib only; read
 strictly through model/codec.py.
 """
@@ -75,6 +75,16 @@ class Ratio:
 
 
 @dataclass
+class Judged:
+    """judge()'s answer: side -> field -> ratio; and per field, the floor, the control's spread, erratic."""
+
+    ratios: dict[str, dict[str, Ratio]]
+    floor: dict[str, float]
+    control_spread: dict[str, float | None]
+    erratic: dict[str, bool]
+
+
+@dataclass
 class CompareResult:
     """results/compare/<id>.json."""
 
@@ -91,9 +101,11 @@ class CompareResult:
     runs: list[Run] = field(default_factory=list)
     # side name -> field ("msgs_per_s", "cpu_us_per_msg") -> its ratio over the first side; the control too
     ratios: dict[str, dict[str, Ratio]] = field(default_factory=dict)
-    floor: float | None = None  # max(MIN_EFFECT, the control's distance from 1): what a ratio must pass
-    control_spread: float | None = None  # the coefficient of variation of the control's drain-rate ratios
-    erratic: bool = False
+    # Per field: max(MIN_EFFECT, the control's distance from 1), what a ratio must pass; the coefficient of
+    # variation of the control's ratios; and whether that is past ERRATIC_SPREAD (nothing judged then).
+    floor: dict[str, float] = field(default_factory=dict)
+    control_spread: dict[str, float | None] = field(default_factory=dict)
+    erratic: dict[str, bool] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
@@ -143,25 +155,28 @@ def verdict(value: float | None, low: float | None, high: float | None, floor: f
     return "differs" if far and excludes else "not told apart"
 
 
-def judge(
-    runs: Sequence[Run], sides: Sequence[str]
-) -> tuple[dict[str, dict[str, Ratio]], float, float | None, bool]:
-    """Every side's ratios over the first (the control's too), the floor, the control's spread, erratic."""
+def judge(runs: Sequence[Run], sides: Sequence[str]) -> Judged:
+    """Every side's ratios over the first (the control's too), and per field the floor, the control's spread
+    and whether it is erratic: a field is judged by its own control (CPU per message can hold where the
+    drain rate wanders)."""
     first, control = sides[0], control_name(sides[0])
-    aa = paired(runs, control, first, "msgs_per_s")
-    aa_value = interval(aa)[0]
-    floor = max(MIN_EFFECT, abs(aa_value - 1.0) if aa_value is not None else 0.0)
-    aa_spread = spread(aa)
-    erratic = aa_spread is not None and aa_spread > ERRATIC_SPREAD
-    ratios: dict[str, dict[str, Ratio]] = {}
-    for side in [control, *sides[1:]]:
-        ratios[side] = {}
-        for name in FIELDS:
+    judged = Judged({}, {}, {}, {})
+    for name in FIELDS:
+        aa = paired(runs, control, first, name)
+        aa_value = interval(aa)[0]
+        floor = max(MIN_EFFECT, abs(aa_value - 1.0) if aa_value is not None else 0.0)
+        aa_spread = spread(aa)
+        erratic = aa_spread is not None and aa_spread > ERRATIC_SPREAD
+        judged.floor[name], judged.erratic[name] = round(floor, 4), erratic
+        judged.control_spread[name] = None if aa_spread is None else round(aa_spread, 4)
+        for side in [control, *sides[1:]]:
             found = paired(runs, side, first, name)
             value, low, high = interval(found)
             said = verdict(value, low, high, MIN_EFFECT if side == control else floor, erratic)
-            ratios[side][name] = Ratio(rounded(value), rounded(low), rounded(high), len(found), said)
-    return ratios, round(floor, 4), None if aa_spread is None else round(aa_spread, 4), erratic
+            judged.ratios.setdefault(side, {})[name] = Ratio(
+                rounded(value), rounded(low), rounded(high), len(found), said
+            )
+    return judged
 
 
 def rounded(value: float | None) -> float | None:

@@ -23,7 +23,8 @@ NOTE = (
     "side's drain rate (and the daemon's CPU per message) is divided by the first side's of the same round; "
     "the ratio is the geometric mean of those, with a 95% t-interval. *differs*: at least the floor away "
     "from 1 (the larger of 5% and the control's distance from 1) with an interval that excludes 1; *erratic*: "
-    "the control's ratios spread by more than 10%, and nothing is judged."
+    "the control's ratios of that figure spread by more than 10%, and nothing is judged of it; each figure, "
+    "drain rate and CPU per message, is judged by its own control."
 )
 HEADER = (
     "side",
@@ -64,8 +65,8 @@ def rows(found: model.CompareResult) -> list[list[str]]:
     for name, ratios in found.ratios.items():
         side = sides.get(name, first)  # the control is the first side's second run
         rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
-        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(rate), ratio_text(cpu), str(rate.pairs),
-                    rate.verdict])  # fmt: skip
+        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(rate), rate.verdict, ratio_text(cpu),
+                    cpu.verdict, str(rate.pairs)])  # fmt: skip
     return out
 
 
@@ -74,13 +75,19 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     number = numbers.get(machine)
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
-    spread = DASH if found.control_spread is None else f"{found.control_spread:.1%}"
     return (
         f"Comparison `{found.id}`, scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "
-        f"{found.finished_utc}: floor {found.floor or 0:.1%}, the A/A control's spread {spread}"
-        f"{' (erratic: nothing judged)' if found.erratic else ''}."
+        f"{found.finished_utc}. Drain rate: {control(found, 'msgs_per_s')}. CPU per message: "
+        f"{control(found, 'cpu_us_per_msg')}."
     )
+
+
+def control(found: model.CompareResult, name: str) -> str:
+    spread = found.control_spread.get(name)
+    erratic = " (erratic: nothing judged)" if found.erratic.get(name) else ""
+    return (f"floor {found.floor.get(name, model.MIN_EFFECT):.1%}, the A/A control's spread "
+            f"{DASH if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
 
 
 def section(

@@ -16,8 +16,10 @@ from syslogbench.report import compare as section
 from syslogbench.report import markdown, sections
 
 
-def runs(side: str, rates: list[float], cpu: float = 5.0) -> list[model.Run]:
-    return [model.Run(side, n, "pass", f"{side}-{n}", rate, cpu * 100_000 / rate)
+def runs(side: str, rates: list[float], cpu: float = 5.0, per_msg: float | None = None) -> list[model.Run]:
+    """A side's runs, one per round: CPU per message per_msg, or (None) that of a daemon whose CPU over the
+    burst is the same whatever its rate, cpu * 100,000 / rate."""
+    return [model.Run(side, n, "pass", f"{side}-{n}", rate, per_msg or cpu * 100_000 / rate)
             for n, rate in enumerate(rates, start=1)]  # fmt: skip
 
 
@@ -32,7 +34,9 @@ def drifted(factor: float, wobble: tuple[float, ...] = (1.0, 1.01, 0.99, 1.0, 1.
 def test_the_ratio_holds_where_the_machine_drifts_under_both_sides() -> None:
     b_rates = drifted(1.5, (1.0, 0.99, 1.01, 1.005, 0.995))
     found = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0)), *runs("B", b_rates)]
-    ratios, floor, spread, erratic = model.judge(found, ["A", "B"])
+    judged = model.judge(found, ["A", "B"])
+    ratios, floor, spread = judged.ratios, judged.floor["msgs_per_s"], judged.control_spread["msgs_per_s"]
+    erratic = judged.erratic["msgs_per_s"]
     b = ratios["B"]["msgs_per_s"]
     assert b.value == pytest.approx(1.5, abs=0.02) and b.low is not None and b.high is not None
     assert 1.4 < b.low < 1.5 < b.high < 1.6 and b.verdict == "differs" and b.pairs == 5
@@ -46,18 +50,22 @@ def test_the_ratio_holds_where_the_machine_drifts_under_both_sides() -> None:
 
 def test_a_side_within_the_floor_or_whose_interval_holds_one_is_not_told_apart() -> None:
     near = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0)), *runs("B", drifted(1.03, (1.0,) * 5))]
-    assert model.judge(near, ["A", "B"])[0]["B"]["msgs_per_s"].verdict == "not told apart"  # 3%: under 5%
+    assert model.judge(near, ["A", "B"]).ratios["B"]["msgs_per_s"].verdict == "not told apart"  # 3%: under 5%
     wide = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0)),
             *runs("B", drifted(1.2, (0.7, 1.4, 0.8, 1.3, 0.9)))]  # fmt: skip
-    ratio = model.judge(wide, ["A", "B"])[0]["B"]["msgs_per_s"]
+    ratio = model.judge(wide, ["A", "B"]).ratios["B"]["msgs_per_s"]
     assert ratio.low < 1.0 < ratio.high and ratio.verdict == "not told apart"  # type: ignore[operator]
 
 
 def test_a_control_that_spreads_past_ten_percent_makes_the_comparison_erratic() -> None:
-    found = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0, (0.8, 1.2, 0.85, 1.25, 1.0))),
-             *runs("B", drifted(2.0, (1.0,) * 5))]  # fmt: skip
-    ratios, floor, spread, erratic = model.judge(found, ["A", "B"])
-    assert erratic and spread is not None and spread > 0.10 and ratios["B"]["msgs_per_s"].verdict == "erratic"
+    found = [*runs("A", DRIFT, per_msg=5.0), *runs("A (A/A)", drifted(1.0, (0.8, 1.2, 0.85, 1.25, 1.0)), per_msg=5.02),
+             *runs("B", drifted(2.0, (1.0,) * 5), per_msg=8.0)]  # fmt: skip
+    judged = model.judge(found, ["A", "B"])
+    spread = judged.control_spread["msgs_per_s"]
+    assert judged.erratic["msgs_per_s"] and spread is not None and spread > 0.10
+    assert judged.ratios["B"]["msgs_per_s"].verdict == "erratic"
+    # CPU per message is judged by its own control: its runs here spend the same per message every round.
+    assert not judged.erratic["cpu_us_per_msg"] and judged.ratios["B"]["cpu_us_per_msg"].verdict == "differs"
 
 
 def test_a_round_where_either_side_failed_is_no_pair() -> None:
@@ -67,7 +75,7 @@ def test_a_round_where_either_side_failed_is_no_pair() -> None:
     assert len(model.paired(found, "B", "A", "msgs_per_s")) == 3
     one = [model.Run("A", 1, "pass", "a", 100.0), model.Run("B", 1, "pass", "b", 150.0)]
     assert model.interval(model.paired(one, "B", "A", "msgs_per_s")) == (pytest.approx(1.5), None, None)
-    assert model.judge(one, ["A", "B"])[0]["B"]["msgs_per_s"].verdict == "not told apart"  # no interval
+    assert model.judge(one, ["A", "B"]).ratios["B"]["msgs_per_s"].verdict == "not told apart"  # no interval
 
 
 def test_every_round_runs_each_side_once_and_the_first_twice_in_a_fresh_order() -> None:
@@ -102,7 +110,7 @@ def test_the_comparison_is_written_as_the_model_reads_it_and_its_table_says_the_
     read = model.read(path)
     assert read.ratios["B"]["msgs_per_s"].verdict == "differs" and read.machine["docker_version"] == "27.0.0"
     text = compare.table(read)
-    assert "B " in text and "differs" in text and "floor: 5.0%" in text
+    assert "B " in text and "differs" in text and "msgs/s: floor 5.0%" in text
     broken = json.loads(path.read_text()) | {"kind": "knobs"}
     with pytest.raises(model.CompareResultError, match="compare result: kind is \"knobs\", not 'compare'"):
         model.result_from_dict(broken)
@@ -129,7 +137,9 @@ def test_the_report_shows_each_comparison_with_its_ratios_and_verdicts(
     text = markdown.blocks(part.blocks)
     assert "Comparison `cid`, scenario `seed2014`, 5 rounds, over `A`" in text
     row = next(line for line in text.splitlines() if line.startswith("| `B` "))
-    assert "| p-B | tuned | 1.5" in row and row.rstrip(" |").endswith("differs"), row
+    assert (
+        "| p-B | tuned | 1.500 [" in row and "| differs | 0.667 [" in row and row.endswith("| differs | 5 |")
+    ), row
     assert any(line.startswith("| `A (A/A)` | p-A |") for line in text.splitlines())
     (tmp_path / "compare" / "bad.json").write_text("{}")
     assert "not read: bad.json" in markdown.blocks(
