@@ -194,9 +194,20 @@ def test_rounds_hold_every_step_once_each_in_a_fresh_order() -> None:
 def test_docs_tuning_lists_every_knob_as_its_record_marks_it(family: families.Family) -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "tuning.md").read_text()
     section = text.split(f"### {family.family} (", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    rows = {line.split("|")[1].strip(" `"): line.split("|")[4].strip() for line in section.splitlines()
-            if line.startswith("| `")}  # fmt: skip
-    assert rows == {knob.knob: "yes" if knob.tuned else "no" for knob in family.knobs}
+    cells = {
+        line.split("|")[1].strip(" `"): line.split("|")
+        for line in section.splitlines()
+        if line.startswith("| `")
+    }
+    assert {name: row[4].strip() for name, row in cells.items()} == {
+        knob.knob: "yes" if knob.tuned else "no" for knob in family.knobs
+    }
+    # Where it applies, as its `when` says: "all" without one, else the transports or destination named.
+    words = {"tcp": "TCP", "tls": "TLS", "udp": "UDP", "split": "split"}
+    for knob in family.knobs:
+        where = cells[knob.knob][5].strip()
+        named = [words[str(value)] for values in knob.when.values() for value in values]
+        assert (where == "all") if not named else all(word in where for word in named), (knob.knob, where)
 
 
 def test_every_tuned_knob_together_is_checked_before_any_run_and_a_refused_together_step_ends_the_chain(
