@@ -11,7 +11,7 @@ from pathlib import Path
 
 from syslogbench.model import compare as model
 from syslogbench.report import capacity_rows
-from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+from syslogbench.report.blocks import Block, Details, Heading, Note, Notes, Paragraph, Section, Table
 
 log = logging.getLogger(__name__)
 ANCHOR = "compare"
@@ -96,8 +96,10 @@ def section(
     if not found and not skipped:
         return None
     blocks: list[Block] = [Heading(TITLE, 2), Note(NOTE)]
-    for one in sorted(found, key=lambda c: (c.finished_utc, c.id), reverse=True):
-        blocks += [Paragraph(cited(one, numbers)), Table(HEADER, rows(one), css_class="stack")]
+    for index, one in enumerate(sorted(found, key=lambda c: (c.finished_utc, c.id), reverse=True)):
+        shown: list[Block] = [Paragraph(cited(one, numbers)), Table(HEADER, rows(one), css_class="stack")]
+        # The newest open, the earlier ones folded: the page stays short as comparisons add up.
+        blocks += shown if index == 0 else [Details(f"Comparison `{one.id}` ({len(one.sides)} sides)", shown)]
     if skipped:
         blocks.append(Notes([f"not read: {line}" for line in skipped]))
     return Section(blocks, anchor=ANCHOR)

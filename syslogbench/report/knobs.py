@@ -13,7 +13,7 @@ from statistics import median
 
 from syslogbench.model.knobs import DONE, KnobsResult, Step
 from syslogbench.report import capacity_rows
-from syslogbench.report.blocks import Block, Heading, Note, Notes, Paragraph, Section, Table
+from syslogbench.report.blocks import Block, Details, Heading, Note, Notes, Paragraph, Section, Table
 
 ANCHOR = "knobs"
 TITLE = "Knobs: what each setting buys, one at a time"
@@ -208,12 +208,12 @@ def cited(study: KnobsResult, numbers: Mapping[str, int]) -> str:
 
 
 def study_blocks(study: KnobsResult, numbers: Mapping[str, int]) -> list[Block]:
+    """The study's table, its idle knobs; what each knob trades away, folded (the family's record says it)."""
     return [
         Paragraph(cited(study, numbers)),
         Table(header(study), [step_row(study, step) for step in study.steps], css_class="stack"),
         Paragraph(idle_sentence(study)),
-        Paragraph("What each knob tried trades away:"),
-        Notes(trades_lines(study)),
+        Details(f"What each knob tried trades away ({len(tried(study))})", [Notes(trades_lines(study))]),
     ]
 
 
