@@ -118,9 +118,10 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
         seconds = [t[f"daemon_cores_{name}_s"] for name in ("busy", "idle", "steal")] + [t["host_steal_s"]]
         cores = (t["daemon_cores"], seconds, t["duration_s"])
         assert placed == "any" or t["daemon_cores"] == placed, (placed, cores)
-        assert min(seconds) >= 0 and sum(seconds[:3]) >= 0.9 * t["duration_s"] * len(cpu_list(cores[0])), (
-            cores
-        )
+        # The watcher's two snapshots bracket the trial; beside the other test worker they came 0.15 s closer
+        # than a 1 s trial's length once (busy 0.85, idle 0): allow 0.2 s, or 10% of a longer trial.
+        whole = min(0.9 * t["duration_s"], t["duration_s"] - 0.2) * len(cpu_list(cores[0]))
+        assert min(seconds) >= 0 and sum(seconds[:3]) >= whole, cores
 
 
 def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:
