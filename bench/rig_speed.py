@@ -48,7 +48,7 @@ from syslogbench.model.rigrecord import (
     TrialRequest,
 )
 from syslogbench.rig import sender, tlscerts, trials
-from syslogbench.rig.compiled import Rig, write_rendered
+from syslogbench.rig.compiled import RigProcess, write_rendered
 
 LINE_BYTES = 120
 SENDERS = [SenderId(1, n) for n in range(1, 5)]
@@ -68,7 +68,7 @@ def follow_speed(lines: int) -> dict[str, float]:
     rendered = trial_lines(per_sender)
     with tempfile.TemporaryDirectory(prefix="rig-follow-") as tmp:
         directory = Path(tmp)
-        rig = Rig("follow", ["--dir", str(directory)])
+        rig = RigProcess("follow", ["--dir", str(directory)])
         rig.answer(Following, 30)
         start = time.time()
         names = [who.name for who in SENDERS]
@@ -111,7 +111,7 @@ def follow_paced(rate: int, seconds: float) -> dict[str, float]:
     order = [(i, who) for i in range(per_sender) for who in SENDERS]
     with tempfile.TemporaryDirectory(prefix="rig-follow-") as tmp:
         directory = Path(tmp)
-        rig = Rig("follow", ["--dir", str(directory)])
+        rig = RigProcess("follow", ["--dir", str(directory)])
         rig.answer(Following, 30)
         start = time.time() + 0.2
         names = [who.name for who in SENDERS]

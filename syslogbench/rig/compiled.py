@@ -1,8 +1,8 @@
 """The compiled rig (rig-rust/, the `syslogbench-rig` binary): one role, requests on its stdin and records on
-its stdout (model/rigrecord.py). `Rig` keeps a role running (a sender, a trial's follower); `call` asks one
-request of a role that answers once and exits (a run's reconciliation). Every wait has a timeout; a record the
-rig did not send, a refused one, or the process's death is a RigError that says what happened, in one line.
-Stdlib only: runs in the containers.
+its stdout (model/rigrecord.py). `RigProcess` keeps a role running (a sender, a trial's follower); `call` asks
+one request of a role that answers once and exits (a run's reconciliation). Every wait has a timeout; a
+record the rig did not send, a refused one, or the process's death is a RigError that says what happened, in
+one line. Stdlib only: runs in the containers.
 
 The binary is at $SYSLOGBENCH_RIG, or where the images install it. From a checkout (the unit tests):
 `cargo build --release --manifest-path rig-rust/Cargo.toml` builds rig-rust/target/release/syslogbench-rig.
@@ -122,7 +122,7 @@ def call(role: str, request: object, *options: str, timeout: float = 900) -> obj
         raise RigError(f"syslogbench-rig {role} answered no JSON: {done.stdout[:200]!r}") from None
 
 
-class Rig:
+class RigProcess:
     """One role of the compiled rig, running."""
 
     def __init__(self, role: str, args: list[str], pass_fds: tuple[int, ...] = ()) -> None:

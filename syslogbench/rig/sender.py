@@ -27,7 +27,7 @@ from syslogbench.model.messages import SenderId, datagram, render_lines
 from syslogbench.model.result import GeneratorReport, Tls
 from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, ConnectedRecord, SendRecord, SendRequest
 from syslogbench.rig import cgroup, channel, control, trials
-from syslogbench.rig.compiled import Rig, RigError, write_rendered
+from syslogbench.rig.compiled import RigError, RigProcess, write_rendered
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
 PORT = int(os.environ.get("CENTRAL_PORT", contract.CENTRAL_PORT))
@@ -97,7 +97,7 @@ def udp_socket(timeout: float) -> socket.socket:
             time.sleep(0.2)
 
 
-def open_rig(transport: str) -> Rig:
+def open_rig(transport: str) -> RigProcess:
     """A capacity run's sender (rig/trials.py): its connection to the daemon, kept across the trials, and the
     compiled sender on it (over TLS, with the handshake made)."""
     sock = daemon_socket(transport, READY_TIMEOUT)
@@ -114,13 +114,13 @@ def daemon_socket(transport: str, timeout: float) -> socket.socket:
 
 def start_rig(
     sock: socket.socket, transport: str, ca: Path | None = None, server_name: str = TLS_SERVER_NAME
-) -> tuple[Rig, ConnectedRecord]:
+) -> tuple[RigProcess, ConnectedRecord]:
     """The compiled sender on our socket; over TLS it makes the handshake, verifying the server against the
     run's throwaway CA only (not the system's) and for its host name."""
     args = ["--fd", str(sock.fileno()), "--transport", transport]
     if transport == "tls":
         args += ["--ca", str(ca or tls_ca()), "--server-name", server_name]
-    rig = Rig("send", args, pass_fds=(sock.fileno(),))
+    rig = RigProcess("send", args, pass_fds=(sock.fileno(),))
     try:
         return rig, rig.answer(ConnectedRecord, READY_TIMEOUT)
     except RigError:

@@ -58,7 +58,7 @@ from syslogbench.model.rigrecord import (
     record_from,
 )
 from syslogbench.rig import channel, control, procstat
-from syslogbench.rig.compiled import Rig, RigError
+from syslogbench.rig.compiled import RigError, RigProcess
 
 LOOK_S = 0.05  # how often the trial's thread looks at the senders' reports and the daemon (not the output)
 LATE_WATCH_S = 2.0  # after the bound: how long late arrivals are still counted as late, not lost
@@ -73,7 +73,7 @@ CAPACITY_ENV = "CAPACITY"
 NODE_ENV = "NODE_HOSTNAME"  # a swarm node (host/stack.py); on one host its name (environment.py)
 RIG_ANSWER_S = 30.0  # a request of the compiled rig's that does no trial (forget, connect)
 # A sender opens its connection to the daemon and starts its compiled sender on it (rig/sender.py).
-Opener = Callable[[str], Rig]
+Opener = Callable[[str], RigProcess]
 
 
 def enabled() -> bool:
@@ -101,7 +101,7 @@ class Trials:
         self.one_at_a_time = threading.Lock()
         # A user's config (--config) writes our lines wherever it likes, some of them to several files.
         self.user_config = userconfig.from_env(os.environ) is not None
-        self.follower: Rig | None = None  # started once the daemon is up (start_following)
+        self.follower: RigProcess | None = None  # started once the daemon is up (start_following)
         self.snapshot: Callable[[str], object] | None = None  # run.take_snapshot, set by serve()
         self.own_cpu: Callable[[], float | None] = lambda: None
         # Relay: the last hop's cgroup CPU total now (harness.last_hop_cpu), by a name; None elsewhere.
@@ -112,7 +112,7 @@ class Trials:
     def start_following(self, directory: Path = control.LOGS) -> None:
         """The compiled follower, from what the output holds now (a capacity run's volume is empty at first)."""
         args = ["--dir", str(directory), *(["--everywhere"] if self.user_config else [])]
-        self.follower = Rig("follow", args)
+        self.follower = RigProcess("follow", args)
         self.follower.answer(Following, RIG_ANSWER_S)
 
     def handlers(self) -> dict[str, Callable[[dict], dict]]:
@@ -431,7 +431,7 @@ def templates(
 
 
 def one_trial(
-    link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, rig: Rig,
+    link: channel.Link, sender: SenderId, cfg: settings.Settings, scenario: scenarios.Scenario, rig: RigProcess,
     spec: dict,
 ) -> SendRecord:  # fmt: skip
     """Render the templates, wait for the common start, send open loop (compiled); the sender's record of

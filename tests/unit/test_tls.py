@@ -28,7 +28,7 @@ from syslogbench.model.rigrecord import (
 )
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import reconcile, sender, tlscerts
-from syslogbench.rig.compiled import Rig, RigError, write_rendered
+from syslogbench.rig.compiled import RigError, RigProcess, write_rendered
 from syslogbench.rig.watcher import run as watcher
 from tests.unit.conftest import env
 
@@ -169,7 +169,7 @@ def test_tls_ca_is_the_one_from_the_watcher_unless_overridden(monkeypatch: pytes
     assert sender.tls_ca() == Path("/elsewhere/ca.pem")
 
 
-def start(server: Server, ca: Path, name: str = "central") -> tuple[Rig, ConnectedRecord]:
+def start(server: Server, ca: Path, name: str = "central") -> tuple[RigProcess, ConnectedRecord]:
     sock = connect(server)
     try:
         return sender.start_rig(sock, "tls", ca, name)
@@ -177,7 +177,7 @@ def start(server: Server, ca: Path, name: str = "central") -> tuple[Rig, Connect
         sock.close()  # the rig has its own copy
 
 
-def close(rig: Rig, drain_s: float = 30.0) -> ClosedRecord:
+def close(rig: RigProcess, drain_s: float = 30.0) -> ClosedRecord:
     rig.ask(CloseRequest(drain_s))
     closed = rig.answer(ClosedRecord, drain_s * 2 + 10)
     rig.close()
