@@ -12,9 +12,9 @@ thread, or for UDP a socket with a large buffer); paced at 100,000 msg/s for 10 
 25,000 msg/s (one of four senders) at ticks of 1, 2 and 5 ms. The sender's CPU is its record's cpu_s (getrusage, user + system: the kernel's send path is in it).
 
 --ticks: only four senders as a trial has them (the seed scenario's messages, made from the templates that
-rig/trials.py renders, each sender on its own grid and its own connection to a dropping reader), at 100,000
-and 160,000 msg/s in all, at ticks of 5 and 10 ms, the two ticks taken in turn so that a machine that slows
-down between them charges both alike.
+rig/trialsender.py renders, each sender on its own grid and its own connection to a dropping reader), at
+100,000 and 160,000 msg/s in all, at ticks of 5 and 10 ms, the two ticks taken in turn so that a machine that
+slows down between them charges both alike.
 
 Prints one JSON document (and writes it with --out): the figures with the machine's name and core count. Not
 part of `make test`: a benchmark whose output goes into docs/findings/rig-cost.md and sender-schedule.md.
@@ -47,7 +47,7 @@ from syslogbench.model.rigrecord import (
     TallyRecord,
     TrialRequest,
 )
-from syslogbench.rig import sender, tlscerts, trials
+from syslogbench.rig import sender, tlscerts, trialsender
 from syslogbench.rig.compiled import RigProcess, write_rendered
 
 LINE_BYTES = 120
@@ -232,7 +232,7 @@ def four_senders(rate: float, tick: float, seconds: float = 10.0) -> dict[str, f
         rig, _ = sender.start_rig(sock, "tcp", Path("/nonexistent"), "central")
         sock.close()
         count = int(rate / len(SENDERS) * seconds)
-        made = trials.templates(SENDERS[position], cfg, seed, {"trial": 1, "messages": count})
+        made = trialsender.templates(SENDERS[position], cfg, seed, {"trial": 1, "messages": count})
         phase = capacity.phase_s(position, len(SENDERS), tick)
         rig.ask(SendRequest("", None, count, rate / len(SENDERS), start, None, tick, phase, made))
         records[position] = rig.answer(SendRecord, 600)

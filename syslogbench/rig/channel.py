@@ -165,7 +165,7 @@ class Server:
         # itself, or stopped by compose) closes it, so the earliest names the generator that ended first.
         self.closed: dict[int, float] = {}
         self.listener = socket.create_server(("", port), reuse_port=False, backlog=256)
-        # Ops served by another part of the watcher (a capacity run's trials: rig/trials.py), by op name.
+        # Ops served by another part of the watcher (a capacity run's trials: rig/trialserver.py), by op name.
         self.handlers: dict[str, Callable[[dict], dict]] = {}
         self.port = self.listener.getsockname()[1]
 

@@ -26,7 +26,7 @@ from syslogbench.model.ledger import OK, Ledger
 from syslogbench.model.messages import SenderId, datagram, render_lines
 from syslogbench.model.result import GeneratorReport, Tls
 from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, ConnectedRecord, SendRecord, SendRequest
-from syslogbench.rig import cgroup, channel, control, trials
+from syslogbench.rig import cgroup, channel, control, trialsender
 from syslogbench.rig.compiled import RigError, RigProcess, write_rendered
 
 CENTRAL = os.environ.get("CENTRAL_HOST", contract.CENTRAL_HOST)
@@ -98,8 +98,8 @@ def udp_socket(timeout: float) -> socket.socket:
 
 
 def open_rig(transport: str) -> RigProcess:
-    """A capacity run's sender (rig/trials.py): its connection to the daemon, kept across the trials, and the
-    compiled sender on it (over TLS, with the handshake made)."""
+    """A capacity run's sender (rig/trialsender.py): its connection to the daemon, kept across the trials, and
+    the compiled sender on it (over TLS, with the handshake made)."""
     sock = daemon_socket(transport, READY_TIMEOUT)
     rig, _ = start_rig(sock, transport)
     sock.close()  # the rig holds its own copy of the descriptor
@@ -289,7 +289,7 @@ def main() -> int:
         channel.link().wait_finish(cfg.run_timeout + START_WAIT + READY_TIMEOUT)
         return 0
     if hello.get("capacity"):  # trials against a daemon that stays up (docs/capacity.md)
-        return trials.generator_main(host, cfg, open_rig)
+        return trialsender.generator_main(host, cfg, open_rig)
     senders = [SenderId(host, number) for number in range(1, cfg.senders_per_host + 1)]
     workers = [multiprocessing.Process(target=sender_main, args=(s, cfg)) for s in senders]
     for worker in workers:

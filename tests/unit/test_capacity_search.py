@@ -28,7 +28,7 @@ from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
 from syslogbench.model.messages import SenderId, render_line
 from syslogbench.model.rigrecord import FailedRecord, SendRecord
-from syslogbench.rig import channel, control, trials
+from syslogbench.rig import channel, control, trialserver
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -216,7 +216,7 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     logs = tmp_path / "logs"
     logs.mkdir()
     monkeypatch.setattr(control, "LOGS", logs)
-    monkeypatch.setattr(trials, "LATE_WATCH_S", 0.3)
+    monkeypatch.setattr(trialserver, "LATE_WATCH_S", 0.3)
     daemon = FakeDaemon(logs / "test.fake.all.log")
     served = served_trials(watcher_channel, ["host1-s1", "host1-s2"], logs)
     # A line of an earlier trial, still arriving: drained before the trial, never counted in it.
@@ -273,9 +273,9 @@ def test_a_trial_counts_every_message_exactly_lost_late_and_duplicated(
     assert trial.latency_ms.max is not None and trial.latency_ms.max >= 600
 
 
-def served_trials(watcher_channel: channel.Server, names: list[str], logs: Path) -> trials.Trials:
+def served_trials(watcher_channel: channel.Server, names: list[str], logs: Path) -> trialserver.Trials:
     """The watcher's trials on the real channel, with the compiled follower on logs."""
-    served = trials.Trials(None, names, bound_s=0.2)  # type: ignore[arg-type]
+    served = trialserver.Trials(None, names, bound_s=0.2)  # type: ignore[arg-type]
     watcher_channel.handlers.update(served.handlers())
     served.transport = "tcp"
     served.start_following(logs)
@@ -322,8 +322,8 @@ def test_a_sender_whose_connection_broke_ends_the_search_naming_why(
     exit. The trial waits for it (the search then names the daemon's death at this rate); where no exit comes,
     the trial says which sender failed and the search stops, since that sender's process has ended."""
     monkeypatch.setattr(control, "LOGS", tmp_path)
-    monkeypatch.setattr(trials, "EXIT_SHOWS_S", 1.0)
-    monkeypatch.setattr(trials, "LATE_WATCH_S", 0.1)
+    monkeypatch.setattr(trialserver, "EXIT_SHOWS_S", 1.0)
+    monkeypatch.setattr(trialserver, "LATE_WATCH_S", 0.1)
     served = served_trials(watcher_channel, ["host1-s1"], tmp_path)
     sender = threading.Thread(target=failing_sender, args=(exit_after_s,))
     sender.start()
@@ -502,7 +502,7 @@ def test_the_trial_ops_are_the_ones_docs_capacity_lists() -> None:
     doc = (ROOT / "docs" / "capacity.md").read_text()
     listed = [row.split("`")[1] for row in doc.splitlines() if row.startswith("| `trial")]
     assert listed == list(contract.TRIAL_OPS)
-    assert set(trials.Trials(None, [], 1.0).handlers()) == set(contract.TRIAL_OPS)  # type: ignore[arg-type]
+    assert set(trialserver.Trials(None, [], 1.0).handlers()) == set(contract.TRIAL_OPS)  # type: ignore[arg-type]
 
 
 class StoppedRig:

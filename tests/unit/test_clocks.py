@@ -17,7 +17,7 @@ from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.capacity import record as searchresult
 from syslogbench.host.capacity import search
 from syslogbench.model import capacity
-from syslogbench.rig import channel, trials
+from syslogbench.rig import channel, trialserver
 
 
 def test_one_round_trip_gives_the_remote_offset_from_the_midpoint_and_the_round_trip() -> None:
@@ -65,7 +65,7 @@ def test_the_watcher_s_start_on_the_sender_s_clock_puts_the_schedule_on_the_watc
 
 
 def test_trial_ready_answers_each_sender_with_the_start_on_its_own_clock() -> None:
-    served = trials.Trials(None, ["host1-s1", "host2-s1"], 1.0)  # type: ignore[arg-type]
+    served = trialserver.Trials(None, ["host1-s1", "host2-s1"], 1.0)  # type: ignore[arg-type]
     served.number = 1
     served.spec = {
         "trial": 1,
@@ -90,8 +90,8 @@ def test_trial_ready_answers_each_sender_with_the_start_on_its_own_clock() -> No
 
 def test_a_clock_check_that_is_not_one_is_refused() -> None:
     with pytest.raises(ValueError, match="not a clock check"):
-        trials.sender_clock({"clock_offset_s": float("nan"), "clock_uncertainty_s": 0.1})
-    assert trials.sender_clock({}) is None
+        trialserver.sender_clock({"clock_offset_s": float("nan"), "clock_uncertainty_s": 0.1})
+    assert trialserver.sender_clock({}) is None
 
 
 def test_a_link_measures_the_watcher_s_clock_over_the_channel(watcher_channel: channel.Server) -> None:

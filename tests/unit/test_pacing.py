@@ -16,7 +16,7 @@ from syslogbench.model import capacity, messages, preprocess, scenarios
 from syslogbench.model.messages import SenderId
 from syslogbench.model.rigrecord import ClosedRecord, CloseRequest, SendRecord, SendRequest
 from syslogbench.model.settings import from_env
-from syslogbench.rig import sender, trials
+from syslogbench.rig import sender, trialsender
 from tests.unit.conftest import env
 
 ENV = env(small=True, SCENARIO="udp", MESSAGES_PER_SENDER=50)
@@ -130,7 +130,7 @@ def made_on_the_wire(
     """A trial's `count` messages of host1-s2, as the compiled sender makes and sends them at 20,000 msg/s
     over loopback UDP or TCP, split into messages; and its record."""
     cfg = from_env(ENV | {"SCENARIO": scenario.id})
-    made = trials.templates(SenderId(1, 2), cfg, scenario, {"trial": trial, "messages": count})
+    made = trialsender.templates(SenderId(1, 2), cfg, scenario, {"trial": trial, "messages": count})
     udp = scenario.transport == "udp"
     server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM if udp else socket.SOCK_STREAM)
     if udp:  # room for every datagram (832 bytes each in the kernel's count): a test of content, not of loss
@@ -202,10 +202,16 @@ def test_the_compiled_sender_makes_each_message_as_python_renders_it(scenario_id
 
 def test_a_trials_templates_are_one_per_priority_with_the_index_digits_found() -> None:
     cfg = from_env(ENV | {"SCENARIO": "seed2014"})
-    made = trials.templates(SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
+    made = trialsender.templates(
+        SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10}
+    )
     assert len(made.lines) == len(made.index_at) == 192
     first = made.lines[13]
     assert first[made.index_at[13] - 4 : made.index_at[13] + 9] == "q=12000000001"
-    again = trials.templates(SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
-    other = trials.templates(SenderId(1, 3), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10})
+    again = trialsender.templates(
+        SenderId(1, 2), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10}
+    )
+    other = trialsender.templates(
+        SenderId(1, 3), cfg, scenarios.load("seed2014"), {"trial": 12, "messages": 10}
+    )
     assert made.stream_seed == again.stream_seed != other.stream_seed

@@ -10,7 +10,7 @@ import pytest
 
 from syslogbench.rig import procstat
 from syslogbench.rig.cgroup import read_snapshot
-from syslogbench.rig.trials import cores_over
+from syslogbench.rig.trialserver import cores_over
 
 SAMPLES = Path(__file__).parent / "samples"
 HZ = os.sysconf("SC_CLK_TCK")

@@ -1,7 +1,7 @@
 """The watcher in a capacity run (CAPACITY=1, docs/capacity.md): the run's own sequence up to the start
-(reset, n/a, everyone ready), then trials on the control channel (rig/trials.py) until the host ends them, the
-daemon dies or CAPACITY_MAX_S passes; then the daemon's stop and finish. The host writes the result
-(host/capacity/record.py) from the trials' records. Stdlib only: runs in the watcher container.
+(reset, n/a, everyone ready), then trials on the control channel (rig/trialserver.py) until the host ends
+them, the daemon dies or CAPACITY_MAX_S passes; then the daemon's stop and finish. The host writes the
+result (host/capacity/record.py) from the trials' records. Stdlib only: runs in the watcher container.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from syslogbench import contract
 from syslogbench.model import scenarios, settings
 from syslogbench.model.machine import host_facts
 from syslogbench.model.result import Daemon
-from syslogbench.rig import control, snmp, trials
+from syslogbench.rig import control, snmp, trialserver
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import harness, run
 from syslogbench.rig.watcher.progress import say
@@ -38,7 +38,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     now = datetime.now(UTC)
     obs = Observed(cfg=cfg, host=host_facts(1), daemon=Daemon(), started=now, finished=now)
     names = [sender.name for sender in run.expected_senders(cfg)]
-    served = trials.Trials(cfg, names, bound_s)
+    served = trialserver.Trials(cfg, names, bound_s)
     served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu
     run.prepare(cfg, obs, served.handlers())
     served.machine = asdict(obs.host)  # with its fingerprint: a swarm's host cannot see the central node
