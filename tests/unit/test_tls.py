@@ -29,6 +29,7 @@ from syslogbench.model.rigrecord import (
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import reconcile, sender, tlscerts
 from syslogbench.rig.compiled import RigError, RigProcess, write_rendered
+from syslogbench.rig.watcher import accounting
 from syslogbench.rig.watcher import run as watcher
 from tests.unit.conftest import env
 
@@ -333,9 +334,10 @@ def test_the_tls_note_counts_what_the_senders_negotiated() -> None:
         "host1-s3": Ledger("host1-s3", "failed: x"),
     }
     assert (
-        watcher.tls_note(ledgers) == "TLS (sender side): TLSv1.3 TLS_AES_256_GCM_SHA384 on 2 of 3 connections"
+        accounting.tls_note(ledgers)
+        == "TLS (sender side): TLSv1.3 TLS_AES_256_GCM_SHA384 on 2 of 3 connections"
     )
-    assert watcher.tls_note({"host1-s1": Ledger("host1-s1", "ok")}) is None
+    assert accounting.tls_note({"host1-s1": Ledger("host1-s1", "ok")}) is None
 
 
 def test_the_result_carries_tls_only_for_senders_that_negotiated_it() -> None:

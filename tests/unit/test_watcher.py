@@ -24,6 +24,7 @@ from syslogbench.rig import cgroup, channel, compiled, control
 from syslogbench.rig.cgroup import read_snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import (
+    accounting,
     concerns,
     done,
     fault,
@@ -719,7 +720,7 @@ def test_a_missing_rig_is_an_error_result_with_its_reason_once(
         started_with_one_ledger(cfg, obs)
         control.write_atomic(control.CONTROL.daemon.exit, "0\n")
         if how == "conclude":
-            run.conclude(cfg, obs, 0)  # type: ignore[arg-type]
+            accounting.conclude(cfg, obs, 0)  # type: ignore[arg-type]
         raise KeyError("rate")  # salvage: the failure's salvage reconciles what arrived
 
     monkeypatch.setattr(run, "run", finished)
@@ -808,7 +809,7 @@ def test_a_full_disk_leaves_a_reduced_result(volumes: Path, monkeypatch: pytest.
         control.write_atomic(control.CONTROL.daemon.exit, "0\n")
         obs.samples = [[float(i), 0.0, 0.0, 0.0, 0.0] for i in range(2000)]
         obs.progress = [[float(i), 0.0] for i in range(2000)]
-        run.conclude(cfg, obs, ledger_wait=0)
+        accounting.conclude(cfg, obs, ledger_wait=0)
 
     monkeypatch.setattr(run, "run", with_samples)
     tried = full_disk(20_000, monkeypatch)
@@ -921,7 +922,7 @@ def test_a_full_logs_volume_is_the_results_first_error(
     def concluded(cfg: Settings, obs: Observed) -> None:
         started_with_one_ledger(cfg, obs)
         control.write_atomic(control.CONTROL.daemon.exit, "0\n")
-        run.conclude(cfg, obs, ledger_wait=0)
+        accounting.conclude(cfg, obs, ledger_wait=0)
 
     monkeypatch.setattr(run, "run", concluded)
     run.main()

@@ -1,9 +1,11 @@
 """Readers of the volumes that several concerns share: the output's line count, done.log, samples.log,
-the ledgers and the disk queue's size. Each reads only what was added since its last look."""
+the ledgers and the disk queue's size. Each reads only what was added since its last look. And `clear`,
+which empties a volume (the reset before a run, the clean-up after it)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -211,3 +213,12 @@ def directory_bytes(directory: Path) -> int:
             except FileNotFoundError:  # the daemon removed it meanwhile
                 continue
     return total
+
+
+def clear(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()

@@ -1,5 +1,5 @@
-"""The run sequence (docs/DESIGN.md): reset, decide n/a, wait for everyone, start, watch, stop, reconcile,
-write the result.
+"""The run sequence (docs/DESIGN.md): reset, decide n/a, wait for everyone, start, watch, stop, reconcile
+(accounting.py), write the result.
 
 It needs no Docker socket: the daemon's supervisor answers its requests through the control volume.
 Stdlib (and Debian's python3-yaml) only: runs in the watcher container with Debian's python3 and sec.
@@ -14,26 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.model import preprocess, rigrecord, scenarios, settings, userconfig
-from syslogbench.model.ledger import Ledger, failures
+from syslogbench.model import scenarios, settings, userconfig
+from syslogbench.model.ledger import failures
 from syslogbench.model.machine import host_facts
-from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Daemon, HarnessContainer, Matrix
-from syslogbench.rig import (
-    cgroup,
-    channel,
-    compiled,
-    control,
-    fanout,
-    fingerprint,
-    reconcile,
-    tlscerts,
-)
+from syslogbench.rig import cgroup, channel, control, fanout, fingerprint, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.watcher import concerns, fault, harness, relay, resultfile, topology
+from syslogbench.rig.watcher import accounting, concerns, fault, harness, relay, resultfile, topology
 from syslogbench.rig.watcher.done import TRIGGERS, start_sec, stop_sec
-from syslogbench.rig.watcher.files import read_ledgers
+from syslogbench.rig.watcher.files import clear, read_ledgers
 from syslogbench.rig.watcher.progress import say
 
 HEALTH_FILE = Path("/tmp/watcher-ready")
@@ -47,8 +37,6 @@ STOPPING_LEDGER_WAIT = 1.0
 # whose generator vanished never will.
 FAILED_LEDGER_WAIT = 10.0
 TAIL_POLL_S = 0.05
-# How an error of the compiled rig's reconciliation begins in the result (the rig's reason follows).
-RECONCILE_FAILED = "the reconciliation failed: "
 
 
 # The generators' side of the control directory, over TCP (rig/channel.py): open from run.json to finish.
@@ -57,20 +45,6 @@ gateway: channel.Server | None = None
 
 class Unsupported(RuntimeError):
     """The daemon cannot run this scenario (the reason)."""
-
-
-class ReconcileFailed(RuntimeError):
-    """The compiled rig could not reconcile the output: the result's error, in one line (RECONCILE_FAILED and
-    the rig's reason); the run is not reconciled again."""
-
-
-def clear(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for entry in directory.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
 
 
 def read_text(path: Path, default: str = "unknown") -> str:
@@ -135,10 +109,6 @@ def decide(scenario: scenarios.Scenario) -> None:
         control.write_atomic(control.CONTROL.unsupported, f"{reason}\n")
         raise Unsupported(reason)
     control.write_atomic(control.CONTROL.go, "")
-
-
-def expected_senders(cfg: settings.Settings) -> list[SenderId]:
-    return [SenderId(h, s) for h in range(1, cfg.hosts + 1) for s in range(1, cfg.senders_per_host + 1)]
 
 
 def wait_until_ready(cfg: settings.Settings) -> None:
@@ -227,74 +197,6 @@ def stop_daemon(obs: Observed, timeout: float = STOP_TIMEOUT) -> None:
         obs.errors.insert(0, reason)
 
 
-def wait_for_ledgers(cfg: settings.Settings, timeout: float) -> None:
-    """Senders write their ledger just after their queue drains; give stragglers a moment."""
-    deadline = time.monotonic() + timeout
-    while len(read_ledgers()) < cfg.senders and time.monotonic() < deadline:
-        time.sleep(0.1)
-
-
-def remove_test_files() -> None:
-    if userconfig.from_env(os.environ):  # a user's config may write any file there
-        clear(control.LOGS)
-        return
-    for path in control.LOGS.iterdir():
-        if contract.OUTPUT_RE.match(path.name) or path.name == contract.DONE_LOG:
-            path.unlink()
-
-
-def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
-    wait_for_ledgers(cfg, ledger_wait)
-    ledgers = read_ledgers()
-    reconcile_output(cfg, obs, ledgers)
-    if full := fault.logs_full(control.LOGS):
-        obs.errors.insert(0, full)  # the cause, before the loss or the timeout it led to
-    if note := tls_note(ledgers):
-        obs.notes.append(note)
-    udp = obs.scenario is not None and obs.scenario.transport == "udp"
-    if udp and obs.counts.total("sent") and not obs.counts.total("received"):
-        # Loss is the figure over UDP, but losing everything is a daemon that does not listen on its port.
-        obs.errors.append(
-            f"no UDP datagram reached the output files: is the daemon listening on {contract.CENTRAL_PORT}/udp?"
-        )
-    if obs.timed_out:
-        missing = [sender.id for sender in obs.counts.senders if not sender.done_seen]
-        obs.errors.append(
-            f"the DONE threshold ({cfg.done_threshold} in {cfg.done_window} s) did not fire within "
-            f"RUN_TIMEOUT={cfg.run_timeout} s; DONE never reached done.log from: {', '.join(missing) or 'none'}"
-        )
-    # After the reconciliation, which gives the others time to see the daemon's exit and report.
-    harness.collect(cfg.hosts, obs, min(harness.REPORT_WAIT_S, ledger_wait))
-    if not cfg.keep_logs:
-        remove_test_files()
-        if contract.QUEUE_DIR.exists():
-            clear(contract.QUEUE_DIR)
-
-
-def reconcile_output(cfg: settings.Settings, obs: Observed, ledgers: dict[str, Ledger]) -> None:
-    """The counts, and what reconciling them took (harness.reconcile_s, reconcile_cpu_s: the watcher's CPU and
-    the compiled rig's, which reads the output)."""
-    # A filtering scenario expects only its subset; some scenarios' lines must show their processing.
-    expect = preprocess.Expectation.of(obs.scenario, cfg.seed)
-    senders, per_sender = expected_senders(cfg), cfg.messages_per_sender + 1
-    began, cpu = time.monotonic(), time.process_time()
-    # forget: the output leaves the page cache as it is read, so that it is not charged to the watcher.
-    try:
-        if (user := userconfig.from_env(os.environ)) and obs.config is not None:
-            obs.counts, fan = fanout.account(
-                control.LOGS, ledgers, senders, per_sender, expect, user.dropped, True
-            )
-            fanout.fill(obs.config, fan)
-            obs.notes.append(fanout.MISFILED_NOTE)
-        else:
-            obs.counts = reconcile.reconcile(control.LOGS, ledgers, senders, per_sender, expect, forget=True)
-    except (compiled.RigError, rigrecord.RecordError) as error:
-        # The run ends in error with the rig's one-line reason (attempt() records it); not tried again.
-        raise ReconcileFailed(f"{RECONCILE_FAILED}{error}") from None
-    obs.harness.reconcile_s = round(time.monotonic() - began, 3)
-    obs.harness.reconcile_cpu_s = round(time.process_time() - cpu + obs.counts.rig_cpu_s, 3)
-
-
 def prepare_tls(cfg: settings.Settings) -> str | None:
     """A TLS scenario's throwaway CA and server certificate, written before run.json (which daemons and
     senders wait for). Returns what went wrong, if anything; a bad scenario is reported with the run."""
@@ -309,17 +211,6 @@ def prepare_tls(cfg: settings.Settings) -> str | None:
     except tlscerts.CertError as error:
         return f"cannot make the TLS certificates: {error}"
     return None
-
-
-def tls_note(ledgers: dict[str, Ledger]) -> str | None:
-    """What the senders negotiated, e.g. 'TLSv1.3 TLS_AES_256_GCM_SHA384 on 4 of 4 connections'."""
-    seen = [f"{tls.version} {tls.cipher}" for ledger in ledgers.values() if (tls := ledger.tls)]
-    if not seen:
-        return None
-    counts = {text: seen.count(text) for text in sorted(set(seen))}
-    return "TLS (sender side): " + "; ".join(
-        f"{text} on {n} of {len(ledgers)} connections" for text, n in counts.items()
-    )
 
 
 def run(cfg: settings.Settings, obs: Observed) -> None:
@@ -345,7 +236,7 @@ def run(cfg: settings.Settings, obs: Observed) -> None:
     if obs.end is not None:  # the window's end, as for the daemon's CPU
         obs.watcher_cpu_s = harness.since(cpu0)
     relay.after_stop(obs)
-    conclude(cfg, obs, cfg.ledger_wait)
+    accounting.conclude(cfg, obs, cfg.ledger_wait)
 
 
 def own_memory() -> HarnessContainer:
@@ -465,7 +356,7 @@ def salvage(cfg: settings.Settings, obs: Observed, stopping: bool) -> None:
     for step in steps:
         try:
             step()
-        except ReconcileFailed as error:
+        except accounting.ReconcileFailed as error:
             obs.errors.append(str(error))
         except Exception as error:  # noqa: BLE001 - one failing step must not cost the others, nor the result
             obs.errors.append(f"the watcher failed while ending the run: {type(error).__name__}: {error}")
@@ -477,15 +368,15 @@ def stop_if_started(obs: Observed, timeout: float) -> None:
 
 
 def note_the_missing(cfg: settings.Settings, obs: Observed) -> None:
-    for text in (fault.daemon_gone(obs), fault.missing_senders(expected_senders(cfg))):
+    for text in (fault.daemon_gone(obs), fault.missing_senders(accounting.expected_senders(cfg))):
         if text and text not in obs.errors:  # salvage may run twice: a SIGTERM during the first
             obs.errors.append(text)
 
 
 def reconcile_what_arrived(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
-    failed = any(error.startswith(RECONCILE_FAILED) for error in obs.errors)
+    failed = any(error.startswith(accounting.RECONCILE_FAILED) for error in obs.errors)
     if obs.counts is None and control.CONTROL.start.exists() and not failed:
-        conclude(cfg, obs, ledger_wait)
+        accounting.conclude(cfg, obs, ledger_wait)
 
 
 def main() -> int:

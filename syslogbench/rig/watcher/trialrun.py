@@ -16,7 +16,7 @@ from syslogbench.model.machine import host_facts
 from syslogbench.model.result import Daemon
 from syslogbench.rig import control, snmp, trialserver
 from syslogbench.rig.outcome import Observed
-from syslogbench.rig.watcher import harness, run
+from syslogbench.rig.watcher import accounting, harness, run
 from syslogbench.rig.watcher.progress import say
 
 
@@ -37,7 +37,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
     Returns the exit code; the result is the host's to write (host/capacity/record.py)."""
     now = datetime.now(UTC)
     obs = Observed(cfg=cfg, host=host_facts(1), daemon=Daemon(), started=now, finished=now)
-    names = [sender.name for sender in run.expected_senders(cfg)]
+    names = [sender.name for sender in accounting.expected_senders(cfg)]
     served = trialserver.Trials(cfg, names, bound_s)
     served.snapshot, served.own_cpu = run.take_snapshot, harness.own_cpu
     run.prepare(cfg, obs, served.handlers())
