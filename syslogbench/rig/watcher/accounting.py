@@ -1,7 +1,8 @@
-"""The run's accounting, once the daemon has stopped (or the run failed after the start): the senders' ledgers
-in, the output reconciled against them by the compiled rig, what the counts say (UDP that never arrived, a
-DONE threshold that never fired, the TLS the senders negotiated), the harness's own reports, and the test
-files removed. Stdlib only: runs in the watcher container.
+"""The run's accounting, once the daemon has stopped (or the run failed after the start): the senders'
+ledgers in, the output reconciled against them by the compiled rig, what the counts say (UDP that never
+arrived, a DONE threshold that never fired, the TLS the senders negotiated), the harness's own reports, and
+the test files removed; and the senders a run expects, whom it accounts for. Stdlib only: runs in the
+watcher container.
 """
 
 from __future__ import annotations
