@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import families, profiles, tools
+from syslogbench.host import dockerrun, families, profiles
 from syslogbench.model import result, settings, userconfig
 
 CHECK_TIMEOUT_S = 60
@@ -238,7 +238,7 @@ def daemon_command(cfg: UserConfig) -> list[str]:
 def docker_run(image: str, command: list[str]) -> list[str]:
     """The command in the image, after the user's files are unpacked at their places from a tar on standard
     input (file_tar): no bind mount, so the engine may be another machine's, as with run --swarm."""
-    return tools.offline_run(
+    return dockerrun.offline_run(
         image, ["sh", "-c", 'tar -x -o -C / && exec "$@"', "unpack", *command], stdin=True
     )
 
