@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, images, lock, resources, stack, userconfig
+from syslogbench.host import benchmark, fits, images, lock, stack, userconfig
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
@@ -353,11 +353,8 @@ def checked(chosen: Plan, central_here: bool = False) -> tuple[list[Node], Place
             f"{central.hostname} (a manager: docker node promote {central.hostname}), or label the node the "
             "CLI points at central"
         )
-    unseen = resources.Disk(
-        "the nodes' Docker data roots", None, "each node has its own; not checked from here"
-    )
-    resources.check(chosen.cfg, chosen.scenario, chosen.profile, log, disk=lambda: unseen,
-                    files=chosen.user_files)  # fmt: skip
+    unseen = fits.Disk("the nodes' Docker data roots", None, "each node has its own; not checked from here")
+    fits.check(chosen.cfg, chosen.scenario, chosen.profile, log, disk=lambda: unseen, files=chosen.user_files)
     for notice in placement.notices:
         log(f"notice: {notice}")
     return nodes, placement

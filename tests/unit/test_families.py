@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import environment, families, profiles, resources
+from syslogbench.host import environment, families, fits, profiles
 from syslogbench.host import userconfig as host
 from syslogbench.model import scenarios
 
@@ -94,7 +94,7 @@ def test_a_third_family_s_session_limit_is_read_and_written_from_its_record(
     config.write_text(TINY_CONFIG + "; tiny max_clients 900 is a comment\n")
     cfg, _ = environment.run_env({"HOSTS": "2", "SENDERS_PER_HOST": "2"})
     seed = scenarios.load("seed2014")
-    said = resources.connections_problem(cfg, seed, tiny_profile(), [config])
+    said = fits.connections_problem(cfg, seed, tiny_profile(), [config])
     assert said is not None
     assert f"tiny max_clients 3 in {config}" in said and "set tiny max_clients 4 in your config" in said, said
 
