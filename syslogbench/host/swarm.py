@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import benchmark, fits, images, lock, stack, userconfig
+from syslogbench.host import benchmark, configcheck, fits, images, lock, ownconfig, stack
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
@@ -380,11 +380,11 @@ def config_checked(chosen: Plan, registry: str | None) -> str:
     assert user is not None
     image = stack.image(profile.profile, registry, contract.image_tag())
     if not registry and not images.image_exists(image):
-        raise userconfig.UserConfigError(
+        raise ownconfig.UserConfigError(
             f"--config is checked by {profile.daemon} in the image {image} on the engine the docker CLI points "
             "at, which does not have it: load it there as on the nodes (docs/swarm.md), or give --registry"
         )
-    return userconfig.check(user, image, profile.profile, chosen.scenario.transport, contract.CENTRAL_PORT)
+    return configcheck.check(user, image, profile.profile, chosen.scenario.transport, contract.CENTRAL_PORT)
 
 
 def deploy_and_collect(
