@@ -1,7 +1,7 @@
-"""A user's own config (`run --config PATH`) checked by its daemon in the profile's image, before any container
-of the run starts: the daemon's own check (the check command of the family's record, daemons/_families/),
-then the daemon started once in a throwaway container, without network, to see that it listens where the
-scenario sends. Every refusal is one line (UserConfigError, exit 2).
+"""A user's own config (`run --config PATH`) checked by its daemon in the profile's image, before any
+container of the run starts: the daemon's own check (the check command of the family's record,
+daemons/_families/), then the daemon started once in a throwaway container, without network, to see that it
+listens where the scenario sends. Every refusal is one line (UserConfigError, exit 2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`run --config PATH`: a user's own daemon config in place of the profile's rendered one, read and refused here.
+"""`run --config PATH`: a user's own daemon config in place of the profile's rendered one, read and refused
+here.
 
 Before any container of the run starts, PATH is read: it must exist, be text (UTF-8), and be a config of the
 profile's daemon family; the settings of a --config run (EXPECT_DROPPED, OUTPUT_QUIET) are checked, and the
