@@ -129,7 +129,7 @@ def test_only_the_plan_and_its_orchestrators_branch_on_a_config_or_a_swarm() -> 
 HOST_TIERS = {
     "entry": {"cli"},
     "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate", "capacity.command"},
-    "runners": {"benchmark", "onehost", "swarm", "swarmdeploy", "swarmnodes", "swarmresult", "capacity", "capacity.ceiling", "capacity.confirm",
+    "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.ceiling", "capacity.confirm",
                 "capacity.measurer", "capacity.plan", "capacity.record", "capacity.search", "capacity.session"},
 }  # fmt: skip
 TIER_ORDER = ("services", "runners", "commands", "entry")
