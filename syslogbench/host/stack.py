@@ -17,8 +17,7 @@ from syslogbench import contract
 from syslogbench.host import configrun, ownconfig
 from syslogbench.host.profiles import Profile
 from syslogbench.host.render import ComposeDumper
-from syslogbench.model import settings
-from syslogbench.model import userconfig as user_model
+from syslogbench.model import settings, userconfig
 
 ROLE_LABEL = "syslogbench.role"
 CENTRAL_ROLE = "central"
@@ -189,7 +188,7 @@ def with_user_config(spec: dict, user: ownconfig.UserConfig, scenario: str) -> N
     daemon["cap_add"] = [*daemon["cap_add"], *configrun.DAEMON_CAPS]
     daemon["volumes"] = [
         contract.volume("control"),
-        {"type": "volume", "source": "logs", "target": user_model.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
+        {"type": "volume", "source": "logs", "target": userconfig.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
         contract.volume("queue"),
     ]
     daemon["configs"] = [{"source": names[source], "target": target} for source, target in where.daemon]
