@@ -16,12 +16,13 @@ from pathlib import Path
 from syslogbench import contract
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
 from syslogbench.host import (
+    configcheck,
+    configrun,
     environment,
     events,
     fingerprint,
     profiles,
     setup,
-    userconfig,
 )
 from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher
 from syslogbench.host.log import log
@@ -81,7 +82,7 @@ def images_ready(chosen: Plan, build: bool, log: Callable[[str], None]) -> None:
         setup.setup([chosen.profile.profile])
     if chosen.user is not None:
         port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
-        log(userconfig.check(chosen.user, chosen.profile.image, chosen.profile.profile, transport, port))
+        log(configcheck.check(chosen.user, chosen.profile.image, chosen.profile.profile, transport, port))
 
 
 def measure(
@@ -111,7 +112,7 @@ def measure(
         up = runner.up(env, cfg.run_timeout + STARTUP_ALLOWANCE_S)
         seen = recorder.stop()
         containers = runner.states(env)  # how each ended, before down removes them
-        outside = userconfig.daemon_writes(user, containers, profile.profile) if user else []
+        outside = configrun.daemon_writes(user, containers, profile.profile) if user else []
     finally:  # whatever ended compose, even Ctrl-C, the result it left goes where results are
         recorder.stop()
         runner.down(env)
@@ -134,7 +135,7 @@ def measure(
         return EXIT_CODES["error"]
     path = new[-1]
     if user is not None:
-        userconfig.amend(path, outside)
+        configrun.amend(path, outside)
     if reasons:  # a container ended badly before the watcher did: the run could not be measured
         add_reasons(path, reasons)
     show(path)

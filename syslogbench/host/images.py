@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from syslogbench.host.tools import SetupError, ensure_debootstrap
+from syslogbench.host.prerequisites import SetupError, ensure_debootstrap
 
 __all__ = ["SetupError"]
 

@@ -28,8 +28,8 @@ from syslogbench.host import (
     plan,
     render,
     setup,
-    tools,
 )
+from syslogbench.host import dockerrun as tools
 from syslogbench.host import tuning as tunings
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan

@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from syslogbench.host import benchmark, images, lock, resources, setup, userconfig
+from syslogbench.host import benchmark, images, lock, setup
+from syslogbench.host import configrun as userconfig
+from syslogbench.host import fits as resources
 from syslogbench.host.compose import Compose, project_name
 from syslogbench.host.log import log
 from syslogbench.host.plan import Plan, RunOptions

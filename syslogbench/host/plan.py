@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from syslogbench.host import environment, families, profiles, render, stack, userconfig
+from syslogbench.host import environment, families, profiles, render, stack
+from syslogbench.host import ownconfig as userconfig
 from syslogbench.model import capacity, scenarios, settings
 
 if TYPE_CHECKING:

@@ -8,8 +8,7 @@ import time
 from pathlib import Path
 
 from syslogbench import contract
-from syslogbench.host import images, lock, profiles
-from syslogbench.host import tools as hostsetup
+from syslogbench.host import dockerrun, images, lock, prerequisites, profiles
 from syslogbench.host.compose import ROOT, Compose, project_name
 from syslogbench.host.log import log
 
@@ -31,7 +30,7 @@ def setup(profile_names: list[str], skip_unreachable: bool = False) -> None:
 
 
 def build(profile_names: list[str], skip_unreachable: bool) -> None:
-    hostsetup.ensure_compose(log)
+    prerequisites.ensure_compose(log)
     chosen = [profiles.resolve(name) for name in profile_names]
     chosen = [p for p in chosen if registry_ready(p, skip_unreachable)]
     suites = sorted({HARNESS_SUITE, images.RIG_SUITE, *(p.suite for p in chosen if p.suite)})
@@ -63,7 +62,7 @@ def check_image(profile: profiles.Profile) -> None:
     """The built image must carry this profile's manifest, or a run would measure another daemon (see
     fresh_mtime for how that happened)."""
     done = subprocess.run(
-        hostsetup.offline_run(profile.image, ["cat", "/etc/syslogbench/manifest.yaml"]),
+        dockerrun.offline_run(profile.image, ["cat", "/etc/syslogbench/manifest.yaml"]),
         capture_output=True,
         text=True,
     )

@@ -14,11 +14,10 @@ import math
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import userconfig
+from syslogbench.host import configrun, ownconfig
 from syslogbench.host.profiles import Profile
 from syslogbench.host.render import ComposeDumper
-from syslogbench.model import settings
-from syslogbench.model import userconfig as user_model
+from syslogbench.model import settings, userconfig
 
 ROLE_LABEL = "syslogbench.role"
 CENTRAL_ROLE = "central"
@@ -176,20 +175,20 @@ def stack(
     return spec
 
 
-def with_user_config(spec: dict, user: userconfig.UserConfig, scenario: str) -> None:
+def with_user_config(spec: dict, user: ownconfig.UserConfig, scenario: str) -> None:
     """The user's files as swarm configs (read from their paths by `docker stack deploy`, on the machine it
-    runs on), placed as on one host (userconfig.placement); the daemon's logs volume on /var/log itself. Each
+    runs on), placed as on one host (configrun.placement); the daemon's logs volume on /var/log itself. Each
     config's name holds the files' sha256: a swarm config cannot change, so another config is another name."""
-    where = userconfig.placement(user, scenario)
+    where = configrun.placement(user, scenario)
     sha = str(user.identity()["sha256"])[:12]
     sources = list(dict.fromkeys(source for source, _ in [*where.daemon, *where.watcher]))
     names = {source: f"userconfig-{sha}-{index}" for index, source in enumerate(sources)}
     spec["configs"] = {names[source]: {"file": source} for source in sources}
     daemon, watcher_spec = spec["services"][DAEMON_SERVICE], spec["services"]["watcher"]
-    daemon["cap_add"] = [*daemon["cap_add"], *userconfig.DAEMON_CAPS]
+    daemon["cap_add"] = [*daemon["cap_add"], *configrun.DAEMON_CAPS]
     daemon["volumes"] = [
         contract.volume("control"),
-        {"type": "volume", "source": "logs", "target": user_model.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
+        {"type": "volume", "source": "logs", "target": userconfig.DAEMON_LOG_DIR, "volume": {"nocopy": True}},
         contract.volume("queue"),
     ]
     daemon["configs"] = [{"source": names[source], "target": target} for source, target in where.daemon]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import FINGERPRINT_ENV
-from syslogbench.host import environment, fingerprint, images, profiles, setup, userconfig
+from syslogbench.host import configrun, environment, fingerprint, images, ownconfig, profiles, setup
 from syslogbench.host.compose import Compose
 from syslogbench.model.result import Fingerprint
 
@@ -90,7 +90,7 @@ def bench(built: None, machine_fingerprint: Fingerprint | None, tmp_path: Path) 
         config: Path | None = None,
         abort_on_exit: bool = True,
         extra_compose: str | None = None,
-        user_config: userconfig.UserConfig | None = None,
+        user_config: ownconfig.UserConfig | None = None,
     ) -> Run:
         results = tmp_path / "results"
         results.mkdir(exist_ok=True)
@@ -107,7 +107,7 @@ def bench(built: None, machine_fingerprint: Fingerprint | None, tmp_path: Path) 
         if user_config is not None:  # run --config: the override `syslogbench run` writes
             service = profiles.resolve(profile).profile
             scenario = (overrides or {}).get("SCENARIO", "seed2014")
-            (tmp_path / "user.yaml").write_text(userconfig.override_text(user_config, service, scenario))
+            (tmp_path / "user.yaml").write_text(configrun.override_text(user_config, service, scenario))
             extra.append(tmp_path / "user.yaml")
         if extra_compose is not None:
             # A test's own compose override, e.g. a generator that trusts another CA.
@@ -126,13 +126,13 @@ def bench(built: None, machine_fingerprint: Fingerprint | None, tmp_path: Path) 
             listing = runner.ps(env)
             logs = runner.logs_volume()
             if user_config is not None:  # what `syslogbench run` adds: the writes outside /var/log
-                outside = userconfig.daemon_writes(user_config, runner.states(env), service)
+                outside = configrun.daemon_writes(user_config, runner.states(env), service)
         finally:
             runner.down(env, stop_s=5, volumes=True, quiet=True)
         files = sorted(results.glob("*.json"))
         assert len(files) == 1, f"expected one result file, got {files}\n{done.output[-4000:]}"
         if user_config is not None:
-            userconfig.amend(files[0], outside)
+            configrun.amend(files[0], outside)
         assert done.code is not None
         return Run(done.code, json.loads(files[0].read_text()), done.output, listing, logs)
 

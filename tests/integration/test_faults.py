@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import faults, profiles, setup
+from syslogbench.host import faultkinds, faults, profiles, setup
 from syslogbench.model import result as model
 from syslogbench.rig.watcher import fault
 from tests.integration.conftest import PROJECT
@@ -18,13 +18,13 @@ from tests.integration.conftest import PROJECT
 PROFILE = profiles.resolve("rsyslog8")
 SEED = 7  # the moments (0.5-8 s after the start) and the generator hit are drawn from it
 # Not a campaign kind: the watcher itself SIGKILLed, so only the host can say what happened.
-WATCHER_KILL = faults.Kind(
+WATCHER_KILL = faultkinds.Kind(
     "watcher-kill",
     "`docker kill` of the watcher",
-    faults.PACED,
-    faults.injector("kill", "watcher"),
+    faultkinds.PACED,
+    faultkinds.injector("kill", "watcher"),
     lambda target, hit: f"the watcher wrote no result ({hit} exited with code 137 (SIGKILL)",
-    faults.KILLED,
+    faultkinds.KILLED,
 )
 # For the faults that end the run in a timeout (nothing more arrives, or a cut generator's senders never
 # report): the campaign's RUN_TIMEOUT of 45 s is for any fault on a loaded machine; here the paced load's other
@@ -40,7 +40,7 @@ def rsyslog_built(fingerprint_once: None) -> None:
 
 
 def fault_run(
-    kind: faults.Kind, tmp_path: Path, waits: dict[str, str] | None = None
+    kind: faultkinds.Kind, tmp_path: Path, waits: dict[str, str] | None = None
 ) -> tuple[faults.Outcome, model.Result]:
     """One run of the campaign with this fault; it landed, every invariant held, and its one result."""
     outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT, waits)
@@ -64,7 +64,7 @@ def engine_line(result: model.Result) -> str:
 def test_the_daemon_container_killed_mid_run_leaves_a_result_naming_it(
     rsyslog_built: None, tmp_path: Path
 ) -> None:
-    outcome, result = fault_run(faults.KINDS["daemon-kill"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["daemon-kill"], tmp_path)
     daemon = f"{PROJECT}-{PROFILE.profile}-1"
     assert (outcome.hit, outcome.exit_code, result.verdict) == (daemon, EXIT_CODES["error"], "error")
     # The host's line comes first and names the killed container, with SIGKILL's code.
@@ -82,7 +82,7 @@ def test_the_daemon_container_killed_mid_run_leaves_a_result_naming_it(
 def test_a_generator_container_killed_mid_run_leaves_a_result_naming_it(
     rsyslog_built: None, tmp_path: Path
 ) -> None:
-    outcome, result = fault_run(faults.KINDS["generator-kill"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["generator-kill"], tmp_path)
     assert outcome.hit.startswith(f"{PROJECT}-generator-")
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert result.errors[0].split(": ", 1)[1].startswith(f"{outcome.hit} exited with code 137 (SIGKILL)")
@@ -104,7 +104,7 @@ def test_the_watcher_killed_leaves_a_result_written_from_outside(rsyslog_built: 
 
 def test_the_daemon_killed_for_memory_is_named_with_its_limit(rsyslog_built: None, tmp_path: Path) -> None:
     """The manifest's oom_memory cannot hold the campaign's OOM load (docs/faults.md): the kernel kills it."""
-    outcome, result = fault_run(faults.KINDS["daemon-oom"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["daemon-oom"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert outcome.landed.startswith(f"docker events: {PROJECT}-{PROFILE.profile}-1: the kernel's OOM killer")
     # The engine's OOM event (the host's line, first) and the watcher's line with the limit and the peak.
@@ -123,7 +123,7 @@ def test_the_daemon_killed_for_memory_is_named_with_its_limit(rsyslog_built: Non
 
 def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_path: Path) -> None:
     """The supervisor lives on and reports the code; no container ended, so the engine saw nothing."""
-    outcome, result = fault_run(faults.KINDS["daemon-sigkill"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["daemon-sigkill"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert result.errors[0].startswith("the daemon exited with code 137 (SIGKILL)"), result.errors
     assert result.daemon.exit_code == 137
@@ -132,7 +132,7 @@ def test_the_daemon_process_sigkilled_in_its_container(rsyslog_built: None, tmp_
 
 def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path) -> None:
     """Nothing arrives after the pause: the watcher's timeout, and the engine's events name the pause."""
-    outcome, result = fault_run(faults.KINDS["daemon-pause"], tmp_path, ENDS_IN_TIMEOUT)
+    outcome, result = fault_run(faultkinds.KINDS["daemon-pause"], tmp_path, ENDS_IN_TIMEOUT)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert engine_line(result).endswith(f"{outcome.hit} was still paused when the run ended")
     assert result.end.trigger == "timeout"
@@ -143,7 +143,7 @@ def test_the_daemon_paused_and_never_resumed(rsyslog_built: None, tmp_path: Path
 
 
 def test_a_generator_cut_from_the_network(rsyslog_built: None, tmp_path: Path) -> None:
-    outcome, result = fault_run(faults.KINDS["generator-disconnect"], tmp_path, ENDS_IN_TIMEOUT)
+    outcome, result = fault_run(faultkinds.KINDS["generator-disconnect"], tmp_path, ENDS_IN_TIMEOUT)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert f"{outcome.hit} was disconnected from network {PROJECT}_bench" in engine_line(result)
     cut = [s.id for s in result.senders if not s.done_seen]
@@ -154,7 +154,7 @@ def test_a_generator_cut_from_the_network(rsyslog_built: None, tmp_path: Path) -
 
 
 def test_the_last_hop_killed_in_a_relay_run(rsyslog_built: None, tmp_path: Path) -> None:
-    outcome, result = fault_run(faults.KINDS["lasthop-kill"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["lasthop-kill"], tmp_path)
     assert (outcome.hit, outcome.exit_code, result.verdict) == (
         f"{PROJECT}-lasthop-1",
         EXIT_CODES["error"],
@@ -167,14 +167,14 @@ def test_the_last_hop_killed_in_a_relay_run(rsyslog_built: None, tmp_path: Path)
 
 def test_the_logs_volume_full(rsyslog_built: None, tmp_path: Path) -> None:
     """A 1 MiB tmpfs cannot hold 40,000 lines: the watcher names the full volume before what it caused."""
-    outcome, result = fault_run(faults.KINDS["logs-full"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["logs-full"], tmp_path)
     assert result.verdict != "pass" and outcome.exit_code != EXIT_CODES["pass"]
     assert result.errors[0].startswith("the logs volume is full: "), result.errors
     assert result.messages.lost > 0 and received(result) + result.messages.lost == result.messages.expected
 
 
 def test_the_watcher_sent_sigterm(rsyslog_built: None, tmp_path: Path) -> None:
-    outcome, result = fault_run(faults.KINDS["watcher-sigterm"], tmp_path)
+    outcome, result = fault_run(faultkinds.KINDS["watcher-sigterm"], tmp_path)
     assert (outcome.exit_code, result.verdict) == (EXIT_CODES["error"], "error")
     assert f"{outcome.hit} was sent SIGTERM" in engine_line(result)
     assert fault.STOPPED in result.errors

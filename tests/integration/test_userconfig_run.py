@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, onehost, plan, userconfig
+from syslogbench.host import benchmark, onehost, ownconfig, plan
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 
@@ -42,7 +42,7 @@ def table(run) -> dict[str, dict]:
 
 
 def test_debian_default_rsyslog_passes_with_every_copy_counted(bench) -> None:
-    config = userconfig.load(EXAMPLES / "rsyslog-debian-trixie.conf", "rsyslog", {})
+    config = ownconfig.load(EXAMPLES / "rsyslog-debian-trixie.conf", "rsyslog", {})
     run = bench("rsyslog-8.2504", user_config=config)
     m, block, files, by = run.result["messages"], run.result["config"], table(run), facilities()
     assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"] or m
@@ -65,7 +65,7 @@ def test_debian_default_rsyslog_passes_with_every_copy_counted(bench) -> None:
 def test_a_dropped_facility_is_filtered_when_declared_and_lost_when_written_elsewhere(bench) -> None:
     """local7 is dropped, as EXPECT_DROPPED declares; local6 goes to /srv, outside /var/log: lost, named."""
     path = CONFIGS / "user-rsyslog-drop-local7.conf"
-    config = userconfig.load(path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
+    config = ownconfig.load(path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
     run = bench("rsyslog-8.2504", user_config=config)
     m, block, by = run.result["messages"], run.result["config"], facilities()
     assert run.code == 1 and run.result["verdict"] == "loss", run.result["errors"]
@@ -80,7 +80,7 @@ def test_a_dropped_facility_is_filtered_when_declared_and_lost_when_written_else
 
 def test_syslog_ng_config_dropping_what_it_declares_passes(bench) -> None:
     path = CONFIGS / "user-syslog-ng-drop-local7.conf"
-    config = userconfig.load(path, "syslog-ng", {"EXPECT_DROPPED": "local7.*,local6.*"})
+    config = ownconfig.load(path, "syslog-ng", {"EXPECT_DROPPED": "local7.*,local6.*"})
     run = bench("syslog-ng-4.8", user_config=config)
     m, block, by = run.result["messages"], run.result["config"], facilities()
     assert run.code == 0 and run.result["verdict"] == "pass", run.result["errors"] or m
@@ -108,7 +108,7 @@ def test_a_bad_config_is_one_line_before_any_container(
     line turns the error into its one line and exit code 2 (tests/unit/test_userconfig.py)."""
     project = f"{PROJECT}-bad"
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", project)
-    with pytest.raises(userconfig.UserConfigError) as refused:
+    with pytest.raises(ownconfig.UserConfigError) as refused:
         chosen = plan.make(profile, dict(SMALL), onehost.OneHost(), (path, False))
         benchmark.run(chosen, tmp_path, plan.RunOptions(benchmark.show_path, build=False))
     assert re.search(said, str(refused.value)) and "\n" not in str(refused.value), str(refused.value)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import environment, resources
+from syslogbench.host import environment, fits
 from syslogbench.rig import channel, compiled, control
 
 # The compiled rig as a checkout builds it (make unit builds it first; compiled.BUILD says how by hand).
@@ -218,7 +218,7 @@ def host_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     env_file.write_text(SEED_ENV_FILE)
     monkeypatch.setattr(environment, "ENV_FILE", env_file)
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
-    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * GIB))
+    monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", 100 * GIB))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the project locks (host/lock.py) go here
     for key in [*env(small=True), "GENERATORS"]:
         monkeypatch.delenv(key, raising=False)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from syslogbench import contract
-from syslogbench.host import benchmark, cli, environment, onehost, setup, swarm
+from syslogbench.host import benchmark, cli, environment, onehost, setup, swarm, swarmdeploy, swarmnodes
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import measurer as measuring
 from syslogbench.host.capacity import plan as searchplan
@@ -555,8 +555,8 @@ def fake_swarm(monkeypatch: pytest.MonkeyPatch, local: str) -> None:
     from tests.unit.test_swarm import node, nodes
 
     found = nodes(node("n1", "central"), node("n2", "generator"), node("n3", "generator"))
-    monkeypatch.setattr(swarm, "swarm_nodes", lambda: found)
-    monkeypatch.setattr(swarm, "local_node", lambda: local)
+    monkeypatch.setattr(swarmnodes, "swarm_nodes", lambda: found)
+    monkeypatch.setattr(swarmnodes, "local_node", lambda: local)
 
 
 def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -586,7 +586,7 @@ def test_a_swarm_search_it_cannot_drive_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
     fake_swarm(monkeypatch, local)
-    monkeypatch.setattr(swarm, "deploy", lambda *a: pytest.fail("deployed"))
+    monkeypatch.setattr(swarmdeploy, "deploy", lambda *a: pytest.fail("deployed"))
     pairs = [f"{k}={v}" for k, v in settings.items()]
     assert cli.main(["capacity", "--swarm", "--profile", "syslog-ng", "HOSTS=2", *pairs]) == 2
     said = capsys.readouterr().out.strip().splitlines()
@@ -604,10 +604,10 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     fake_swarm(monkeypatch, "id-n1")
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     deployed: list[str] = []
-    monkeypatch.setattr(swarm, "deploy", lambda name, text, pull: deployed.append(text))
-    monkeypatch.setattr(swarm, "watch", lambda name, timeout: [])
-    monkeypatch.setattr(swarm, "tasks", lambda name: [])
-    monkeypatch.setattr(swarm, "docker", lambda *args, **kw: "")
+    monkeypatch.setattr(swarmdeploy, "deploy", lambda name, text, pull: deployed.append(text))
+    monkeypatch.setattr(swarmdeploy, "watch", lambda name, timeout: [])
+    monkeypatch.setattr(swarmdeploy, "tasks", lambda name: [])
+    monkeypatch.setattr(swarmnodes, "docker", lambda *args, **kw: "")
     with chosen.plan.on.rig(chosen.plan, "sbtest", False, (), print) as stack:
         pass
     up = stack.up({"CAPACITY": "1", "LATENCY_BOUND": "1.0", "CAPACITY_MAX_S": "700", "HOSTS": "9"}, 60)

@@ -212,13 +212,13 @@ def stop_before_containers(monkeypatch: pytest.MonkeyPatch) -> None:
     version and free disk are answered without it."""
     import subprocess
 
-    from syslogbench.host import benchmark, lock, render, resources
+    from syslogbench.host import benchmark, fits, lock, render
 
     def would_start(*a: object, **k: object) -> None:
         raise WouldStart
 
     monkeypatch.setattr(environment, "docker_version", lambda: "test")  # stack asks the engine's version
-    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * 2**30))
+    monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", 100 * 2**30))
     for module, name in ((subprocess, "run"), (subprocess, "Popen"), (benchmark, "setup"), (lock, "project"),
                          (render, "render_all")):  # fmt: skip
         monkeypatch.setattr(module, name, would_start)
@@ -249,9 +249,9 @@ def test_each_quoted_command_runs_as_the_docs_say(
 def test_each_quoted_setting_is_checked_as_the_docs_say(
     pair: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from syslogbench.host import cli, resources
+    from syslogbench.host import cli, fits
 
-    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", 100 * 2**30))
+    monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", 100 * 2**30))
     code = cli.main(["check", pair])
     assert code == SAID_TO_FAIL.get(pair, 0), f"{pair}: {capsys.readouterr().out}"
 

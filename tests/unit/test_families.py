@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import environment, families, profiles, resources
-from syslogbench.host import userconfig as host
+from syslogbench.host import configcheck, environment, families, fits, ownconfig, profiles
 from syslogbench.model import scenarios
 
 TINYLOG = """\
@@ -53,8 +52,8 @@ def tiny_profile() -> profiles.Profile:
 
 
 def refused(path: Path, family: str) -> str:
-    with pytest.raises(host.UserConfigError) as error:
-        host.load(path, family, {})
+    with pytest.raises(ownconfig.UserConfigError) as error:
+        ownconfig.load(path, family, {})
     return str(error.value)
 
 
@@ -66,9 +65,9 @@ def test_every_manifest_s_family_has_a_record() -> None:
 def test_a_third_family_is_read_from_its_record(tinylog: families.Family, tmp_path: Path) -> None:
     config = tmp_path / "mine.conf"
     config.write_text(TINY_CONFIG)
-    cfg = host.load(config, "tinylog", {})
+    cfg = ownconfig.load(config, "tinylog", {})
     assert cfg.main_target == "/etc/tinylog/tinylog.conf"
-    assert host.check_command(cfg) == ["tinylogd", "--check", "/etc/tinylog/tinylog.conf"]
+    assert configcheck.check_command(cfg) == ["tinylogd", "--check", "/etc/tinylog/tinylog.conf"]
     assert cfg.record.listener_hint("tcp") == "; add tiny listen tcp 514"
 
 
@@ -94,7 +93,7 @@ def test_a_third_family_s_session_limit_is_read_and_written_from_its_record(
     config.write_text(TINY_CONFIG + "; tiny max_clients 900 is a comment\n")
     cfg, _ = environment.run_env({"HOSTS": "2", "SENDERS_PER_HOST": "2"})
     seed = scenarios.load("seed2014")
-    said = resources.connections_problem(cfg, seed, tiny_profile(), [config])
+    said = fits.connections_problem(cfg, seed, tiny_profile(), [config])
     assert said is not None
     assert f"tiny max_clients 3 in {config}" in said and "set tiny max_clients 4 in your config" in said, said
 
@@ -104,15 +103,15 @@ def test_a_third_family_s_check_says_a_module_is_missing(
 ) -> None:
     config = tmp_path / "tinylog.conf"
     config.write_text(TINY_CONFIG)
-    cfg = host.load(config, "tinylog", {})
+    cfg = ownconfig.load(config, "tinylog", {})
 
     def daemon_check(command: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
         assert command[-3:] == ["tinylogd", "--check", "/etc/tinylog/tinylog.conf"], command
         return subprocess.CompletedProcess(command, 1, b"", b"error: no such tiny module: tcp\n")
 
-    monkeypatch.setattr(host.subprocess, "run", daemon_check)
-    with pytest.raises(host.UserConfigError, match="lacks a module the config loads"):
-        host.syntax_check(cfg, "tinylog:1", "tinylog-1")
+    monkeypatch.setattr(configcheck.subprocess, "run", daemon_check)
+    with pytest.raises(ownconfig.UserConfigError, match="lacks a module the config loads"):
+        configcheck.syntax_check(cfg, "tinylog:1", "tinylog-1")
 
 
 @pytest.mark.parametrize(

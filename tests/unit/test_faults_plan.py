@@ -1,5 +1,5 @@
-"""The fault campaign's logic (host/faults.py) without Docker: the draw, and the invariants checked against
-the campaign's own record of what it did. The real faults run in tests/integration/test_faults.py."""
+"""The fault campaign's logic (host/faults.py, host/faultkinds.py) without Docker: the draw, and the invariants
+checked against the campaign's own record of what it did. The real faults run in tests/integration/test_faults.py."""
 
 from __future__ import annotations
 
@@ -12,41 +12,41 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import benchmark, cli, events, faults, profiles
+from syslogbench.host import benchmark, cli, events, faultkinds, faults, profiles
 from syslogbench.model import machine, result, scenarios, settings
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGET = faults.Target("p-faults", "rsyslog-8.2504", 2)
+TARGET = faultkinds.Target("p-faults", "rsyslog-8.2504", 2)
 
 
 def test_nine_runs_cover_every_kind_once_and_the_seed_decides() -> None:
-    drawn = faults.plan(9, 7, ["rsyslog8", "syslog-ng"])
-    assert sorted(kind.name for _, kind in drawn) == sorted(faults.KINDS)
+    drawn = faultkinds.draw(9, 7, ["rsyslog8", "syslog-ng"])
+    assert sorted(kind.name for _, kind in drawn) == sorted(faultkinds.KINDS)
     assert {profile for profile, _ in drawn} == {"rsyslog8", "syslog-ng"}
-    assert faults.plan(9, 7, ["rsyslog8", "syslog-ng"]) == drawn
-    assert faults.plan(9, 8, ["rsyslog8", "syslog-ng"]) != drawn
+    assert faultkinds.draw(9, 7, ["rsyslog8", "syslog-ng"]) == drawn
+    assert faultkinds.draw(9, 8, ["rsyslog8", "syslog-ng"]) != drawn
 
 
 def test_a_kind_the_profile_cannot_run_is_drawn_again() -> None:
     """The baseline has no relay: the last hop's kill is never drawn for it."""
-    drawn = faults.plan(30, 1, ["baseline"])
+    drawn = faultkinds.draw(30, 1, ["baseline"])
     assert len(drawn) == 30
     assert "lasthop-kill" not in {kind.name for _, kind in drawn}
 
 
 def test_injections_name_compose_containers() -> None:
     rng = random.Random(1)
-    assert faults.KINDS["daemon-kill"].inject(TARGET, rng) == (
+    assert faultkinds.KINDS["daemon-kill"].inject(TARGET, rng) == (
         ["docker", "kill", "p-faults-rsyslog-8.2504-1"],
         "p-faults-rsyslog-8.2504-1",
     )
-    command, hit = faults.KINDS["generator-disconnect"].inject(TARGET, rng)
+    command, hit = faultkinds.KINDS["generator-disconnect"].inject(TARGET, rng)
     assert hit in ("p-faults-generator-1", "p-faults-generator-2")
     assert command == ["docker", "network", "disconnect", "p-faults_bench", hit]
-    assert faults.KINDS["watcher-sigterm"].inject(TARGET, rng)[0] == [
+    assert faultkinds.KINDS["watcher-sigterm"].inject(TARGET, rng)[0] == [
         "docker", "kill", "-s", "TERM", "p-faults-watcher-1",
     ]  # fmt: skip
-    assert faults.KINDS["daemon-sigkill"].inject(TARGET, rng)[0][:3] == [
+    assert faultkinds.KINDS["daemon-sigkill"].inject(TARGET, rng)[0][:3] == [
         "docker",
         "exec",
         "p-faults-rsyslog-8.2504-1",
@@ -55,7 +55,9 @@ def test_injections_name_compose_containers() -> None:
 
 def written(tmp_path: Path, verdict: str, errors: list[str], lost: int = 0) -> Path:
     """A result file as a run writes it, through the one result model."""
-    cfg = settings.from_env({**settings.read_env_file(ROOT / ".env"), **faults.PACED, "RUN_TIMEOUT": "45"})
+    cfg = settings.from_env(
+        {**settings.read_env_file(ROOT / ".env"), **faultkinds.PACED, "RUN_TIMEOUT": "45"}
+    )
     scenario = scenarios.load(cfg.scenario)
     daemon = benchmark.daemon_of(profiles.resolve("rsyslog8"))
     empty = result.not_applicable(cfg, scenario, daemon, machine.host_facts(), "", datetime.now(UTC))
@@ -84,7 +86,7 @@ def event(action: str, name: str = DAEMON, detail: str = "", at: float = 3.0) ->
 
 
 # The engine saw the daemon's container SIGKILLed, and then it ended: what a landed daemon-kill leaves.
-KILLED = faults.Seen(BEGAN, [event("kill", detail="9"), event("die", detail="137", at=3.1)])
+KILLED = faultkinds.Seen(BEGAN, [event("kill", detail="9"), event("die", detail="137", at=3.1)])
 
 
 def checked(
@@ -92,13 +94,13 @@ def checked(
     kind: str,
     injected: str = "docker kill x",
     hung: bool = False,
-    seen: faults.Seen = KILLED,
+    seen: faultkinds.Seen = KILLED,
     hit: str = DAEMON,
 ) -> faults.Outcome:
-    return faults.check(
+    return faults.judge(
         1,
         "rsyslog-8.2504",
-        faults.KINDS[kind],
+        faultkinds.KINDS[kind],
         TARGET,
         run_dir,
         2.0,
@@ -154,7 +156,7 @@ def test_an_oom_the_kernel_never_made_is_missed_not_a_false_pass(
     so the run's pass says nothing about the fault, and the campaign counts it as missed."""
     outcome = checked(
         written(tmp_path, "pass", []), "daemon-oom", injected="from the start (settings or volume)",
-        seen=faults.Seen(BEGAN, [event("die", detail="0", at=40.0)]),
+        seen=faultkinds.Seen(BEGAN, [event("die", detail="0", at=40.0)]),
     )  # fmt: skip
     assert outcome.problems == [
         "missed: no sign that it landed: the engine's oom event for the container hit"
@@ -166,7 +168,7 @@ def test_the_engine_oom_event_in_the_daemon_container_is_the_landing(
     tmp_path: Path, nothing_left: list[str]
 ) -> None:
     line = "the daemon was killed for memory: limit 12 MiB (CENTRAL_MEM=12m), peak 12 MiB (x)"
-    seen = faults.Seen(BEGAN, [event("oom", at=4.2), event("die", detail="143", at=6.0)])
+    seen = faultkinds.Seen(BEGAN, [event("oom", at=4.2), event("die", detail="143", at=6.0)])
     outcome = checked(written(tmp_path, "error", [line]), "daemon-oom", injected="from the start", seen=seen)
     assert outcome.problems == []
     assert outcome.landed == f"docker events: {DAEMON}: the kernel's OOM killer acted at +4.2 s"
@@ -177,28 +179,32 @@ def test_an_event_after_the_run_ended_or_on_another_container_did_not_land(
 ) -> None:
     """A kill that came after the first container ended (compose already stopping the run), a SIGTERM where a
     SIGKILL was sent, or the other generator: none is the fault landing."""
-    late = faults.Seen(BEGAN, [event("die", "p-faults-generator-1", "0", at=2.0), event("kill", detail="9")])
-    term = faults.Seen(BEGAN, [event("kill", detail="15")])
-    other = faults.Seen(BEGAN, [event("kill", "p-faults-generator-2", "9")])
+    late = faultkinds.Seen(
+        BEGAN, [event("die", "p-faults-generator-1", "0", at=2.0), event("kill", detail="9")]
+    )
+    term = faultkinds.Seen(BEGAN, [event("kill", detail="15")])
+    other = faultkinds.Seen(BEGAN, [event("kill", "p-faults-generator-2", "9")])
     for seen, kind, hit in ((late, "daemon-kill", DAEMON), (term, "daemon-kill", DAEMON),
                             (other, "generator-kill", "p-faults-generator-1")):  # fmt: skip
-        assert faults.KINDS[kind].landed.find(TARGET, hit, seen) is None, (kind, seen)
+        assert faultkinds.KINDS[kind].landed.find(TARGET, hit, seen) is None, (kind, seen)
 
 
 def test_each_kind_lands_by_its_own_sign() -> None:
     gen = "p-faults-generator-2"
     network = events.Event("network", "disconnect", BEGAN + 1.5, "id", gen, "p-faults_bench")
     cases = {
-        "daemon-pause": (DAEMON, faults.Seen(BEGAN, [event("pause", at=2.0)])),
-        "generator-disconnect": (gen, faults.Seen(BEGAN, [network])),
+        "daemon-pause": (DAEMON, faultkinds.Seen(BEGAN, [event("pause", at=2.0)])),
+        "generator-disconnect": (gen, faultkinds.Seen(BEGAN, [network])),
         "watcher-sigterm": (
             "p-faults-watcher-1",
-            faults.Seen(BEGAN, [event("kill", "p-faults-watcher-1", "15")]),
+            faultkinds.Seen(BEGAN, [event("kill", "p-faults-watcher-1", "15")]),
         ),
-        "daemon-sigkill": (DAEMON, faults.Seen(BEGAN, printed="17 (rsyslogd)\n")),
-        "logs-full": (DAEMON, faults.Seen(BEGAN, logs_free=4096)),
+        "daemon-sigkill": (DAEMON, faultkinds.Seen(BEGAN, printed="17 (rsyslogd)\n")),
+        "logs-full": (DAEMON, faultkinds.Seen(BEGAN, logs_free=4096)),
     }
-    landed = {name: faults.KINDS[name].landed.find(TARGET, hit, seen) for name, (hit, seen) in cases.items()}
+    landed = {
+        name: faultkinds.KINDS[name].landed.find(TARGET, hit, seen) for name, (hit, seen) in cases.items()
+    }
     assert landed == {
         "daemon-pause": f"docker events: {DAEMON} was paused at +2.0 s",
         "generator-disconnect": f"docker events: {gen} was disconnected from network p-faults_bench at +1.5 s",
@@ -207,9 +213,12 @@ def test_each_kind_lands_by_its_own_sign() -> None:
         "logs-full": "the logs volume had 4,096 bytes free (stat -f in p-faults-watcher-1)",
     }
     # Nothing printed by the kill, or room left on the volume: not landed.
-    assert faults.KINDS["daemon-sigkill"].landed.find(TARGET, DAEMON, faults.Seen(BEGAN, printed="")) is None
-    roomy = faults.Seen(BEGAN, logs_free=contract.LOGS_FULL_BELOW_BYTES)
-    assert faults.KINDS["logs-full"].landed.find(TARGET, DAEMON, roomy) is None
+    assert (
+        faultkinds.KINDS["daemon-sigkill"].landed.find(TARGET, DAEMON, faultkinds.Seen(BEGAN, printed=""))
+        is None
+    )
+    roomy = faultkinds.Seen(BEGAN, logs_free=contract.LOGS_FULL_BELOW_BYTES)
+    assert faultkinds.KINDS["logs-full"].landed.find(TARGET, DAEMON, roomy) is None
 
 
 def test_the_oom_memory_comes_from_each_manifest_and_a_profile_without_it_gets_no_oom_run(
@@ -221,13 +230,13 @@ def test_the_oom_memory_comes_from_each_manifest_and_a_profile_without_it_gets_n
     ]
     bare = replace(profiles.resolve("rsyslog8"), oom_memory="")
     monkeypatch.setattr(profiles, "resolve", lambda name: bare)
-    assert not faults.supports("rsyslog8", faults.KINDS["daemon-oom"])
-    assert faults.supports("rsyslog8", faults.KINDS["daemon-kill"])
+    assert not faultkinds.supports("rsyslog8", faultkinds.KINDS["daemon-oom"])
+    assert faultkinds.supports("rsyslog8", faultkinds.KINDS["daemon-kill"])
 
 
 def test_the_last_hop_is_killed_within_its_pause() -> None:
-    assert faults.KINDS["lasthop-kill"].window == (0.5, 4.5)
-    assert faults.KINDS["lasthop-kill"].load["SCENARIO"] == "relay-pause"
+    assert faultkinds.KINDS["lasthop-kill"].window == (0.5, 4.5)
+    assert faultkinds.KINDS["lasthop-kill"].load["SCENARIO"] == "relay-pause"
     assert scenarios.load("relay-pause").relay_target == "pause"
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import cli, images, profiles, setup
-from syslogbench.host import tools as hostsetup
+from syslogbench.host import cli, images, prerequisites, profiles, setup
 
 pytestmark = pytest.mark.usefixtures("host_env")
 
@@ -22,7 +21,7 @@ def no_registry(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(images, "_registry_answers", {})
     monkeypatch.setattr(images, "image_exists", lambda ref: False)
     monkeypatch.setattr(images, "try_pull", lambda ref, timeout=0: False)
-    monkeypatch.setattr(hostsetup, "ensure_compose", lambda log: None)
+    monkeypatch.setattr(prerequisites, "ensure_compose", lambda log: None)
     monkeypatch.setattr(images, "ensure_bases", lambda suites, log: commands.append(["bases", *suites]))
     monkeypatch.setattr(images, "build_rig", lambda tag, log: commands.append(["rig", tag]))
     monkeypatch.setattr(setup.subprocess, "run", lambda command, **kwargs: commands.append(command))

@@ -108,7 +108,7 @@ def test_the_files_make_test_starts_first_exist() -> None:
 
 
 # Where a --config or --swarm may change the way: the plan, the config's own module and the two orchestrators.
-BRANCHING = {"plan.py", "userconfig.py", "benchmark.py", "swarm.py"}
+BRANCHING = {"plan.py", "ownconfig.py", "benchmark.py", "swarm.py"}
 BRANCH = re.compile(r"\bif (not )?([a-z_]+\.)?(user|swarm)\b|\b(user|swarm) is (not )?None")
 
 

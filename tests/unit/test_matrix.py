@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, setup
-from syslogbench.host import userconfig as host_userconfig
+from syslogbench.host import calibrate, cli, matrix, ownconfig, setup
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
@@ -92,8 +91,8 @@ class FakePlan:
 
     @classmethod
     def make(cls, name: str, overrides: dict, on: object, config: object = None) -> FakePlan:
-        options = host_userconfig.split_settings(overrides)[1]
-        return cls(type("P", (), {"profile": name})(), host_userconfig.given(config, "rsyslog", options))  # type: ignore[arg-type]
+        options = ownconfig.split_settings(overrides)[1]
+        return cls(type("P", (), {"profile": name})(), ownconfig.given(config, "rsyslog", options))  # type: ignore[arg-type]
 
 
 def test_warmup_runs_first_apart_and_under_their_own_id(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from syslogbench.host import cli, environment, profiles, stack, userconfig
+from syslogbench.host import cli, configrun, environment, ownconfig, profiles, stack
 from syslogbench.model import settings
 from tests.unit.conftest import env
 
@@ -115,12 +115,12 @@ def test_the_watcher_gets_the_settings_and_sends_the_result_on_its_output() -> N
 
 
 def test_a_user_config_goes_in_as_swarm_configs_placed_as_on_one_host(tmp_path: Path) -> None:
-    """The same places as compose's override (userconfig.placement), as configs read from the user's paths;
+    """The same places as compose's override (configrun.placement), as configs read from the user's paths;
     the daemon writes its own /var/log into the logs volume, and the watcher knows the config's name."""
     (tmp_path / "rsyslog.d").mkdir()
     (tmp_path / "rsyslog.conf").write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n')
     (tmp_path / "rsyslog.d" / "all.conf").write_text("*.* /var/log/all.log\n")
-    user = userconfig.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
+    user = ownconfig.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
     spec = stack.stack(profiles.resolve("rsyslog8"), settings.from_env(env()))
     stack.with_user_config(spec, user, "seed2014")
     configs, services = spec["configs"], spec["services"]
@@ -131,7 +131,7 @@ def test_a_user_config_goes_in_as_swarm_configs_placed_as_on_one_host(tmp_path: 
     named = {name: c["file"] for name, c in configs.items()}
     daemon = {(named[c["source"]], c["target"]) for c in services["daemon"]["configs"]}
     watcher = {(named[c["source"]], c["target"]) for c in services["watcher"]["configs"]}
-    where = userconfig.placement(user, "seed2014")
+    where = configrun.placement(user, "seed2014")
     assert daemon == set(where.daemon) and watcher == set(where.watcher)
     assert (str(tmp_path / "rsyslog.conf"), "/etc/rsyslog.conf") in daemon
     assert (str(tmp_path / "rsyslog.d" / "all.conf"), "/etc/syslogbench/user/rsyslog.d/all.conf") in watcher

@@ -12,7 +12,7 @@ import yaml
 
 from syslogbench import contract
 from syslogbench.host import environment as host_environment
-from syslogbench.host import onehost, userconfig
+from syslogbench.host import onehost, ownconfig
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.capacity import record as searchresult
@@ -68,17 +68,17 @@ def test_a_bad_udp_rcvbuf_is_one_line(value: str, said: str) -> None:
 
 
 def test_udp_rcvbuf_with_a_user_config_is_refused_in_one_line(tmp_path: Path) -> None:
-    mine = userconfig.UserConfig(tmp_path, tmp_path / "syslog-ng.conf", "syslog-ng")
-    with pytest.raises(userconfig.UserConfigError) as error:
-        userconfig.refuse_udp_rcvbuf(mine, 4194304)
+    mine = ownconfig.UserConfig(tmp_path, tmp_path / "syslog-ng.conf", "syslog-ng")
+    with pytest.raises(ownconfig.UserConfigError) as error:
+        ownconfig.refuse_udp_rcvbuf(mine, 4194304)
     # Where the user's config sets it comes from the family's record (daemons/_families/syslog-ng.yaml).
     assert str(error.value) == (
         "UDP_RCVBUF=4194304 sets the profile's own config; with --config set the buffer in your config "
         f"({mine.record.udp_buffer}) and leave UDP_RCVBUF unset"
     )
     assert "so-rcvbuf()" in mine.record.udp_buffer
-    userconfig.refuse_udp_rcvbuf(None, 4194304)
-    userconfig.refuse_udp_rcvbuf(mine, None)
+    ownconfig.refuse_udp_rcvbuf(None, 4194304)
+    ownconfig.refuse_udp_rcvbuf(mine, None)
 
 
 def test_the_supervisor_s_buffers_file_reads_as_the_sysctls(tmp_path: Path) -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import families
-from syslogbench.host import userconfig as host
+from syslogbench.host import configcheck, configrun, families, ownconfig
 from syslogbench.model import messages, result, userconfig
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SEVERITIES, SenderId
@@ -50,8 +49,8 @@ def test_bad_selectors_are_refused(text: str) -> None:
 
 
 def refused(path: Path, family: str = "rsyslog", options: dict[str, str] | None = None) -> str:
-    with pytest.raises(host.UserConfigError) as caught:
-        host.load(path, family, options or {})
+    with pytest.raises(ownconfig.UserConfigError) as caught:
+        ownconfig.load(path, family, options or {})
     text = str(caught.value)
     assert "\n" not in text, text
     return text
@@ -103,12 +102,12 @@ def test_config_of_the_other_family(tmp_path: Path) -> None:
 def test_bad_run_settings_are_listed(tmp_path: Path) -> None:
     path = tmp_path / "rsyslog.conf"
     path.write_text(RSYSLOG)
-    with pytest.raises(host.UserConfigError) as caught:
-        host.load(path, "rsyslog", {"EXPECT_DROPPED": "local9.*", "OUTPUT_QUIET": "soon"})
+    with pytest.raises(ownconfig.UserConfigError) as caught:
+        ownconfig.load(path, "rsyslog", {"EXPECT_DROPPED": "local9.*", "OUTPUT_QUIET": "soon"})
     assert "local9" in str(caught.value) and "OUTPUT_QUIET='soon'" in str(caught.value)
-    with pytest.raises(host.UserConfigError, match="only for a run with --config"):
-        host.refuse_without_config({"EXPECT_DROPPED": "local7.*"})
-    assert host.split_settings({"HOSTS": "2", "EXPECT_DROPPED": "x"}) == (
+    with pytest.raises(ownconfig.UserConfigError, match="only for a run with --config"):
+        ownconfig.refuse_without_config({"EXPECT_DROPPED": "local7.*"})
+    assert ownconfig.split_settings({"HOSTS": "2", "EXPECT_DROPPED": "x"}) == (
         {"HOSTS": "2"},
         {"EXPECT_DROPPED": "x"},
     )
@@ -118,10 +117,10 @@ def test_a_directory_mirrors_the_family_config_directory(tmp_path: Path) -> None
     (tmp_path / "rsyslog.d").mkdir()
     (tmp_path / "rsyslog.conf").write_text(RSYSLOG + "$IncludeConfig /etc/rsyslog.d/*.conf\n")
     (tmp_path / "rsyslog.d" / "mail.conf").write_text("mail.* /var/log/mail.log\n")
-    cfg = host.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
+    cfg = ownconfig.load(tmp_path, "rsyslog", {"EXPECT_DROPPED": "local7.*"})
     assert cfg.main_target == "/etc/rsyslog.conf"
     assert sorted(target for _, target in cfg.mounts()) == ["/etc/rsyslog.conf", "/etc/rsyslog.d/mail.conf"]
-    text = host.override_text(cfg, "rsyslog-8.2504", "seed2014")
+    text = configrun.override_text(cfg, "rsyslog-8.2504", "seed2014")
     assert "volumes: !override" in text
     assert "target: /var/log, volume: {nocopy: true}" in text
     assert '"/etc/syslogbench/scenarios/seed2014.conf"' in text
@@ -131,11 +130,11 @@ def test_a_directory_mirrors_the_family_config_directory(tmp_path: Path) -> None
 def test_a_file_alone_is_the_main_config(tmp_path: Path) -> None:
     path = tmp_path / "mine.conf"
     path.write_text(SYSLOG_NG)
-    cfg = host.load(path, "syslog-ng", {})
+    cfg = ownconfig.load(path, "syslog-ng", {})
     assert cfg.mounts() == [(str(path), "/etc/syslog-ng/syslog-ng.conf")]
     assert cfg.main_name == "mine.conf"
     said = "Error parsing config, syntax error in /etc/syslog-ng/syslog-ng.conf:3:1-3:4:"
-    assert host.first_error(host.user_paths(cfg, f"warning\n{said}\n")) == said.replace(
+    assert configcheck.first_error(configcheck.user_paths(cfg, f"warning\n{said}\n")) == said.replace(
         "/etc/syslog-ng/syslog-ng.conf", str(path)
     )
 
@@ -147,7 +146,7 @@ def test_listening_reads_the_socket_tables() -> None:
         "udp   2: 00000000:0202 00000000:0000 07 00000000:00000000\n"
         "tcp   3: 0100007F:0202 0100007F:9C40 01 established, not listening\n"
     )
-    assert host.listening(tables) == {(1514, "tcp"), (514, "tcp"), (514, "udp")}
+    assert configcheck.listening(tables) == {(1514, "tcp"), (514, "tcp"), (514, "udp")}
 
 
 def test_writes_outside_keep_the_config_s_files_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,8 +155,8 @@ def test_writes_outside_keep_the_config_s_files_only(monkeypatch: pytest.MonkeyP
     class Done:
         stdout = diff
 
-    monkeypatch.setattr(host.subprocess, "run", lambda *a, **k: Done())
-    assert host.writes_outside("c", families.get("syslog-ng")) == ["/srv/out", "/tmp/local7.log"]
+    monkeypatch.setattr(configrun.subprocess, "run", lambda *a, **k: Done())
+    assert configrun.writes_outside("c", families.get("syslog-ng")) == ["/srv/out", "/tmp/local7.log"]
 
 
 # -- the accounting --------------------------------------------------------------------------------------------
@@ -315,7 +314,7 @@ def test_no_output_and_quiet_output_end_the_run(tmp_path: Path, monkeypatch: pyt
 def test_the_command_line_refuses_before_docker(args: list[str], said: str, capsys, monkeypatch) -> None:
     from syslogbench.host import cli
 
-    monkeypatch.setattr(host.subprocess, "run", lambda *a, **k: pytest.fail("Docker was called"))
+    monkeypatch.setattr(configrun.subprocess, "run", lambda *a, **k: pytest.fail("Docker was called"))
     assert cli.main(["run", *args]) == 2
     out = capsys.readouterr().out
     assert said in out and out.count("\n") == 1, out
@@ -328,7 +327,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.con
 def test_every_example_is_text_of_its_family_and_listens_on_514(path: Path) -> None:
     """examples/README.md says where each came from; each is read as its family's and names a TCP listener."""
     family = "syslog-ng" if path.name.startswith("syslog-ng") else "rsyslog"
-    cfg = host.load(path, family, {})
+    cfg = ownconfig.load(path, family, {})
     record = families.get(family)
     assert cfg.main_target == f"{record.config_dir}/{record.main_config}"
     listener = (

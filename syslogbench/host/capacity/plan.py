@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from syslogbench.host import ownconfig as userconfig
 from syslogbench.host import plan as run_plan
-from syslogbench.host import userconfig
 from syslogbench.host.plan import Orchestrator, Plan
 from syslogbench.model import capacity, settings
 from syslogbench.model import userconfig as userconfig_model

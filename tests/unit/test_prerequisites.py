@@ -1,4 +1,4 @@
-"""The Compose v2 install (host/tools.py): an apt source verified with Debian's archive keys, never trusted."""
+"""The Compose v2 install (host/prerequisites.py): an apt source verified with Debian's archive keys, never trusted."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import tools
+from syslogbench.host import prerequisites
 
 MIRROR = "http://mirror.invalid/debian"
 
 
 def test_the_sources_line_is_signed_by_the_debian_archive_keyring() -> None:
-    assert tools.sources_line(MIRROR) == (
+    assert prerequisites.sources_line(MIRROR) == (
         f"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] {MIRROR} trixie main\n"
     )
 
 
 def test_nothing_in_the_set_up_trusts_an_unsigned_source() -> None:
-    assert "trusted=yes" not in Path(tools.__file__).read_text()
+    assert "trusted=yes" not in Path(prerequisites.__file__).read_text()
 
 
 class FakeApt:
@@ -49,8 +49,8 @@ def test_download_writes_the_signed_source_and_keeps_to_its_directory(
     keyring = tmp_path / "keys.gpg"
     keyring.write_bytes(b"keys")
     apt = FakeApt(lists=True)
-    monkeypatch.setattr(tools.subprocess, "run", apt)
-    deb = tools.download_compose(MIRROR, tmp_path / "apt", keyring)
+    monkeypatch.setattr(prerequisites.subprocess, "run", apt)
+    deb = prerequisites.download_compose(MIRROR, tmp_path / "apt", keyring)
     assert deb == tmp_path / "apt" / "docker-compose_2.26.1-4_amd64.deb"
     assert (
         tmp_path / "apt" / "sources.list"
@@ -75,9 +75,9 @@ def test_a_suite_apt_cannot_verify_is_refused(
     keyring = tmp_path / "keys.gpg"
     keyring.write_bytes(b"keys")
     apt = FakeApt(lists=lists, update_code=code)
-    monkeypatch.setattr(tools.subprocess, "run", apt)
-    with pytest.raises(tools.SetupError) as refused:
-        tools.download_compose(MIRROR, tmp_path / "apt", keyring)
+    monkeypatch.setattr(prerequisites.subprocess, "run", apt)
+    with pytest.raises(prerequisites.SetupError) as refused:
+        prerequisites.download_compose(MIRROR, tmp_path / "apt", keyring)
     assert str(refused.value) == (
         f"apt could not read or verify Debian trixie from {MIRROR}: E: The repository is not signed."
     )
@@ -87,7 +87,9 @@ def test_a_suite_apt_cannot_verify_is_refused(
 def test_a_missing_keyring_is_refused_before_apt_runs(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(tools.subprocess, "run", lambda *a, **k: pytest.fail("apt ran without a keyring"))
-    with pytest.raises(tools.SetupError) as refused:
-        tools.download_compose(MIRROR, tmp_path, tmp_path / "none.gpg")
+    monkeypatch.setattr(
+        prerequisites.subprocess, "run", lambda *a, **k: pytest.fail("apt ran without a keyring")
+    )
+    with pytest.raises(prerequisites.SetupError) as refused:
+        prerequisites.download_compose(MIRROR, tmp_path, tmp_path / "none.gpg")
     assert str(refused.value).startswith(f"{tmp_path / 'none.gpg'} is missing: install Debian's archive keys")

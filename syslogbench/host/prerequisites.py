@@ -1,4 +1,5 @@
-"""Host prerequisites: Docker Compose v2 and debootstrap, installed on Debian when missing."""
+"""What the host needs before any image is built: Docker Compose v2 and debootstrap, installed on Debian when
+missing."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-
-from syslogbench.host.compose import APART
 
 
 class SetupError(RuntimeError):
@@ -122,11 +121,3 @@ def ensure_debootstrap(log=print) -> None:
         raise SetupError("debootstrap is missing: install it (`sudo apt-get install debootstrap`) and retry")
     log("installing debootstrap")
     subprocess.run(["apt-get", "install", "-y", "-q", "debootstrap"], check=True, capture_output=True)
-
-
-def offline_run(image: str, command: list[str], stdin: bool = False) -> list[str]:
-    """`docker run` of one command in `image` with no network, removed after: the argv; stdin: the command
-    reads the caller's standard input. A check of an image or a config must not reach anything, nor leave a
-    container behind."""
-    return ["docker", "run", "--rm", *APART, *(["-i"] if stdin else []), "--network", "none", "--entrypoint", command[0],
-            image, *command[1:]]  # fmt: skip

@@ -13,14 +13,14 @@ import pytest
 import yaml
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, environment, matrix, profiles, resources, setup
+from syslogbench.host import benchmark, cli, environment, fits, matrix, profiles, setup
 from syslogbench.model import messages, scenarios, settings
 
 GIB = 2**30
 ROOT = Path(__file__).resolve().parents[2]
 FREE = 76 * GIB  # what this machine's /var/lib/docker had free
 PREFIX = "syslogbench: error: "
-DOCKER_DISK = resources.docker_disk  # the real one, before the fixture fakes it
+DOCKER_DISK = fits.docker_disk  # the real one, before the fixture fakes it
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +29,7 @@ def no_docker(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     started: list[str] = []
     monkeypatch.setattr(environment, "ENV_FILE", ROOT / ".env")
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
-    monkeypatch.setattr(resources, "docker_disk", lambda: resources.Disk("/var/lib/docker", FREE))
+    monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", FREE))
     monkeypatch.setattr(setup, "setup", lambda names: started.append("setup"))
     monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: started.append("up"))
     monkeypatch.setattr(benchmark.Compose, "down", lambda *args, **kwargs: started.append("down"))
@@ -125,7 +125,7 @@ def test_forty_connections_on_syslog_ng_which_takes_25(
 def test_twenty_five_connections_on_syslog_ng_are_fine() -> None:
     cfg, _ = environment.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "5"})
     seed = scenarios.load("seed2014")
-    assert resources.problems(cfg, seed, profiles.resolve("syslog-ng"), resources.Disk("/d", FREE)) == []
+    assert fits.problems(cfg, seed, profiles.resolve("syslog-ng"), fits.Disk("/d", FREE)) == []
 
 
 def test_unicode_digits_are_refused(
@@ -160,9 +160,9 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
 ) -> None:
     # All-out UDP (no rate) with 1 TiB free: the index each sender keeps and the watcher's tally are the
     # problems left...
-    ample = resources.Disk("/var/lib/docker", 1024 * GIB)
+    ample = fits.Disk("/var/lib/docker", 1024 * GIB)
     cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "30000000"})
-    found = resources.problems(cfg, scenarios.load("udp-allout"), profiles.resolve("rsyslog8"), ample)
+    found = fits.problems(cfg, scenarios.load("udp-allout"), profiles.resolve("rsyslog8"), ample)
     assert found == [
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=30000000: each generator needs about 1012.7 MiB "
         "(4 senders x (7 MiB + 8.5 bytes per message, the index a UDP or fixed-rate sender keeps)), more than "
@@ -191,22 +191,22 @@ def test_udp_with_30m_messages_per_sender_needs_more_than_the_generator_has(
 def test_the_largest_messages_in_memory_fit_exactly(tmp_path: Path) -> None:
     """The memory bound's own arithmetic: the most messages it allows fit, one more does not."""
     cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556701"})
-    assert resources.memory_problem(cfg, scenarios.load("udp-allout")) is None
+    assert fits.memory_problem(cfg, scenarios.load("udp-allout")) is None
     cfg, _ = environment.run_env({"SCENARIO": "udp-allout", "MESSAGES_PER_SENDER": "14556702"})
-    assert resources.memory_problem(cfg, scenarios.load("udp-allout")) is not None
+    assert fits.memory_problem(cfg, scenarios.load("udp-allout")) is not None
 
 
 def test_the_largest_tally_fits_the_watcher_exactly() -> None:
     """The watcher bound's own arithmetic: the most messages it allows fit, one more does not."""
     cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "15099492"})
-    assert resources.watcher_problem(cfg) is None
+    assert fits.watcher_problem(cfg) is None
     cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "15099493"})
-    assert resources.watcher_problem(cfg) is not None
+    assert fits.watcher_problem(cfg) is not None
 
 
 def test_the_watchers_limit_is_the_one_compose_gives_it() -> None:
     watcher = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["watcher"]
-    assert settings.parse_size(watcher["mem_limit"]) == resources.WATCHER_MEM
+    assert settings.parse_size(watcher["mem_limit"]) == fits.WATCHER_MEM
     assert watcher["memswap_limit"] == watcher["mem_limit"]  # no swap: the peak is all in memory
 
 
@@ -214,7 +214,7 @@ def test_thirty_million_messages_on_the_baseline_fit() -> None:
     """The largest run of docs/measurement.md: 5 x 4 x 1,500,000, with this machine's free disk."""
     cfg, _ = environment.run_env({"HOSTS": "5", "SENDERS_PER_HOST": "4", "MESSAGES_PER_SENDER": "1500000"})
     scenario, profile = scenarios.load("seed2014"), profiles.resolve("baseline")
-    assert resources.problems(cfg, scenario, profile, resources.Disk("/var/lib/docker", FREE)) == []
+    assert fits.problems(cfg, scenario, profile, fits.Disk("/var/lib/docker", FREE)) == []
 
 
 def udp_scenario(tmp_path: Path, message_bytes: int) -> scenarios.Scenario:
@@ -231,21 +231,21 @@ def udp_scenario(tmp_path: Path, message_bytes: int) -> scenarios.Scenario:
 def test_a_udp_message_bigger_than_a_datagram(tmp_path: Path) -> None:
     cfg, _ = environment.run_env({"MESSAGES_PER_SENDER": "10"})
     big = udp_scenario(tmp_path, 70_000)
-    assert resources.problems(cfg, big, profiles.resolve("rsyslog8"), resources.Disk("/d", FREE)) == [
+    assert fits.problems(cfg, big, profiles.resolve("rsyslog8"), fits.Disk("/d", FREE)) == [
         "scenario udp-big: message_bytes 70000 makes UDP datagrams of 69,999 bytes, more than the 65,507 one "
         "datagram can carry over IPv4: use message_bytes of at most 65508 in a new scenario, or TCP"
     ]
     # The suggested size is the largest that fits: its datagram is exactly 65,507 bytes.
     largest = udp_scenario(tmp_path, 65_508)
-    assert resources.message_size(cfg, largest) == resources.DATAGRAM_MAX
-    assert resources.datagram_problem(cfg, largest) is None
+    assert fits.message_size(cfg, largest) == fits.DATAGRAM_MAX
+    assert fits.datagram_problem(cfg, largest) is None
 
 
 def test_message_size_is_the_rendered_size() -> None:
     cfg, _ = environment.run_env({})
     seed = scenarios.load("seed2014")
     line = next(messages.render_lines(2014, messages.SenderId(5, 4), 300_000, 0.0, 100))
-    assert resources.message_size(cfg, seed) == len(line) == 100
+    assert fits.message_size(cfg, seed) == len(line) == 100
 
 
 def test_every_committed_scenario_fits_every_profile_that_runs_it() -> None:
@@ -255,7 +255,7 @@ def test_every_committed_scenario_fits_every_profile_that_runs_it() -> None:
         cfg, _ = environment.run_env({"SCENARIO": scenario.id})
         for profile in profiles.all_profiles():
             if not scenarios.unsupported(scenario, profile.features):
-                found = resources.problems(cfg, scenario, profile, resources.Disk("/d", FREE))
+                found = fits.problems(cfg, scenario, profile, fits.Disk("/d", FREE))
                 refused += [f"{profile.profile} {scenario.id}: {problem}" for problem in found]
     assert refused == []
 
@@ -264,9 +264,9 @@ def test_an_unreadable_disk_is_a_notice_not_a_failure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(
-        resources,
+        fits,
         "docker_disk",
-        lambda: resources.Disk("Docker's data root", None, "docker info did not name it"),
+        lambda: fits.Disk("Docker's data root", None, "docker info did not name it"),
     )
     assert cli.main(["check", "--profile", "baseline", "HOSTS=1"]) == 0
     assert (
@@ -279,13 +279,13 @@ def test_docker_disk_reads_the_data_root(monkeypatch: pytest.MonkeyPatch, tmp_pa
     class Done:
         returncode, stdout = 0, f"{tmp_path}\n"
 
-    monkeypatch.setattr(resources.subprocess, "run", lambda *args, **kwargs: Done())
+    monkeypatch.setattr(fits.subprocess, "run", lambda *args, **kwargs: Done())
     disk = DOCKER_DISK()
     assert disk.root == str(tmp_path) and disk.free is not None and disk.free > 0
     Done.stdout = f"{tmp_path / 'gone'}\n"
-    assert DOCKER_DISK() == resources.Disk(str(tmp_path / "gone"), None, "No such file or directory")
+    assert DOCKER_DISK() == fits.Disk(str(tmp_path / "gone"), None, "No such file or directory")
     Done.returncode, Done.stdout = 1, ""
-    assert DOCKER_DISK() == resources.Disk("Docker's data root", None, "docker info did not name it")
+    assert DOCKER_DISK() == fits.Disk("Docker's data root", None, "docker info did not name it")
 
 
 def test_matrix_refuses_before_building_anything(
@@ -303,13 +303,13 @@ def test_matrix_refuses_before_building_anything(
 
 def test_a_full_disk_says_to_free_space() -> None:
     cfg, _ = environment.run_env({})
-    full = resources.Disk("/var/lib/docker", 100 * 2**20)
-    assert resources.disk_problem(cfg, scenarios.load("seed2014"), full) == (
+    full = fits.Disk("/var/lib/docker", 100 * 2**20)
+    assert fits.disk_problem(cfg, scenarios.load("seed2014"), full) == (
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /var/lib/docker "
         "(572.2 MiB of rendered messages and as much output), which has 100.0 MiB free: use "
         "MESSAGES_PER_SENDER=26213 or less, fewer senders, or free space there"
     )
-    assert resources.disk_problem(cfg, scenarios.load("seed2014"), resources.Disk("/d", 1000)) == (
+    assert fits.disk_problem(cfg, scenarios.load("seed2014"), fits.Disk("/d", 1000)) == (
         "HOSTS=5 x SENDERS_PER_HOST=4 x MESSAGES_PER_SENDER=300000 needs about 1.1 GiB on /d (572.2 MiB of "
         "rendered messages and as much output), which has 1000 B free: free space there"
     )
@@ -319,10 +319,10 @@ def test_a_daemons_own_connection_limit_comes_from_its_manifest() -> None:
     """Family knowledge lives in the manifest: rsyslog's default_connections, none for the baseline."""
     seed = scenarios.load("seed2014")
     rsyslog = profiles.resolve("rsyslog8")
-    assert resources.connection_limit(rsyslog, seed) == (200, "rsyslog's default of 200 TCP sessions")
+    assert fits.connection_limit(rsyslog, seed) == (200, "rsyslog's default of 200 TCP sessions")
     fewer = dataclasses.replace(rsyslog, default_connections=7)
-    assert resources.connection_limit(fewer, seed) == (7, "rsyslog's default of 7 TCP sessions")
-    assert resources.connection_limit(profiles.resolve("baseline"), seed) is None
+    assert fits.connection_limit(fewer, seed) == (7, "rsyslog's default of 7 TCP sessions")
+    assert fits.connection_limit(profiles.resolve("baseline"), seed) is None
 
 
 def test_a_user_syslog_ng_config_with_no_limit_takes_syslog_ngs_default_of_10(
@@ -341,7 +341,7 @@ def test_a_user_syslog_ng_config_with_no_limit_takes_syslog_ngs_default_of_10(
         "at most 10 senders in all"
     )
     ours = environment.run_env({})[0], scenarios.load("seed2014"), profiles.resolve("syslog-ng")
-    assert resources.connections_problem(*ours, [ROOT / "examples" / "syslog-ng-debian-trixie.conf"]) is None
+    assert fits.connections_problem(*ours, [ROOT / "examples" / "syslog-ng-debian-trixie.conf"]) is None
 
 
 def write(path: Path, text: str) -> list[Path]:
@@ -360,9 +360,9 @@ def test_a_user_configs_own_limit_is_read_from_its_listening_source(tmp_path: Pa
         '  network(transport("tcp") port(514)\n    max_connections(30) flags(syslog-protocol));\n};\n'
         'destination d_fwd { network("10.0.0.1" port(514) max-connections(3)); };\n',
     )
-    assert resources.connection_limit(ng, seed, files) == (30, f"max-connections(30) in {files[0]}")
+    assert fits.connection_limit(ng, seed, files) == (30, f"max-connections(30) in {files[0]}")
     cfg, _ = environment.run_env({})
-    assert resources.connections_problem(cfg, seed, ng, files) is None
+    assert fits.connections_problem(cfg, seed, ng, files) is None
 
 
 def test_a_user_rsyslog_config_says_its_limit_as_max_sessions(tmp_path: Path) -> None:
@@ -371,11 +371,11 @@ def test_a_user_rsyslog_config_says_its_limit_as_max_sessions(tmp_path: Path) ->
     modern = write(
         tmp_path / "a.conf", 'module(load="imtcp" MaxSessions="8")\ninput(type="imtcp" port="514")\n'
     )
-    assert resources.connections_problem(cfg, seed, rsyslog, modern) == (
+    assert fits.connections_problem(cfg, seed, rsyslog, modern) == (
         f'HOSTS=5 x SENDERS_PER_HOST=4 = 20 connections, but rsyslog-8.2504 takes at most 8 (MaxSessions="8" in '
         f'{modern[0]}): set MaxSessions="20" in your config, or use at most 8 senders in all'
     )
     legacy = write(tmp_path / "b.conf", "$ModLoad imtcp\n$InputTCPMaxSessions 12\n$InputTCPServerRun 514\n")
-    assert resources.connection_limit(rsyslog, seed, legacy) == (12, f'MaxSessions="12" in {legacy[0]}')
+    assert fits.connection_limit(rsyslog, seed, legacy) == (12, f'MaxSessions="12" in {legacy[0]}')
     none = write(tmp_path / "c.conf", 'module(load="imtcp")\ninput(type="imtcp" port="514")\n')
-    assert resources.connection_limit(rsyslog, seed, none) == (200, "rsyslog's default of 200 TCP sessions")
+    assert fits.connection_limit(rsyslog, seed, none) == (200, "rsyslog's default of 200 TCP sessions")
