@@ -61,7 +61,7 @@ ENV_EXPANSION = re.compile(_REFERENCE)
 ENV_EXPANSION_ESCAPED = re.compile(r"(?P<escape>\\.)|" + _REFERENCE, re.DOTALL)
 ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
 # The watcher reconciles in one byte per message of the run (the DONEs and an unused index 0 included) within
-# its memory limit: no count of the load can be larger, whatever the others are (host/resources.py checks the
+# its memory limit: no count of the load can be larger, whatever the others are (host/fits.py checks the
 # product). Checked here first, so no later arithmetic meets a number of hundreds of digits.
 MAX_COUNT = contract.WATCHER_MEM - contract.WATCHER_OWN_BYTES - 2
 TALLY = f"the watcher reconciles in one byte per message within its {contract.WATCHER_MEM // 1024**2} MiB: "
