@@ -112,7 +112,7 @@ class CapacityResult:
     # results older than the check.
     clocks: Clocks | None = None
     # TUNING: "default", "tuned", "custom" (a step of `knobs`) or "user" (--config), and each knob the config
-    # set (as a run's result has them, model/result.py Daemon). None in results older than the tuning axis.
+    # set (as a run's result has them, model/result/scenario.py Daemon). None in results older than the tuning axis.
     tuning: str | None = None
     knobs: dict[str, Any] | None = None
     # Where RATE_MAX came from (given, or a burst run's drain rate); None in results older than it.
