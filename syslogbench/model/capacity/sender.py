@@ -1,5 +1,6 @@
 """One sender's part of one trial: what the follower counted against what the compiled sender reported, and
-whether the sender, not the daemon, made its messages late or unsent."""
+whether the sender, not the daemon, made its messages late or unsent. What each count means:
+model/countnames.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The run's message counts: all together, and each sender's (rig/reconcile.py counts them)."""
+"""The run's message counts: all together, and each sender's (rig/reconcile.py counts them). What each
+count means: model/countnames.py."""
 
 from __future__ import annotations
 
