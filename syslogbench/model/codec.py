@@ -1,7 +1,7 @@
 """Result files read strictly: every key a field of the model, every value of its field's type.
 
-Both result kinds go through here: a run's (model/result.py, whose reader also migrates older documents)
-and a capacity search's (model/capacity.py). A file with an unknown key, a missing one, or a figure that is
+Both result kinds go through here: a run's (model/result/, whose reader also migrates older documents)
+and a capacity search's (model/capacity/). A file with an unknown key, a missing one, or a figure that is
 not a number ("fast" for ndr_msgs_per_s) is one line naming the place, never the model's own exception.
 Stdlib only.
 """

@@ -4,7 +4,7 @@ stdin and records on its stdout, one JSON object per line.
 Each is defined twice, here and in its role's Rust module (records.rs in rig-rust/src/send/, follow/, reconcile/),
 field for field; both sides refuse a record with an unknown key or a missing one (serde's deny_unknown_fields
 there, `read` here), and a contract test (tests/unit/test_rigrecord.py) passes each through both. Stdlib only:
-every image imports it.
+every image imports it. What each count means: model/countnames.py.
 
 - send: the open-loop sender, one request per send and a record of what it did (its ledger).
 - follow: a capacity trial's follower, a request per trial and its tally.

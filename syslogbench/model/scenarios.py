@@ -27,7 +27,7 @@ REQUIRED = object()  # a Field's default when every file must give the key
 @dataclass(frozen=True)
 class Field:
     """One key of a scenario file, declared once. The file's validation and defaults, the features a daemon
-    needs, the Scenario type, the result's scenario (model/result.py) and its part of results/schema.json
+    needs, the Scenario type, the result's scenario (model/result/scenario.py) and its part of results/schema.json
     (`make render`) all come from these records: a new axis is one record here, plus the watcher's part."""
 
     name: str

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from syslogbench.contract import read_json
 from syslogbench.model import result as model
 from syslogbench.model.result import GeneratorReport, Harness, LastHopCpu, cpu_share
 from syslogbench.model.settings import from_env
@@ -66,7 +67,7 @@ def test_cpu_share_rounds_to_six_digits() -> None:
 
 def test_an_older_result_without_harness_reads_with_every_figure_none() -> None:
     path = sorted((Path(__file__).resolve().parents[2] / "results").glob("2026*.json"))[0]
-    document = model.read_json(path)
+    document = read_json(path)
     assert "harness" not in document
     loaded = model.Result.from_dict(document)
     assert loaded.harness == Harness()

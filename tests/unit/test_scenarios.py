@@ -205,7 +205,7 @@ def test_one_bad_value_is_one_line_and_several_are_listed(tmp_path: Path) -> Non
 
 
 def test_the_result_records_every_axis_the_file_declares() -> None:
-    """One record per key: the result's scenario (model/result.py) takes each axis of FIELDS."""
+    """One record per key: the result's scenario (model/result/scenario.py) takes each axis of FIELDS."""
     recorded = {f.name for f in dataclasses.fields(result.Scenario)}
     assert {field.name for field in scenarios.FIELDS if not field.load} <= recorded
     assert scenarios.KEYS["preprocess"].allowed == tuple(preprocess.KINDS)

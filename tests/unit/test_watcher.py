@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
-from syslogbench.model import result as result_model
 from syslogbench.model import scenarios
 from syslogbench.model.ledger import Ledger
 from syslogbench.model.messages import SenderId
 from syslogbench.model.result import Daemon, Host
+from syslogbench.model.result import document as result_document
 from syslogbench.model.settings import Settings, from_env
 from syslogbench.rig import cgroup, channel, compiled, control
 from syslogbench.rig.cgroup import read_snapshot
@@ -789,7 +789,7 @@ def test_a_sigterm_while_handling_a_failure_cuts_the_long_waits_short(
 
 def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Results larger than limit bytes do not fit: a partial file stays behind, as on a real full disk."""
-    real, tried = result_model.write_atomic, []
+    real, tried = result_document.write_atomic, []
 
     def write_atomic(path: Path, text: str) -> None:
         if path.parent == resultfile.RESULTS:
@@ -799,7 +799,7 @@ def full_disk(limit: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
                 raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(result_model, "write_atomic", write_atomic)  # Result.write's
+    monkeypatch.setattr(result_document, "write_atomic", write_atomic)  # Result.write's
     return tried
 
 
