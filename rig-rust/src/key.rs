@@ -9,7 +9,7 @@
 
 use memchr::memmem;
 
-/// The trial number sits above this in a capacity trial's sequence numbers (model/capacity.py).
+/// The trial number sits above this in a capacity trial's sequence numbers (model/capacity/trial.py).
 pub const TRIAL_SEQ_SPAN: u64 = 1_000_000_000;
 /// What every key starts with.
 pub const MARK: &[u8] = b"syslogbench h=";
@@ -49,7 +49,7 @@ impl Shown<'_> {
     }
 }
 
-/// (trial, index) of a trial's sequence number (model/capacity.py trial_of).
+/// (trial, index) of a trial's sequence number (model/capacity/trial.py trial_of).
 pub fn trial_of(seq: u64) -> (u64, u64) {
     let (trial, rest) = (seq / TRIAL_SEQ_SPAN, seq % TRIAL_SEQ_SPAN);
     (trial, rest.wrapping_sub(1))

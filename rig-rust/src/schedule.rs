@@ -4,7 +4,7 @@
 //! every `tick` seconds from `start + phase`, and message i is due at the first point of that grid at or
 //! after its own time: the batch it goes in. Latency counts from there, so a message's wait for its batch
 //! (half a tick on average) is not counted as the daemon's. The senders of a trial get phases
-//! spread over one tick (model/capacity.py `phase_s`): on a grid they all shared, four senders woke at the
+//! spread over one tick (model/capacity/trial.py `phase_s`): on a grid they all shared, four senders woke at the
 //! same instants on 2 cores, fell behind and raised every p50 (docs/findings/sender-schedule.md).
 //! With tick 0 there is no grid: message i is due at its own time. With rate 0 everything is due at once.
 

@@ -1,4 +1,4 @@
-"""Build one result (syslogbench/model/result.py) from what a run observed.
+"""Build one result (syslogbench/model/result/) from what a run observed.
 
 Pure functions over the model's types, so the figures can be unit-tested without containers. Stdlib only.
 """

@@ -8,7 +8,7 @@ use crate::schedule::Schedule;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
-/// Latencies in microseconds, to 3 significant digits, up to an hour (model/capacity.py LATENCY_DIGITS).
+/// Latencies in microseconds, to 3 significant digits, up to an hour (model/capacity/trial.py LATENCY_DIGITS).
 pub const HIGHEST_US: u64 = 3_600_000_000;
 pub const DIGITS: u8 = 3;
 /// The seconds of a trial counted one by one in arrived_per_s (the daemon's supervisor stops it after 7,200 s);

@@ -99,7 +99,7 @@ class CapacityResult:
     # `matrix --capacity`: the matrix's id and the replicate (model.result.Matrix's fields), which let a
     # matrix resume; None: a search of its own.
     matrix: dict[str, object] | None = None
-    # capacity --swarm: every node of the swarm as `docker node inspect` described it (host/swarm.py's
+    # capacity --swarm: every node of the swarm as `docker node inspect` described it (host/swarmnodes.py's
     # Node); machine is then the central node's. None: one host.
     nodes: list[dict[str, object]] | None = None
     # What made the figures, beside `settings` (the search's): the rig's shape and memory, the UDP buffers

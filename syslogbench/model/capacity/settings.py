@@ -89,7 +89,7 @@ KEYS = {
 # (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
 # up and down included).
 TRIAL_OVERHEAD_S = 5.0
-# The daemon and the senders up, a trial's templates rendered (rig/trials.py): the senders make the messages
+# The daemon and the senders up, a trial's templates rendered (rig/trialsender.py): the senders make the messages
 # as they send, so the wait does not grow with a trial's messages.
 READY_WAIT_S = 120.0
 
