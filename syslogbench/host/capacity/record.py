@@ -48,12 +48,23 @@ def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, 
     directory = results_dir / "capacity"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{data.run_id}.json"
-    path.write_text(json.dumps(data.to_dict(), indent=2, sort_keys=True) + "\n")
+    path.write_text(result_text(data.to_dict()))
     print(text)
     for error in data.errors:
         log(f"error: {error}")
     log(f"result: {path}")
     return data
+
+
+def result_text(document: dict) -> str:
+    """A capacity result as its file holds it: a key a line, but each trial on one line of its own, its
+    senders and histogram with it (a line per sender and per bucket made the results 191 MB)."""
+    trials = document.get("trials") or []
+    text = json.dumps({**document, "trials": []}, indent=2, sort_keys=True)
+    if trials:
+        lines = ",\n".join("    " + json.dumps(t, sort_keys=True, separators=(",", ":")) for t in trials)
+        text = text.replace('\n  "trials": []', '\n  "trials": [\n' + lines + "\n  ]", 1)
+    return text + "\n"
 
 
 def build(chosen: Search, trials: list[Trial], found: Found, latency: dict[str, Latency], began: datetime,
