@@ -109,7 +109,7 @@ def sender(
 
 
 def trial(number: int, *senders: capacity.SenderTrial) -> capacity.Trial:
-    return capacity.Trial(number, 10.0, 1.0, 10, 10, 10, 0, 0, 0, 0, 0.0, 10.0, False, capacity.Latency(), {},
+    return capacity.Trial(number, 10.0, 1.0, 10, 10, 10, 0, 0, 0, 0, 0.0, 10.0, False, capacity.Latency(),
                           0.02, 0, 1.0, 0.1, None, None, senders=list(senders))  # fmt: skip
 
 

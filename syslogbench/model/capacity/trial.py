@@ -23,8 +23,8 @@ TRIAL_SEQ_SPAN = 1_000_000_000
 SEND_TICK_S = 0.005
 # A message whose own time is this close after a grid point goes in that point's batch (schedule.rs).
 GRID_SLACK_S = 1e-6
-# Latencies are kept in microseconds, rounded to 3 significant digits (HdrHistogram's precision below):
-# the watcher sends {rounded value: count}, the host records it into an HdrHistogram.
+# Latencies are kept in microseconds to 3 significant digits (the follower's HdrHistogram, tally.rs): the
+# watcher sends {bucket's value: count}, the host keeps it in HdrHistogram's encoding (Trial.latency_histogram).
 LATENCY_DIGITS = 3
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p999": 99.9}
 
@@ -99,7 +99,6 @@ class Trial:
     achieved_msgs_per_s: float | None  # what the senders really offered, all together
     sender_bound: bool
     latency_ms: Latency
-    latency_histogram_us: dict[str, int]  # {rounded us: count}, for merging trials (HdrHistogram on the host)
     sample_s: float | None  # how often the output was looked at: the latency's resolution
     stale_lines: int  # lines of earlier trials seen during this one (they count in their own trial as lost)
     daemon_cpu_s: float | None
@@ -134,6 +133,14 @@ class Trial:
     daemon_cores_idle_s: float | None = None
     daemon_cores_steal_s: float | None = None
     host_steal_s: float | None = None
+    # The follower's latency histogram (1 us to an hour at LATENCY_DIGITS significant digits) in
+    # HdrHistogram's compressed V2 encoding, base64: the host encodes the watcher's answer as it arrives
+    # (host/capacity/histogram.py, which also decodes it; this model stays stdlib-only).
+    latency_histogram: str | None = None
+    # The same as {us: count}, as the watcher answers it: in results from before the encoding, and from the
+    # Python watcher before the follower, whose values (rounded to 3 decimal digits) the encoding would change.
+    # None where latency_histogram holds it.
+    latency_histogram_us: dict[str, int] | None = None
 
     def consistent(self) -> str | None:
         for sender in self.senders:
