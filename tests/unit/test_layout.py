@@ -127,7 +127,7 @@ def test_only_the_plan_and_its_orchestrators_branch_on_a_config_or_a_swarm() -> 
 # host/ in tiers, each importing only its own tier and those below: the command line; the commands; what runs
 # a plan (a run, a search and its parts, the orchestrators); and the services every tier uses.
 HOST_TIERS = {
-    "entry": {"cli"},
+    "entry": {"cli", "options"},
     "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate", "capacity.command"},
     "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.ceiling", "capacity.confirm",
                 "capacity.measurer", "capacity.plan", "capacity.record", "capacity.search", "capacity.session"},
