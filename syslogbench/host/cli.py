@@ -88,10 +88,21 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
 
 
 def orchestrator(args: argparse.Namespace) -> plan.Orchestrator:
-    """Compose on this machine, or the swarm (--swarm): chosen here, once."""
-    if args.registry and not getattr(args, "swarm", True):
+    """Compose on this machine, or the swarm (--swarm): chosen here, once, for every command (a command
+    without --swarm runs on this machine)."""
+    registry = getattr(args, "registry", None)
+    if registry and not getattr(args, "swarm", True):
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-    return swarm.Swarm(args.registry) if getattr(args, "swarm", False) else onehost.OneHost()
+    return swarm.Swarm(registry) if getattr(args, "swarm", False) else onehost.OneHost()
+
+
+def one_host(args: argparse.Namespace, command: str) -> onehost.OneHost:
+    """The orchestrator of a command that runs on this machine only (it mounts compose files of its own,
+    builds here, or injects faults with the Docker CLI): a swarm is refused in one line, before any container."""
+    on = orchestrator(args)
+    if not isinstance(on, onehost.OneHost):
+        raise settings.SettingsError(f"{command} runs on this machine only (compose): leave --swarm out")
+    return on
 
 
 def config_of(args: argparse.Namespace) -> plan.Config | None:
@@ -146,19 +157,22 @@ def with_scenario(args: argparse.Namespace) -> dict[str, str]:
 def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
-    sides = compare.make(args.side, overrides, args.rounds)
+    sides = compare.make(args.side, overrides, args.rounds, one_host(args, "compare"))
     return compare.command(sides, args.rounds, results)
 
 
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
-    job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate)
+    on = one_host(args, "knobs")
+    job = knobs.make(
+        args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate, on
+    )
     return knobs.command(job, results)
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    return check.check(args.profile, args.overrides)
+    return check.check(args.profile, args.overrides, orchestrator(args))
 
 
 def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -179,6 +193,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     names = options.profile_names(args.profiles)
     overrides = pairs.parse_overrides(args.overrides)
     options.writable_dir(args.results)
+    on = orchestrator(args)
     if args.capacity:
         if args.warmup:
             raise settings.SettingsError(
@@ -187,7 +202,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         if args.tunings:
             raise settings.SettingsError("--tunings is for runs: give a capacity matrix TUNING=tuned instead")
         return matrix.run_capacity_matrix(
-            names, args.replicates, overrides, args.results, args.fresh, config=config_of(args)
+            names, args.replicates, overrides, args.results, args.fresh, on, config=config_of(args)
         )
     return matrix.run_matrix(
         names,
@@ -195,6 +210,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         overrides,
         args.results,
         args.fresh,
+        on,
         show=wiring.show,
         warmup=args.warmup,
         config=config_of(args),
@@ -209,7 +225,7 @@ def faults_command(args: argparse.Namespace, wiring: Wiring) -> int:
     options.at_least("--runs", args.runs, 1)
     options.writable_dir(args.results)
     names = options.profile_names(args.profiles) if args.profiles is not None else faults.default_profiles()
-    return faults.campaign(args.runs, args.seed, names, args.results)
+    return faults.campaign(args.runs, args.seed, names, args.results, one_host(args, "faults"))
 
 
 def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, environment, lock, setup
-from syslogbench.model import scenarios
+from syslogbench.host import benchmark, cli, compose, environment, lock, onehost, setup
+from syslogbench.model import scenarios, settings
 from tests.unit.conftest import SEED_ENV_FILE
 from tests.unit.test_result import document_of, observed
 
@@ -466,3 +467,13 @@ def test_key_value_pairs_may_come_before_and_after_the_options() -> None:
         with pytest.raises(SystemExit) as stopped:
             cli.parse(argv)
         assert stopped.value.code == 2
+
+
+def test_a_command_of_one_host_refuses_a_swarm_in_one_line() -> None:
+    """compare, knobs and faults take this machine's compose from the command line's choice: a swarm is one
+    line, before anything starts."""
+    with pytest.raises(
+        settings.SettingsError, match="^faults runs on this machine only .*leave --swarm out$"
+    ):
+        cli.one_host(argparse.Namespace(swarm=True, registry=None), "faults")
+    assert isinstance(cli.one_host(argparse.Namespace(), "faults"), onehost.OneHost)
