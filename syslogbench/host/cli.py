@@ -35,6 +35,7 @@ from syslogbench.host import (
     profiles,
     render,
     setup,
+    stack,
     swarm,
 )
 from syslogbench.host.capacity import command as searchrun
@@ -157,8 +158,9 @@ def with_scenario(args: argparse.Namespace) -> dict[str, str]:
 def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
-    sides = compare.make(args.side, overrides, args.rounds, one_host(args, "compare"))
-    return compare.command(sides, args.rounds, results)
+    on = one_host(args, "compare")
+    sides = compare.make(args.side, overrides, args.rounds, on)
+    return compare.command(sides, args.rounds, results, on)
 
 
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -180,7 +182,7 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
     out = options.writable_file(args.out) if args.out is not None else None
     chosen = plan_of(args, overrides)
     version = environment.docker_version()
-    text = chosen.stack_text(registry=args.registry, docker_version=version)
+    text = stack.plan_text(chosen, registry=args.registry, docker_version=version)
     if out is None:
         print(text, end="")
         return EXIT_CODES["pass"]

@@ -115,7 +115,7 @@ def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
     return run
 
 
-def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
+def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
     cid = f"{result.run_id(began, 'compare', None)}-{scenario}"
@@ -126,7 +126,7 @@ def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
-                benchmark.images_ready(side.plan, True, log)
+                on.images_ready(side.plan, True, log)
             for number, name in schedule([s.name for s in sides], rounds, SEED):
                 runs.append(run_one(by_name[name], name, number, folder / "runs"))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so

@@ -10,6 +10,7 @@ on the node labelled syslogbench.role=central, and the generators on the nodes l
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -19,6 +20,9 @@ from syslogbench.host.profiles import Profile
 from syslogbench.host.render import ComposeDumper
 from syslogbench.model import settings
 from syslogbench.model import userconfig as user_model
+
+if TYPE_CHECKING:
+    from syslogbench.host.plan import Plan
 
 ROLE_LABEL = "syslogbench.role"
 CENTRAL_ROLE = "central"
@@ -149,7 +153,7 @@ def stack(
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). A config of the user's
-    own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of
+    own (--config) goes in by with_user_config, which plan_text applies. capacity_env: more of
     the watcher's environment (a capacity search's, host/capacity/command.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
@@ -226,3 +230,11 @@ def text(spec: dict, profile: Profile, cfg: settings.Settings) -> str:
         hosts=cfg.hosts,
     )
     return header + body
+
+
+def plan_text(chosen: Plan, **options: object) -> str:
+    """The plan's stack file, with the user's config, if any, in place of the profile's (options: stack()'s)."""
+    spec = stack(chosen.profile, chosen.cfg, **options)  # type: ignore[arg-type]
+    if chosen.user is not None:
+        with_user_config(spec, chosen.user, chosen.cfg.scenario)
+    return text(spec, chosen.profile, chosen.cfg)

@@ -27,7 +27,7 @@ from syslogbench.host import benchmark, images, lock, resources, stack, userconf
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.host.plan import Plan, RunOptions
+from syslogbench.host.plan import Config, Plan, RunOptions, make
 from syslogbench.model import result, settings
 
 Show = Callable[[Path], None]
@@ -276,6 +276,9 @@ class Swarm:
     nodes: list[Node] = field(default_factory=list)
     placement: Placement | None = None
 
+    def make_plan(self, profile_name: str, overrides: dict[str, str], config: Config | None = None) -> Plan:
+        return make(profile_name, overrides, self, config)
+
     def check(self, chosen: Plan, central_here: bool = False) -> None:
         self.nodes, self.placement = checked(chosen, central_here)
 
@@ -316,8 +319,8 @@ class Swarm:
                 "senders": "nodes " + ", ".join(n.hostname for n in self.placement.generators)}  # fmt: skip
 
     @contextlib.contextmanager
-    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
-            log: Callable[[str], None]) -> Iterator[Stack]:  # fmt: skip
+    def running_stack(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
+                      log: Callable[[str], None]) -> Iterator[Stack]:  # fmt: skip
         """The rig as a stack, as run --swarm deploys it (build and extra_files are one host's)."""
         placement = self.placement
         assert placement is not None, "Swarm.search_placement first"
@@ -367,7 +370,8 @@ def rendered(
     chosen: Plan, placement: Placement, registry: str | None, capacity_env: dict[str, str] | None = None
 ) -> str:
     """The stack file for these nodes; capacity_env: more of the watcher's environment (a capacity search's)."""
-    return chosen.stack_text(
+    return stack.plan_text(
+        chosen,
         registry=registry,
         docker_version=placement.central.engine,
         generator_nodes=len(placement.generators),

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from syslogbench.host import plan as run_plan
 from syslogbench.host import userconfig
-from syslogbench.host.plan import Orchestrator, Plan
 from syslogbench.model import capacity, settings
 from syslogbench.model import userconfig as userconfig_model
 from syslogbench.model.capacity import CapacitySettings
+
+if TYPE_CHECKING:
+    from syslogbench.host.plan import Config, Orchestrator, Plan
 
 # Without RATE_MAX, the burst run that sets it sends this many messages, all senders together
 # (host/capacity/ceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
@@ -37,20 +39,15 @@ class Search:
     burst: Plan | None = None
 
 
-def cpuset(cores: str) -> str:
-    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
-    return cores if cores[:1].isdigit() else ""
-
-
 def plan(
-    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: run_plan.Config | None = None
+    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: Config | None = None
 ) -> Search:
     """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError, SwarmError)
     before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
     profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
     refuse_unused(rest)
-    chosen = run_plan.make(profile_name, rest, on, config)
+    chosen = on.make_plan(profile_name, rest, config)
     userconfig.refuse_expect_dropped(chosen.user)
     if reasons := chosen.unsupported:
         raise Unsupported(
@@ -69,7 +66,7 @@ def plan(
     burst = None
     if "RATE_MAX" not in overrides:
         per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
-        burst = run_plan.make(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, on, config)
+        burst = on.make_plan(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, config)
     return Search(chosen, cap, on.search_placement(chosen, cores), burst)
 
 
