@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from syslogbench.host.capacity.session import cpuset
+from syslogbench.host.capacity.session import cores_env
 from syslogbench.host.lifecycle import RunOptions, kept
 from syslogbench.model import result
 from syslogbench.model.capacity import Ceiling
@@ -56,9 +56,7 @@ def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tupl
                log: Callable[[str], None]) -> tuple[float | str, str | None]:  # fmt: skip
     """The burst run's drain rate (msg/s) and its run id; or why there is none, in one line."""
     assert chosen.burst is not None
-    cores = chosen.cpu_placement
-    env = {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
-    options = RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
+    options = RunOptions(lambda path: None, extra_env=cores_env(chosen), build=build, extra_files=extra_files)
     burst = chosen.burst  # a run as `run` makes it; n/a it cannot be: the search's plan refused that
     with kept(results_dir / "capacity" / "bursts") as (staging, written):
         burst.on.check(burst)

@@ -41,9 +41,14 @@ def trial_env(chosen: Search) -> dict[str, str]:
     cap = chosen.cap
     env = dict(chosen.plan.env)
     env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
-    cores = chosen.cpu_placement
-    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
+    env.update(cores_env(chosen))
     return env
+
+
+def cores_env(chosen: Search) -> dict[str, str]:
+    """The daemon's and the senders' cpusets of the search's placement: its trials' and its burst's."""
+    cores = chosen.cpu_placement
+    return {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
 
 
 @contextlib.contextmanager
