@@ -19,6 +19,12 @@ CENTRAL_HOST = "central"  # the network alias every daemon profile's service ans
 CENTRAL_PORT = 514  # syslog, TCP, UDP and TLS alike
 LASTHOP_HOST = "lasthop"  # the relay target's compose service
 LASTHOP_PORT = 1514
+# The network every service of a stack joins (a swarm names it <stack>_bench).
+NETWORK = "bench"
+# On a swarm, the node label that places a service: the daemon on the central node, senders on the others.
+ROLE_LABEL = "syslogbench.role"
+CENTRAL_ROLE = "central"
+GENERATOR_ROLE = "generator"
 # The control channel (syslogbench/rig/channel.py): the generators reach the watcher here, over the network.
 WATCHER_HOST = "watcher"
 CONTROL_PORT = 5140

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import textwrap
@@ -30,11 +29,13 @@ from syslogbench.host import (
     knobs,
     matrix,
     onehost,
+    options,
     pairs,
     plan,
     profiles,
     render,
     setup,
+    stack,
     swarm,
 )
 from syslogbench.host.capacity import command as searchrun
@@ -49,9 +50,6 @@ DESCRIPTION = (
     "A reproducible benchmark matrix for syslog daemons on Docker Compose: each run sends syslog from "
     "generator containers to one daemon, checks every message against the senders' ledgers, and writes a "
     "result file with a verdict (docs/running.md)."
-)
-OVERRIDE_HELP = (
-    "override a .env setting, or the scenario's shape (HOSTS, SENDERS_PER_HOST, MESSAGES_PER_SENDER)"
 )
 INPUT_ERRORS = (
     settings.SettingsError,
@@ -83,243 +81,6 @@ class Command:
     passthrough: bool = False  # its own parser reads every argument after its name
 
 
-# -- options ---------------------------------------------------------------------------------------------------
-
-
-def profile_option(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--profile",
-        help="daemon profile (default: the one `profiles` marks default, whose manifest says default: true)",
-    )
-    cmd.set_defaults(profile_default=True)
-
-
-def overrides_option(cmd: argparse.ArgumentParser, text: str = OVERRIDE_HELP) -> None:
-    cmd.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help=text)
-
-
-def results_option(cmd: argparse.ArgumentParser, writes: str) -> None:
-    cmd.add_argument("--results", type=Path, default=ROOT / "results", help=f"results directory: {writes}")
-
-
-def run_options(cmd: argparse.ArgumentParser) -> None:
-    profile_option(cmd)
-    results_option(cmd, "writes <results>/<run id>.json (default results/)")
-    swarm_options(cmd)
-    config_options(cmd)
-    overrides_option(cmd)
-
-
-def swarm_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--swarm", action="store_true", help="on the Docker Swarm the Docker CLI points at (docs/swarm.md)"
-    )
-    cmd.add_argument("--registry", help="with --swarm: push the images there, the nodes pull them")
-
-
-def config_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--config",
-        type=Path,
-        metavar="PATH",
-        help="your own rsyslog.conf or syslog-ng.conf (a file, or a directory with its includes) in place of "
-        "the profile's; EXPECT_DROPPED=local7.* declares what it drops (docs/userconfig.md)",
-    )
-    cmd.add_argument(
-        "--config-private", action="store_true", help="with --config: record its hash, not its text"
-    )
-
-
-def capacity_options(cmd: argparse.ArgumentParser) -> None:
-    profile_option(cmd)
-    cmd.add_argument("--scenario", help="the scenario whose transport and destination are searched")
-    results_option(cmd, "writes <results>/capacity/<run id>.json (default results/)")
-    swarm_options(cmd)
-    config_options(cmd)
-    overrides_option(cmd, f"{OVERRIDE_HELP}; or the search's: {', '.join(capacity.KEYS)} (docs/capacity.md)")
-
-
-def compare_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--side",
-        action="append",
-        default=[],
-        metavar="PROFILE[@TUNING]|PROFILE=CONFIG",
-        help="a side (repeat it; the first is the one each is over): a profile at a tuning (default or tuned), "
-        "or with your own config file",
-    )
-    cmd.add_argument("--scenario", help="the scenario every side runs (default: SCENARIO, seed2014)")
-    cmd.add_argument(
-        "--rounds", type=int, default=5, help="rounds, each every side once in a random order (default 5)"
-    )
-    results_option(
-        cmd, "writes <results>/compare/<id>.json, each run's result in <results>/compare/<id>/runs/"
-    )
-    overrides_option(cmd)
-
-
-def knobs_options(cmd: argparse.ArgumentParser) -> None:
-    profile_option(cmd)
-    cmd.add_argument("--scenario", help="the scenario every step runs (default: SCENARIO, seed2014)")
-    cmd.add_argument(
-        "--knob",
-        action="append",
-        default=[],
-        metavar="NAME[=V1,V2]",
-        help="a knob to try (repeat it), at its tuned value or at each value given, e.g. file-cache=10,64,256 "
-        "(default: every knob of the family that applies; docs/tuning.md lists them)",
-    )
-    cmd.add_argument("--replicates", type=int, default=2, help="runs of each step, interleaved (default 2)")
-    cmd.add_argument(
-        "--capacity",
-        action="store_true",
-        help="also a capacity search of the first step and of the last (the search's keys as for capacity)",
-    )
-    cmd.add_argument(
-        "--latency-rate",
-        default="auto",
-        metavar="RATE",
-        help="each step's p99 latency from one capacity trial at this total msg/s (default auto: half the "
-        "default step's drain rate; off: none)",
-    )
-    results_option(cmd, "writes <results>/knobs/<id>.json, each run's result in <results>/knobs/<id>/")
-    overrides_option(cmd, f"{OVERRIDE_HELP}; with --capacity also the search's (docs/capacity.md)")
-
-
-def check_options(cmd: argparse.ArgumentParser) -> None:
-    profile_option(cmd)
-    overrides_option(cmd)
-
-
-def stack_options(cmd: argparse.ArgumentParser) -> None:
-    profile_option(cmd)
-    cmd.add_argument("--out", type=Path, help="where to write it (default: standard output)")
-    cmd.add_argument("--registry", help="registry prefix of the images, e.g. registry.lab:5000")
-    config_options(cmd)
-    overrides_option(cmd)
-
-
-def matrix_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--profiles", required=True, help="comma-separated profile names")
-    cmd.add_argument("--replicates", type=int, default=3, help="runs of each profile (default 3)")
-    cmd.add_argument("--fresh", action="store_true", help="rerun cells that already have a result")
-    cmd.add_argument(
-        "--warmup",
-        type=int,
-        default=0,
-        help="first N runs of each profile, kept in RESULTS/warmup/ and not counted",
-    )
-    cmd.add_argument(
-        "--capacity",
-        action="store_true",
-        help="a capacity search per profile and replicate instead of a run, for the scenario's transport "
-        "(SCENARIO=udp; the search's keys as for capacity; docs/capacity.md)",
-    )
-    cmd.add_argument(
-        "--tunings",
-        metavar="default,tuned",
-        help="runs only: each profile at each tuning, interleaved (docs/tuning.md); default: TUNING's one",
-    )
-    results_option(cmd, "one <run id>.json per run, or per search under capacity/ (default results/)")
-    config_options(cmd)
-    overrides_option(cmd)
-
-
-def faults_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--runs", type=int, default=9, help="runs, one fault each (9 covers every kind once)")
-    cmd.add_argument("--seed", type=int, default=1, help="draws the faults, the profiles and the moments")
-    cmd.add_argument(
-        "--profiles",
-        help="comma-separated profiles (default: one of each daemon family, e.g. rsyslog8,syslog-ng)",
-    )
-    results_option(cmd, "writes <results>/faults/<id>.json")
-    cmd.add_argument("--summary", type=Path, metavar="FILE", help="print a campaign file as a Markdown table")
-
-
-def calibrate_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--messages", type=int, default=300000, help="messages per connection")
-    cmd.add_argument("--connections", type=int, default=4, help="parallel connections (one remote host)")
-    results_option(cmd, "writes <results>/calibration/<time>.json")
-
-
-def fingerprint_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--times", type=int, default=1, help="how many fingerprints, one after the other")
-    overrides_option(cmd, "CENTRAL_CPUS, CENTRAL_MEM (the daemon's limits it runs under)")
-
-
-def setup_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("--profile", action="append", help="profile to build (repeatable; default: all)")
-
-
-def no_options(cmd: argparse.ArgumentParser) -> None:
-    return None
-
-
-def profiles_options(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument(
-        "--json",
-        action="store_true",
-        help="one JSON list of the profiles, aliases left out (for CI matrices)",
-    )
-
-
-# -- what the user gave, checked before anything starts ----------------------------------------------------------
-
-
-def writable_dir(path: Path, option: str = "--results") -> Path:
-    """A directory that exists or can be made, and written: else one line. A directory made to find out is
-    removed again, so a command refused later leaves nothing behind."""
-    made = [folder for folder in [path, *path.parents] if not folder.exists()]
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise settings.SettingsError(
-            f"{option} {path}: is a file, not a directory: name a directory"
-        ) from None
-    except OSError as error:
-        raise settings.SettingsError(
-            f"{option} {path}: cannot be made ({error.strerror}): choose another"
-        ) from None
-    finally:
-        for folder in made:  # deepest first
-            if folder.is_dir():
-                folder.rmdir()
-    if not made and not os.access(path, os.W_OK | os.X_OK):
-        raise settings.SettingsError(f"{option} {path}: cannot be written by this user: choose another")
-    return path
-
-
-def writable_file(path: Path, option: str = "--out") -> Path:
-    """A file whose directory exists and can be written (nothing is created on the way)."""
-    if path.is_dir():
-        raise settings.SettingsError(
-            f"{option} {path}: is a directory: name a file, e.g. {path / 'stack.yaml'}"
-        )
-    folder = path.parent
-    if not folder.is_dir():
-        raise settings.SettingsError(
-            f"{option} {path}: the directory {folder} does not exist: create it first"
-        )
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise settings.SettingsError(f"{option} {path}: cannot be written by this user: choose another path")
-    return path
-
-
-def at_least(option: str, value: int, low: int) -> int:
-    if value < low:
-        raise settings.SettingsError(f"{option} {value}: use {low} or more")
-    return value
-
-
-def profile_names(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if not names:
-        raise settings.SettingsError(
-            f"--profiles {text!r} names no profile: give a comma-separated list of `profiles` names"
-        )
-    return names
-
-
 def overrides_of(args: argparse.Namespace) -> dict[str, str]:
     """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
     if getattr(args, "profile", None) is not None:
@@ -328,10 +89,21 @@ def overrides_of(args: argparse.Namespace) -> dict[str, str]:
 
 
 def orchestrator(args: argparse.Namespace) -> plan.Orchestrator:
-    """Compose on this machine, or the swarm (--swarm): chosen here, once."""
-    if args.registry and not getattr(args, "swarm", True):
+    """Compose on this machine, or the swarm (--swarm): chosen here, once, for every command (a command
+    without --swarm runs on this machine)."""
+    registry = getattr(args, "registry", None)
+    if registry and not getattr(args, "swarm", True):
         raise settings.SettingsError("--registry is for --swarm: the nodes pull the images from it")
-    return swarm.Swarm(args.registry) if getattr(args, "swarm", False) else onehost.OneHost()
+    return swarm.Swarm(registry) if getattr(args, "swarm", False) else onehost.OneHost()
+
+
+def one_host(args: argparse.Namespace, command: str) -> onehost.OneHost:
+    """The orchestrator of a command that runs on this machine only (it mounts compose files of its own,
+    builds here, or injects faults with the Docker CLI): a swarm is refused in one line, before any container."""
+    on = orchestrator(args)
+    if not isinstance(on, onehost.OneHost):
+        raise settings.SettingsError(f"{command} runs on this machine only (compose): leave --swarm out")
+    return on
 
 
 def config_of(args: argparse.Namespace) -> plan.Config | None:
@@ -350,14 +122,14 @@ def plan_of(args: argparse.Namespace, overrides: dict[str, str]) -> plan.Plan:
 
 def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
-    writable_dir(args.results)
+    options.writable_dir(args.results)
     return benchmark.run(plan_of(args, overrides), args.results, plan.RunOptions(wiring.show))
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)  # the search's keys are not run settings: searchplan.plan splits them
     on = orchestrator(args)
-    results = writable_dir(args.results)
+    results = options.writable_dir(args.results)
     config = config_of(args)
     try:
         return searchrun.run(searchplan.plan(args.profile, overrides, on, config), results)
@@ -385,28 +157,32 @@ def with_scenario(args: argparse.Namespace) -> dict[str, str]:
 
 def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
-    results = writable_dir(args.results)
-    sides = compare.make(args.side, overrides, args.rounds)
-    return compare.command(sides, args.rounds, results)
+    results = options.writable_dir(args.results)
+    on = one_host(args, "compare")
+    sides = compare.make(args.side, overrides, args.rounds, on)
+    return compare.command(sides, args.rounds, results, on)
 
 
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
-    results = writable_dir(args.results)
-    job = knobs.make(args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate)
+    results = options.writable_dir(args.results)
+    on = one_host(args, "knobs")
+    job = knobs.make(
+        args.profile, overrides, args.knob, args.replicates, args.capacity, args.latency_rate, on
+    )
     return knobs.command(job, results)
 
 
 def check_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    return check.check(args.profile, args.overrides)
+    return check.check(args.profile, args.overrides, orchestrator(args))
 
 
 def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
-    out = writable_file(args.out) if args.out is not None else None
+    out = options.writable_file(args.out) if args.out is not None else None
     chosen = plan_of(args, overrides)
     version = environment.docker_version()
-    text = chosen.stack_text(registry=args.registry, docker_version=version)
+    text = stack.plan_text(chosen, registry=args.registry, docker_version=version)
     if out is None:
         print(text, end="")
         return EXIT_CODES["pass"]
@@ -416,9 +192,10 @@ def stack_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 
 def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    names = profile_names(args.profiles)
+    names = options.profile_names(args.profiles)
     overrides = pairs.parse_overrides(args.overrides)
-    writable_dir(args.results)
+    options.writable_dir(args.results)
+    on = orchestrator(args)
     if args.capacity:
         if args.warmup:
             raise settings.SettingsError(
@@ -427,7 +204,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         if args.tunings:
             raise settings.SettingsError("--tunings is for runs: give a capacity matrix TUNING=tuned instead")
         return matrix.run_capacity_matrix(
-            names, args.replicates, overrides, args.results, args.fresh, config=config_of(args)
+            names, args.replicates, overrides, args.results, args.fresh, on, config=config_of(args)
         )
     return matrix.run_matrix(
         names,
@@ -435,6 +212,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
         overrides,
         args.results,
         args.fresh,
+        on,
         show=wiring.show,
         warmup=args.warmup,
         config=config_of(args),
@@ -446,16 +224,16 @@ def faults_command(args: argparse.Namespace, wiring: Wiring) -> int:
     if args.summary:
         print(faults.summary(args.summary))
         return EXIT_CODES["pass"]
-    at_least("--runs", args.runs, 1)
-    writable_dir(args.results)
-    names = profile_names(args.profiles) if args.profiles is not None else faults.default_profiles()
-    return faults.campaign(args.runs, args.seed, names, args.results)
+    options.at_least("--runs", args.runs, 1)
+    options.writable_dir(args.results)
+    names = options.profile_names(args.profiles) if args.profiles is not None else faults.default_profiles()
+    return faults.campaign(args.runs, args.seed, names, args.results, one_host(args, "faults"))
 
 
 def calibrate_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    at_least("--messages", args.messages, 1)
-    at_least("--connections", args.connections, 1)
-    writable_dir(args.results)  # before set-up builds anything
+    options.at_least("--messages", args.messages, 1)
+    options.at_least("--connections", args.connections, 1)
+    options.writable_dir(args.results)  # before set-up builds anything
     return calibrate.main(args.messages, args.connections, args.results)
 
 
@@ -464,7 +242,7 @@ FINGERPRINT_KEYS = ("CENTRAL_CPUS", "CENTRAL_MEM")
 
 
 def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
-    at_least("--times", args.times, 1)
+    options.at_least("--times", args.times, 1)
     overrides = pairs.parse_overrides(args.overrides)
     if unused := sorted(set(overrides) - set(FINGERPRINT_KEYS)):
         raise settings.SettingsError(
@@ -525,77 +303,79 @@ def profiles_command(args: argparse.Namespace, wiring: Wiring) -> int:
 
 COMMANDS: dict[str, Command] = {
     "run": Command(
-        "run one benchmark: writes results/<run id>.json and prints its result", run_options, run_command
+        "run one benchmark: writes results/<run id>.json and prints its result",
+        options.run_options,
+        run_command,
     ),
     "check": Command(
         "check a profile, the settings and the scenario as `run` would, starting nothing and writing nothing: "
         "exit 0 (would run), 2 (every problem listed) or 4 (n/a)",
-        check_options,
+        options.check_options,
         check_command,
     ),
     "capacity": Command(
         "search the highest rate the daemon holds (NDR, PDR) and its latency: writes "
         "results/capacity/<run id>.json and prints a table",
-        capacity_options,
+        options.capacity_options,
         capacity_command,
     ),
     "knobs": Command(
         "what each knob buys: one profile and scenario from the package's defaults to tuned, one knob at a "
         "time, interleaved: writes results/knobs/<id>.json and prints a table",
-        knobs_options,
+        options.knobs_options,
         knobs_command,
     ),
     "compare": Command(
         "two or more sides (PROFILE, PROFILE@tuned, PROFILE=CONFIG) over one scenario's burst, interleaved in "
         "rounds with an A/A control, paired into ratios: writes results/compare/<id>.json and prints a table",
-        compare_options,
+        options.compare_options,
         compare_command,
     ),
     "stack": Command(
         "write a stack file for docker stack deploy (Docker Swarm) to --out, or print it",
-        stack_options,
+        options.stack_options,
         stack_command,
     ),
     "matrix": Command(
         "profiles x replicates, interleaved and resumable: one result file per run in --results",
-        matrix_options,
+        options.matrix_options,
         matrix_command,
     ),
     "faults": Command(
         "small runs, each with one fault injected; writes <results>/faults/<id>.json with every run's invariants",
-        faults_options,
+        options.faults_options,
         faults_command,
     ),
     "calibrate": Command(
         "our sender vs loggen, each into a discarding sink: writes <results>/calibration/<time>.json",
-        calibrate_options,
+        options.calibrate_options,
         calibrate_command,
     ),
     "fingerprint": Command(
         "time this machine's fingerprint as a run does, and its spread: prints it, writes no file",
-        fingerprint_options,
+        options.fingerprint_options,
         fingerprint_command,
     ),
     "setup": Command(
         "install Compose v2 if missing, make the base images, build the images: writes Docker images only",
-        setup_options,
+        options.setup_options,
         setup_command,
     ),
     "report": Command(
         "the report from the result files: Markdown to standard output, or with --out DIR, DIR/report.md, "
         "DIR/report.html and DIR/plots/ (`report --help` for its options)",
-        no_options,
+        options.no_options,
         report_command,
         passthrough=True,
     ),
     "render": Command(
         "from the manifests: every daemon config, compose.daemons.yaml and compose.profiles.yaml",
-        no_options,
+        options.no_options,
         render_command,
     ),
     "profiles": Command(
         "list the profile names and where each image comes from: prints them, writes nothing",
-        profiles_options,
+        options.profiles_options,
         profiles_command,
     ),
 }

@@ -14,13 +14,17 @@ import random
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, lock, onehost, plan
+from syslogbench.host import benchmark, environment, lock, plan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import compare as model
 from syslogbench.model import machine, result, settings
+
+if TYPE_CHECKING:
+    from syslogbench.host.onehost import OneHost
 
 SEED = 47  # the rounds' random order, recorded in the result
 
@@ -52,7 +56,7 @@ def side_words(word: str) -> tuple[str, str | None, Path | None]:
     return name, tuning or None, None
 
 
-def make_side(word: str, overrides: dict[str, str]) -> Side:
+def make_side(word: str, overrides: dict[str, str], on: OneHost) -> Side:
     name, tuning, config = side_words(word)
     if tuning is not None and tuning not in settings.TUNINGS:
         raise CompareError(f"--side {word}: tuning {tuning!r}: give {' or '.join(settings.TUNINGS)}")
@@ -63,7 +67,7 @@ def make_side(word: str, overrides: dict[str, str]) -> Side:
     given = {**overrides, "TUNING": tuning or settings.DEFAULT_TUNING}
     if config is not None:
         given.pop("TUNING")
-    chosen = plan.make(name, given, onehost.OneHost(), None if config is None else (config, False))
+    chosen = plan.make(name, given, on, None if config is None else (config, False))
     if chosen.unsupported:
         said = "; ".join(chosen.unsupported)
         raise CompareError(
@@ -73,8 +77,9 @@ def make_side(word: str, overrides: dict[str, str]) -> Side:
     return Side(word, chosen)
 
 
-def make(words: list[str], overrides: dict[str, str], rounds: int) -> list[Side]:
-    """Every bad input as one line, before any container: the sides, the settings, the rounds."""
+def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost) -> list[Side]:
+    """Every bad input as one line, before any container: the sides, the settings, the rounds. on: this
+    machine's compose (the runs are interleaved on one machine)."""
     if len(words) < 2:
         raise CompareError("give two sides or more: --side A --side B (the first is the one each is over)")
     if len(set(words)) != len(words):
@@ -82,7 +87,7 @@ def make(words: list[str], overrides: dict[str, str], rounds: int) -> list[Side]
                            "control of the first side is run for you")  # fmt: skip
     if rounds < 2:
         raise CompareError(f"--rounds {rounds}: give 2 or more (one round has no interval)")
-    return [make_side(word, overrides) for word in words]
+    return [make_side(word, overrides, on) for word in words]
 
 
 def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
@@ -110,7 +115,7 @@ def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
     return run
 
 
-def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
+def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
     cid = f"{result.run_id(began, 'compare', None)}-{scenario}"
@@ -121,7 +126,7 @@ def command(sides: list[Side], rounds: int, results_dir: Path) -> int:
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
-                benchmark.images_ready(side.plan, True, log)
+                on.images_ready(side.plan, True, log)
             for number, name in schedule([s.name for s in sides], rounds, SEED):
                 runs.append(run_one(by_name[name], name, number, folder / "runs"))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so

@@ -1,7 +1,7 @@
 """The one way the host side drives Docker Compose: command lines, up within a time limit, down, ps, and the
 daemon's output in the logs volume.
 
-`syslogbench run` (host/benchmark.py), the matrix, the calibration's set-up and the integration tests all
+`syslogbench run` (host/onehost.py), the matrix, the calibration's set-up and the integration tests all
 go through here, so a run is started, bounded and cleaned up the same way whoever starts it.
 """
 

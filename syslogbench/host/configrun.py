@@ -15,11 +15,14 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
-from syslogbench.host import families
-from syslogbench.host.ownconfig import UserConfig
 from syslogbench.model import result, userconfig
+
+if TYPE_CHECKING:
+    from syslogbench.host import families
+    from syslogbench.host.ownconfig import UserConfig
 
 # What a --config run changes in the daemon's container, on one host (compose) or a swarm (the stack file).
 # Debian's default configs give their files an owner and group (rsyslog $FileOwner/$FileGroup, syslog-ng

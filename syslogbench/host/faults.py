@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
-from syslogbench.host import benchmark, events, families, onehost, profiles, setup
+from syslogbench.host import benchmark, events, families, profiles, setup
 from syslogbench.host import plan as run_plan
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
 from syslogbench.host.faultkinds import KINDS, Kind, Seen, Target, draw
@@ -32,6 +33,8 @@ from syslogbench.host.log import log
 from syslogbench.model import result
 from syslogbench.model.settings import SettingsError
 
+if TYPE_CHECKING:
+    from syslogbench.host import onehost
 # Long enough for a paced run and its DONE window on a loaded machine; a fault that stops the run (a pause,
 # a cut network, a full disk) then ends in a timeout within this.
 RUN_TIMEOUT = "45"
@@ -121,6 +124,7 @@ def one_run(
     rng: random.Random,
     out: Path,
     project: str,
+    on: onehost.OneHost,
     waits: Mapping[str, str] | None = None,
 ) -> Outcome:
     """One faulted run through `syslogbench run` itself, in a thread, with the fault from this one. waits:
@@ -129,7 +133,7 @@ def one_run(
     overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT, **(waits or {})}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
-    chosen = run_plan.make(profile.profile, overrides, onehost.OneHost())
+    chosen = run_plan.make(profile.profile, overrides, on)
     cfg = chosen.cfg
     target = Target(project, profile.profile, cfg.hosts)
     run_dir = out / f"run{number:03d}"
@@ -236,8 +240,9 @@ def tally(outcomes: list[Outcome]) -> dict[str, int]:
     return counts
 
 
-def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
-    """Run the campaign and write results/faults/<id>.json; 0 only when no run broke an invariant."""
+def campaign(runs: int, seed: int, names: list[str], results_dir: Path, on: onehost.OneHost) -> int:
+    """Run the campaign on this machine's compose (on) and write results/faults/<id>.json; 0 only when no
+    run broke an invariant."""
     if runs < 1:
         raise SettingsError(f"--runs {runs}: give at least 1")
     names = [profiles.resolve(name).profile for name in names]  # an unknown name: one line, nothing started
@@ -254,7 +259,7 @@ def campaign(runs: int, seed: int, names: list[str], results_dir: Path) -> int:
     for number, (profile, kind) in enumerate(chosen, 1):
         log(f"fault run {number}/{runs}: {kind.name} on {profile}")
         try:
-            outcome = one_run(number, profile, kind, rng, out, project)
+            outcome = one_run(number, profile, kind, rng, out, project, on)
         except KeyboardInterrupt:  # the run's thread dies with the process: stop its containers here
             Compose(profile, project).down({}, stop_s=5, volumes=True, quiet=True)
             raise

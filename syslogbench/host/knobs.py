@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
 from syslogbench.host import (
@@ -24,7 +25,6 @@ from syslogbench.host import (
     families,
     knobsteps,
     lock,
-    onehost,
     plan,
     render,
     setup,
@@ -38,6 +38,9 @@ from syslogbench.host.knobsteps import Step
 from syslogbench.host.log import log
 from syslogbench.model import capacity, machine, result
 from syslogbench.model import knobs as knobs_model
+
+if TYPE_CHECKING:
+    from syslogbench.host.onehost import OneHost
 
 CHECK_TIMEOUT_S = 60
 SEED = 1  # the order of each round's steps
@@ -91,9 +94,10 @@ def latency_option(word: str) -> float | str:
 
 
 def make(profile: str, overrides: dict[str, str], words: list[str], replicates: int, searched: bool,
-         latency: str = "auto") -> Knobs:  # fmt: skip
+         latency: str, on: OneHost) -> Knobs:  # fmt: skip
     """Every bad input as one line, before any container: the profile, the settings, the knobs and their
-    values, the fixed rate, and with --capacity the search's settings."""
+    values, the fixed rate, and with --capacity the search's settings. on: this machine's compose (each step
+    mounts a compose file of its own)."""
     fixed = latency_option(latency)
     if replicates < 1:
         raise tunings.TuningError(f"--replicates {replicates}: use 1 or more")
@@ -105,7 +109,7 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
     if not searched and (unused := sorted(set(search) - set(latency_keys))):
         also = f" (the latency trials take {', '.join(latency_keys)})" if latency_keys else ""
         raise tunings.TuningError(f"{', '.join(unused)}: settings of a capacity search; add --capacity{also}")
-    base = plan.make(profile, rest, onehost.OneHost())
+    base = plan.make(profile, rest, on)
     if base.unsupported:
         said = "; ".join(base.unsupported)
         raise tunings.TuningError(f"{base.profile.profile} cannot run scenario {base.scenario.id}: {said}")

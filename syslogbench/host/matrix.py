@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, onehost, plan, setup
+from syslogbench.host import benchmark, lock, plan, setup
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
@@ -96,6 +96,7 @@ def run_capacity_matrix(
     overrides: dict[str, str],
     results_dir: Path,
     fresh: bool,
+    on: plan.Orchestrator,
     config: tuple[Path, bool] | None = None,
 ) -> int:
     """A capacity search per profile and replicate (`matrix --capacity`), interleaved and resumable as a
@@ -107,7 +108,7 @@ def run_capacity_matrix(
     searches: dict[str, searchplan.Search] = {}
     for name in canonical:
         try:
-            searches[name] = searchplan.plan(name, overrides, onehost.OneHost(), config)
+            searches[name] = searchplan.plan(name, overrides, on, config)
         except searchplan.Unsupported as reason:
             log(f"n/a: {reason}")
     runnable = list(searches)
@@ -160,19 +161,20 @@ def run_matrix(
     overrides: dict[str, str],
     results_dir: Path,
     fresh: bool,
+    on: plan.Orchestrator,
     show: Callable[[Path], None] = benchmark.show_path,
     warmup: int = 0,
     config: tuple[Path, bool] | None = None,
     tunings: list[str] | None = None,
 ) -> int:
-    """config: a user's own config (its path, and whether its text stays private) for every profile;
+    """on: where every run goes (the command line's choice); config: a user's own config (its path, and whether its text stays private) for every profile;
     tunings: each profile at each of these tunings, the cells interleaved (None: the TUNING in force)."""
     if replicates < 1:
         raise settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
         raise settings.SettingsError(f"--warmup {warmup}: use 0 or more")
     canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
-    plans = matrix_plans(canonical, overrides, config, tunings)
+    plans = matrix_plans(canonical, overrides, on, config, tunings)
     # Every setting and load is checked before anything starts (n/a ones become results).
     for chosen in plans.values():
         if not chosen.unsupported:
@@ -185,11 +187,11 @@ def run_matrix(
         return run_cells(plans, replicates, results_dir, mid, fresh, show, bool(tunings))
 
 
-def matrix_plans(canonical: list[str], overrides: dict[str, str], config: tuple[Path, bool] | None,
-                 tunings: list[str] | None) -> dict[str, plan.Plan]:  # fmt: skip
+def matrix_plans(canonical: list[str], overrides: dict[str, str], on: plan.Orchestrator,
+                 config: tuple[Path, bool] | None, tunings: list[str] | None) -> dict[str, plan.Plan]:  # fmt: skip
     """A plan per cell: per profile, or per profile and tuning (TUNING then set by the matrix, not given)."""
     if not tunings:
-        return {name: plan.make(name, overrides, onehost.OneHost(), config) for name in canonical}
+        return {name: plan.make(name, overrides, on, config) for name in canonical}
     if "TUNING" in overrides:
         raise settings.SettingsError("--tunings sets TUNING for each cell: leave TUNING out")
     if bad := [t for t in tunings if t not in settings.TUNINGS]:
@@ -197,7 +199,7 @@ def matrix_plans(canonical: list[str], overrides: dict[str, str], config: tuple[
             f"--tunings {','.join(bad)}: each is one of {', '.join(settings.TUNINGS)}"
         )
     return {
-        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, onehost.OneHost(), config)
+        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, on, config)
         for name in canonical
         for tuning in dict.fromkeys(tunings)
     }

@@ -3,27 +3,25 @@
 The profile, the settings, the user's own config (--config), the scenario and where the containers go (one
 host or a swarm) are read and checked here, every problem listed at once, before any container starts. `run`,
 `check`, `stack`, `capacity`, `matrix` and `faults` all take a Plan; the orchestrator in it (compose on one
-host, host/benchmark.py; or a swarm, host/swarm.py) is chosen once, so that no command asks which it is.
+host, host/onehost.py; or a swarm, host/swarm.py) is chosen once, so that no command asks which it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from syslogbench.host import environment, families, profiles, render, stack
-from syslogbench.host import ownconfig as userconfig
+from syslogbench.host import environment, families, ownconfig, profiles, render
+from syslogbench.host.lifecycle import RunningStack, RunOptions
 from syslogbench.model import capacity, scenarios, settings
 
 if TYPE_CHECKING:
-    from syslogbench.host.compose import Up
     from syslogbench.model.result import Fingerprint
 
 T = TypeVar("T")
-Show = Callable[[Path], None]
 Config = tuple[Path, bool]  # --config PATH, and whether --config-private keeps its text out of the result
 INPUT_ERRORS = (
     settings.SettingsError,
@@ -33,31 +31,12 @@ INPUT_ERRORS = (
 )
 
 
-class Rig(Protocol):
-    """The containers of a capacity search, up until the search ends: compose's or a swarm stack's."""
-
-    project: str
-
-    def up(self, env: dict[str, str], timeout_s: float) -> Up: ...
-
-    def exec(self, env: dict[str, str], service: str, args: list[str], timeout_s: float) -> object: ...
-
-    def down(self, env: dict[str, str]) -> None: ...
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How one run goes, besides its plan: what the matrix and the fault campaign change."""
-
-    show: Show
-    extra_env: dict[str, str] = field(default_factory=dict)  # a matrix cell's id
-    build: bool = True
-    extra_files: tuple[Path, ...] = ()  # compose files over compose.yaml (a fault's small logs volume)
-    project: str | None = None
-
-
 class Orchestrator(Protocol):
     """Where the containers run: compose on this machine, or a swarm. Chosen once, in the plan."""
+
+    def make_plan(self, profile_name: str, overrides: dict[str, str], config: Config | None = None) -> Plan:
+        """make()'s plan on this orchestrator: for a runner that makes plans of its own (a capacity search's
+        run and burst) without importing the making of a plan and the services it reads."""
 
     def check(self, chosen: Plan) -> None:
         """The run's load against what the machine (or the nodes) can give: one line, before any container."""
@@ -71,8 +50,8 @@ class Orchestrator(Protocol):
     def search_placement(self, chosen: Plan, daemon_cores: int) -> dict[str, str]:
         """A capacity search's checks and where each role runs (cores, or nodes)."""
 
-    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
-            log: Callable[[str], None]) -> AbstractContextManager[Rig]:  # fmt: skip
+    def running_stack(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
+                      log: Callable[[str], None]) -> AbstractContextManager[RunningStack]:  # fmt: skip
         """A capacity search's containers, ready to come up: images built or pushed, a user config checked."""
 
     def fingerprint(self, chosen: Plan, env: dict[str, str]) -> Fingerprint | None:
@@ -92,7 +71,7 @@ class Plan:
     env: dict[str, str]  # for compose; copied by whatever adds to it
     scenario: scenarios.Scenario
     on: Orchestrator
-    user: userconfig.UserConfig | None = None
+    user: ownconfig.UserConfig | None = None
 
     @property
     def unsupported(self) -> list[str]:
@@ -120,13 +99,6 @@ class Plan:
             return {"tuning": "user", "knobs": {}}
         applied = render.applied_for(self.profile, self.scenario, self.cfg.tuning)
         return applied.record(families.get(self.profile.daemon).knobs)
-
-    def stack_text(self, **options: object) -> str:
-        """The swarm's stack file (host/stack.py) with the user's config, if any, in place of the profile's."""
-        spec = stack.stack(self.profile, self.cfg, **options)  # type: ignore[arg-type]
-        if self.user is not None:
-            stack.with_user_config(spec, self.user, self.cfg.scenario)
-        return stack.text(spec, self.profile, self.cfg)
 
 
 def collect(errors: list[Exception], step: Callable[[], T]) -> T | None:
@@ -184,15 +156,15 @@ def make(
     words, for a name a space split), the user config and its settings, the run settings, the scenario."""
     errors: list[Exception] = []
     profile = collect(errors, lambda: resolve(profile_name, list(pairs)))
-    run_settings, options = userconfig.split_settings(overrides)
-    user = collect(errors, lambda: userconfig.given(config, profile.daemon, options)) if profile else None
+    run_settings, options = ownconfig.split_settings(overrides)
+    user = collect(errors, lambda: ownconfig.given(config, profile.daemon, options)) if profile else None
     if errors and (config is not None or options):
         raise refused(errors)  # before the settings, which ask Docker its version: a config's line is enough
     found = collect(errors, lambda: environment.run_env(run_settings))
     scenario = collect(errors, lambda: scenarios.load(found[0].scenario)) if found else None
     if found:
-        collect(errors, lambda: userconfig.refuse_udp_rcvbuf(user, found[0].udp_rcvbuf))
-        collect(errors, lambda: userconfig.refuse_tuning(user, found[0].tuning))
+        collect(errors, lambda: ownconfig.refuse_udp_rcvbuf(user, found[0].udp_rcvbuf))
+        collect(errors, lambda: ownconfig.refuse_tuning(user, found[0].tuning))
     if errors:
         raise refused(errors)
     assert profile is not None and found is not None and scenario is not None

@@ -10,6 +10,7 @@ on the node labelled syslogbench.role=central, and the generators on the nodes l
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -19,10 +20,9 @@ from syslogbench.host.profiles import Profile
 from syslogbench.host.render import ComposeDumper
 from syslogbench.model import settings, userconfig
 
-ROLE_LABEL = "syslogbench.role"
-CENTRAL_ROLE = "central"
-GENERATOR_ROLE = "generator"
-NETWORK = "bench"
+if TYPE_CHECKING:
+    from syslogbench.host.plan import Plan
+
 DAEMON_SERVICE = "daemon"  # the daemon under test, whichever profile; it also answers to `central`
 STACK_VERSION = "3.9"  # what Docker 20.10's swarm takes (deploy.resources.limits.pids needs API 1.41)
 # The lifetime of a daemon or last hop whose watcher vanished, as in compose.
@@ -32,7 +32,7 @@ NODE_HOSTNAME = "{{.Node.Hostname}}"
 
 
 def placed(role: str) -> dict:
-    return {"constraints": [f"node.labels.{ROLE_LABEL} == {role}"]}
+    return {"constraints": [f"node.labels.{contract.ROLE_LABEL} == {role}"]}
 
 
 def deploy(role: str, cpus: int, memory: int, pids: int, replicas: int = 1) -> dict:
@@ -82,14 +82,14 @@ def watcher(cfg: settings.Settings, registry: str | None, tag: str, docker_versi
         "image": image("watcher", registry, tag),
         "environment": watcher_env(cfg, docker_version, tag),
         "volumes": [contract.volume("control"), contract.volume("logs"), contract.volume("queue")],
-        "networks": [NETWORK],
+        "networks": [contract.NETWORK],
         "stop_grace_period": "120s",
         # Root with two capabilities. DAC_OVERRIDE as in compose.yaml. CHOWN: the stack format has no
         # group_add, so the entry point's chgrp of the volumes to the last hop's group needs it.
         "user": "0:0",
         "cap_drop": ["ALL"],
         "cap_add": ["CHOWN", "DAC_OVERRIDE"],
-        "deploy": deploy(CENTRAL_ROLE, 1, 1024**3, 256),
+        "deploy": deploy(contract.CENTRAL_ROLE, 1, 1024**3, 256),
     }
 
 
@@ -98,12 +98,12 @@ def daemon(profile: Profile, cfg: settings.Settings, registry: str | None, tag: 
         "image": image(profile.profile, registry, tag),
         "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario, "TUNING": cfg.tuning},
         "volumes": [contract.volume("control"), contract.volume("logs"), contract.volume("queue")],
-        "networks": {NETWORK: {"aliases": [contract.CENTRAL_HOST]}},
+        "networks": {contract.NETWORK: {"aliases": [contract.CENTRAL_HOST]}},
         "stop_grace_period": "90s",
         # As in compose.daemons.yaml: port 514 is below 1024.
         "cap_drop": ["ALL"],
         "cap_add": ["NET_BIND_SERVICE"],
-        "deploy": deploy(CENTRAL_ROLE, cpus, cfg.central_mem, 1024),
+        "deploy": deploy(contract.CENTRAL_ROLE, cpus, cfg.central_mem, 1024),
     }
 
 
@@ -113,15 +113,15 @@ def lasthop(cfg: settings.Settings, registry: str | None, tag: str) -> dict:
         "command": ["python3", "-m", "syslogbench.rig.lasthop"],
         "environment": {"MAX_LIFETIME": MAX_LIFETIME, "SCENARIO": cfg.scenario},
         "volumes": [contract.volume("control"), contract.volume("logs")],
-        "networks": [NETWORK],
+        "networks": [contract.NETWORK],
         "cap_drop": ["ALL"],
-        "deploy": deploy(CENTRAL_ROLE, cfg.remote_cpus, cfg.remote_mem, 128),
+        "deploy": deploy(contract.CENTRAL_ROLE, cfg.remote_cpus, cfg.remote_mem, 128),
     }
 
 
 def generator(cfg: settings.Settings, registry: str | None, tag: str, generator_nodes: int | None) -> dict:
     """HOSTS replicas, spread over the generator nodes: one per node where there are enough nodes."""
-    spec = deploy(GENERATOR_ROLE, cfg.remote_cpus, cfg.remote_mem, 1024, replicas=cfg.hosts)
+    spec = deploy(contract.GENERATOR_ROLE, cfg.remote_cpus, cfg.remote_mem, 1024, replicas=cfg.hosts)
     spec["placement"]["preferences"] = [{"spread": "node.id"}]
     if generator_nodes:
         spec["placement"]["max_replicas_per_node"] = math.ceil(cfg.hosts / generator_nodes)
@@ -130,7 +130,7 @@ def generator(cfg: settings.Settings, registry: str | None, tag: str, generator_
     return {
         "image": image("generator", registry, tag),
         "environment": {"NODE_HOSTNAME": NODE_HOSTNAME},
-        "networks": [NETWORK],
+        "networks": [contract.NETWORK],
         "cap_drop": ["ALL"],
         "deploy": spec,
     }
@@ -148,7 +148,7 @@ def stack(
 ) -> dict:
     """The stack as a mapping. central_cores: the central node's cores, when known; Docker refuses a CPU
     limit above them, so the daemon's limit is cut to them (the result records both). A config of the user's
-    own (--config) goes in by with_user_config, which the plan applies (host/plan.py). capacity_env: more of
+    own (--config) goes in by with_user_config, which plan_text applies. capacity_env: more of
     the watcher's environment (a capacity search's, host/capacity/command.py)."""
     tag = tag or contract.image_tag()
     cpus = min(cfg.central_cpus, central_cores) if central_cores else cfg.central_cpus
@@ -162,7 +162,7 @@ def stack(
             "lasthop": lasthop(cfg, registry, tag),
         },
         # Overlay: the tasks of one run find each other by name across nodes; nothing is published.
-        "networks": {NETWORK: {"driver": "overlay"}},
+        "networks": {contract.NETWORK: {"driver": "overlay"}},
         "volumes": {
             # The control files live in memory, so every run starts from an empty directory: a named volume
             # outlives `docker stack rm` on its node, and a stale run.json or finish would end the next run.
@@ -219,9 +219,17 @@ def text(spec: dict, profile: Profile, cfg: settings.Settings) -> str:
         profile=profile.profile,
         scenario=cfg.scenario,
         variant=cfg.variant,
-        label=ROLE_LABEL,
-        central=CENTRAL_ROLE,
-        generator=GENERATOR_ROLE,
+        label=contract.ROLE_LABEL,
+        central=contract.CENTRAL_ROLE,
+        generator=contract.GENERATOR_ROLE,
         hosts=cfg.hosts,
     )
     return header + body
+
+
+def plan_text(chosen: Plan, **options: object) -> str:
+    """The plan's stack file, with the user's config, if any, in place of the profile's (options: stack()'s)."""
+    spec = stack(chosen.profile, chosen.cfg, **options)  # type: ignore[arg-type]
+    if chosen.user is not None:
+        with_user_config(spec, chosen.user, chosen.cfg.scenario)
+    return text(spec, chosen.profile, chosen.cfg)

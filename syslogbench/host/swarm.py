@@ -32,7 +32,7 @@ from syslogbench.host import (
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.host.plan import Plan, RunOptions
+from syslogbench.host.plan import Config, Plan, RunOptions, make
 from syslogbench.host.swarmnodes import Node, Placement, SwarmError
 from syslogbench.model import result, settings
 
@@ -48,6 +48,9 @@ class Swarm:
     registry: str | None = None
     nodes: list[Node] = field(default_factory=list)
     placement: Placement | None = None
+
+    def make_plan(self, profile_name: str, overrides: dict[str, str], config: Config | None = None) -> Plan:
+        return make(profile_name, overrides, self, config)
 
     def check(self, chosen: Plan, central_here: bool = False) -> None:
         self.nodes, self.placement = checked(chosen, central_here)
@@ -89,8 +92,8 @@ class Swarm:
                 "senders": "nodes " + ", ".join(n.hostname for n in self.placement.generators)}  # fmt: skip
 
     @contextlib.contextmanager
-    def rig(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
-            log: Callable[[str], None]) -> Iterator[Stack]:  # fmt: skip
+    def running_stack(self, chosen: Plan, project: str, build: bool, extra_files: tuple[Path, ...],
+                      log: Callable[[str], None]) -> Iterator[Stack]:  # fmt: skip
         """The rig as a stack, as run --swarm deploys it (build and extra_files are one host's)."""
         placement = self.placement
         assert placement is not None, "Swarm.search_placement first"
@@ -137,7 +140,8 @@ def rendered(
     chosen: Plan, placement: Placement, registry: str | None, capacity_env: dict[str, str] | None = None
 ) -> str:
     """The stack file for these nodes; capacity_env: more of the watcher's environment (a capacity search's)."""
-    return chosen.stack_text(
+    return stack.plan_text(
+        chosen,
         registry=registry,
         docker_version=placement.central.engine,
         generator_nodes=len(placement.generators),

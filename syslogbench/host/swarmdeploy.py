@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from syslogbench.host import stack
+from syslogbench import contract
 from syslogbench.host.log import log
 from syslogbench.host.swarmnodes import SwarmError, docker
 
@@ -26,7 +26,7 @@ BAD = {"failed", "rejected", "orphaned"}
 
 
 def stack_network(name: str) -> str:
-    return f"{name}_{stack.NETWORK}"
+    return f"{name}_{contract.NETWORK}"
 
 
 def wait_gone(name: str, timeout: float = NETWORK_GONE_S) -> None:

@@ -10,7 +10,8 @@ import json
 import subprocess
 from dataclasses import dataclass, field
 
-from syslogbench.host import images, stack
+from syslogbench import contract
+from syslogbench.host import images
 
 DOCKER_TIMEOUT_S = 60
 
@@ -45,7 +46,7 @@ class Node:
         return cls(
             id=data["ID"],
             hostname=described.get("Hostname", data["ID"]),
-            role=data.get("Spec", {}).get("Labels", {}).get(stack.ROLE_LABEL),
+            role=data.get("Spec", {}).get("Labels", {}).get(contract.ROLE_LABEL),
             ready=data.get("Status", {}).get("State") == "ready"
             and data.get("Spec", {}).get("Availability") == "active",
             cores=max(1, int(resources.get("NanoCPUs", 1e9) // 1e9)),
@@ -75,22 +76,22 @@ class Placement:
 
 def place(nodes: list[Node], hosts: int) -> Placement:
     """The central node and the generator nodes from the labels, or the one line that says what to label."""
-    central = [n for n in nodes if n.ready and n.role == stack.CENTRAL_ROLE]
-    generators = [n for n in nodes if n.ready and n.role == stack.GENERATOR_ROLE]
+    central = [n for n in nodes if n.ready and n.role == contract.CENTRAL_ROLE]
+    generators = [n for n in nodes if n.ready and n.role == contract.GENERATOR_ROLE]
     unlabelled = [n.hostname for n in nodes if n.ready and n.role is None]
-    add = f"docker node update --label-add {stack.ROLE_LABEL}="
+    add = f"docker node update --label-add {contract.ROLE_LABEL}="
     spare = f" (unlabelled: {', '.join(unlabelled)})" if unlabelled else ""
     if len(central) != 1:
         named = ", ".join(n.hostname for n in central)
         raise SwarmError(
-            f"{len(central)} ready nodes carry {stack.ROLE_LABEL}={stack.CENTRAL_ROLE}{f' ({named})' if named else ''}: "
+            f"{len(central)} ready nodes carry {contract.ROLE_LABEL}={contract.CENTRAL_ROLE}{f' ({named})' if named else ''}: "
             f"exactly one must, for the watcher, the daemon and the last hop, which share volumes: {add}"
-            f"{stack.CENTRAL_ROLE} NODE{spare}"
+            f"{contract.CENTRAL_ROLE} NODE{spare}"
         )
     if not generators:
         raise SwarmError(
-            f"no ready node carries {stack.ROLE_LABEL}={stack.GENERATOR_ROLE}: label the nodes for the "
-            f"{hosts} generators: {add}{stack.GENERATOR_ROLE} NODE{spare}"
+            f"no ready node carries {contract.ROLE_LABEL}={contract.GENERATOR_ROLE}: label the nodes for the "
+            f"{hosts} generators: {add}{contract.GENERATOR_ROLE} NODE{spare}"
         )
     notices = []
     if len(generators) < hosts:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import faultkinds, faults, profiles, setup
+from syslogbench.host import faultkinds, faults, onehost, profiles, setup
 from syslogbench.model import result as model
 from syslogbench.rig.watcher import fault
 from tests.integration.conftest import PROJECT
@@ -43,7 +43,9 @@ def fault_run(
     kind: faultkinds.Kind, tmp_path: Path, waits: dict[str, str] | None = None
 ) -> tuple[faults.Outcome, model.Result]:
     """One run of the campaign with this fault; it landed, every invariant held, and its one result."""
-    outcome = faults.one_run(1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT, waits)
+    outcome = faults.one_run(
+        1, PROFILE.profile, kind, random.Random(SEED), tmp_path, PROJECT, onehost.OneHost(), waits
+    )
     assert outcome.problems == [], outcome
     assert outcome.landed, outcome
     assert outcome.elapsed_s <= outcome.bound_s

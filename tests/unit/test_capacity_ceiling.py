@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, onehost
+from syslogbench.host import onehost
 from syslogbench.host.capacity import ceiling as searchceiling
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import capacity
@@ -36,13 +36,14 @@ def test_a_rate_max_is_rounded_up_to_three_figures(rate: float, up: float) -> No
 def fake_burst(monkeypatch: pytest.MonkeyPatch, msgs_per_s: float, verdict: str = "pass") -> list[dict]:
     seen: list[dict] = []
 
-    def run(chosen: object, staging: Path, options: object) -> int:
+    def run(self: object, chosen: object, staging: Path, options: object) -> int:
         seen.append({"env": options.extra_env, "messages": chosen.cfg.messages_per_sender})  # type: ignore[attr-defined]
         found = replicate("rsyslog-8.2504", 1, msgs_per_s, verdict=verdict)
         (staging / f"{found['run_id']}.json").write_text(json.dumps(found))
         return 0
 
-    monkeypatch.setattr(benchmark, "run", run)
+    monkeypatch.setattr(onehost.OneHost, "check", lambda self, chosen: None)
+    monkeypatch.setattr(onehost.OneHost, "run", run)
     return seen
 
 

@@ -116,3 +116,12 @@ def test_the_result_file_has_a_trial_a_line_and_reads_back_the_same() -> None:
     start = lines.index('  "trials": [')
     end = next(n for n in range(start, len(lines)) if lines[n].startswith("  ]"))
     assert end - start - 1 == len(document["trials"]), (start, end)
+
+
+def test_an_answer_whose_histogram_does_not_fit_is_the_trials_error_not_a_traceback() -> None:
+    from syslogbench.host.capacity import session
+
+    fits = session.encoded({"number": 1, "latency_histogram_us": {"1000": 3}})
+    assert "latency_histogram_us" not in fits and histogram.decode(fits["latency_histogram"]) == {"1000": 3}
+    refused = session.encoded({"number": 1, "latency_histogram_us": {"7200000000": 1}})
+    assert list(refused) == ["error"] and "outside the follower's histogram" in refused["error"], refused

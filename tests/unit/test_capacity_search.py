@@ -19,10 +19,10 @@ import yaml
 from syslogbench import contract
 from syslogbench.host import benchmark, cli, environment, onehost, setup, swarm, swarmdeploy, swarmnodes
 from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import cores, search, session
 from syslogbench.host.capacity import measurer as measuring
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.capacity import record as searchresult
-from syslogbench.host.capacity import search, session
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -564,9 +564,9 @@ def test_a_swarm_search_places_the_daemon_and_the_senders_by_node(monkeypatch: p
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     assert chosen.cpu_placement == {"daemon": "node n1", "senders": "nodes n2, n3"}
     assert chosen.cap.daemon_cores == 0  # the default on a swarm: no cpuset, a node of its own
-    assert searchplan.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
+    assert cores.cpuset(chosen.cpu_placement["daemon"]) == ""  # no cpuset on a node of its own
     assert (
-        searchplan.cpuset(
+        cores.cpuset(
             searchplan.plan("syslog-ng", {"DAEMON_CORES": "1"}, onehost.OneHost()).cpu_placement["daemon"]
         )
         != ""
@@ -608,7 +608,7 @@ def test_the_stack_of_a_search_runs_the_watcher_for_trials(monkeypatch: pytest.M
     monkeypatch.setattr(swarmdeploy, "watch", lambda name, timeout: [])
     monkeypatch.setattr(swarmdeploy, "tasks", lambda name: [])
     monkeypatch.setattr(swarmnodes, "docker", lambda *args, **kw: "")
-    with chosen.plan.on.rig(chosen.plan, "sbtest", False, (), print) as stack:
+    with chosen.plan.on.running_stack(chosen.plan, "sbtest", False, (), print) as stack:
         pass
     up = stack.up({"CAPACITY": "1", "LATENCY_BOUND": "1.0", "CAPACITY_MAX_S": "700", "HOSTS": "9"}, 60)
     assert up.code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, environment, lock, setup
-from syslogbench.model import scenarios
+from syslogbench.host import benchmark, cli, compose, environment, events, fingerprint, lock, onehost, setup
+from syslogbench.model import scenarios, settings
 from tests.unit.conftest import SEED_ENV_FILE
 from tests.unit.test_result import document_of, observed
 
@@ -246,12 +247,12 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """A run without Docker: compose 'up' ends as the test says, and may leave a result behind."""
     calls: list[str] = []
     monkeypatch.setattr(setup, "setup", lambda names: None)
-    monkeypatch.setattr(benchmark.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
-    monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: [])
+    monkeypatch.setattr(compose.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
+    monkeypatch.setattr(compose.Compose, "states", lambda self, env: [])
     # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
-    monkeypatch.setattr(benchmark.fingerprint, "measure", lambda cfg: (None, "no fingerprint in a unit test"))
-    monkeypatch.setattr(benchmark.events.Recorder, "start", lambda self: self)
-    monkeypatch.setattr(benchmark.events.Recorder, "stop", lambda self: [])
+    monkeypatch.setattr(fingerprint, "measure", lambda cfg: (None, "no fingerprint in a unit test"))
+    monkeypatch.setattr(events.Recorder, "start", lambda self: self)
+    monkeypatch.setattr(events.Recorder, "stop", lambda self: [])
     return calls
 
 
@@ -272,7 +273,7 @@ def ends_with(monkeypatch: pytest.MonkeyPatch, up: compose.Up, result: dict | No
             (Path(env["RESULTS_DIR"]) / "r.json").write_text(json.dumps(whole_result(result)))
         return up
 
-    monkeypatch.setattr(benchmark.Compose, "up", fake_up)
+    monkeypatch.setattr(compose.Compose, "up", fake_up)
 
 
 def written(verdict: str, profile: str = "baseline") -> dict:
@@ -391,7 +392,7 @@ def test_run_shows_only_the_result_its_own_run_wrote(
         (Path(env["RESULTS_DIR"]) / "20261124T054846.002Z-baseline-bbbb.json").write_text(json.dumps(mine))
         return compose.Up(0)
 
-    monkeypatch.setattr(benchmark.Compose, "up", fake_up)
+    monkeypatch.setattr(compose.Compose, "up", fake_up)
     show = lambda path: shown.append(json.loads(path.read_text())["summary"])  # noqa: E731
     assert cli.main(["run", "--profile", "baseline", "--results", str(results)], show=show) == 0
     assert shown == ["this run"]
@@ -412,7 +413,7 @@ def test_a_second_run_or_matrix_on_a_busy_project_is_refused_with_one_line(
 ) -> None:
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "busy")
     monkeypatch.setattr(setup, "setup", lambda names: pytest.fail("built while the project is busy"))
-    monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
+    monkeypatch.setattr(compose.Compose, "up", lambda *args, **kwargs: pytest.fail("compose started"))
     holder = hold_in_another_process(lock.lock_path("busy", tmp_path))
     try:
         code = cli.main([*command, "--results", str(tmp_path / "results")])
@@ -466,3 +467,13 @@ def test_key_value_pairs_may_come_before_and_after_the_options() -> None:
         with pytest.raises(SystemExit) as stopped:
             cli.parse(argv)
         assert stopped.value.code == 2
+
+
+def test_a_command_of_one_host_refuses_a_swarm_in_one_line() -> None:
+    """compare, knobs and faults take this machine's compose from the command line's choice: a swarm is one
+    line, before anything starts."""
+    with pytest.raises(
+        settings.SettingsError, match="^faults runs on this machine only .*leave --swarm out$"
+    ):
+        cli.one_host(argparse.Namespace(swarm=True, registry=None), "faults")
+    assert isinstance(cli.one_host(argparse.Namespace(), "faults"), onehost.OneHost)

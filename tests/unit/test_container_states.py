@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, environment
+from syslogbench.host import cli, compose, environment
 from syslogbench.host.compose import ContainerState, ended_before_the_watcher, engine_time
 from syslogbench.model import machine, result, scenarios
 from tests.unit.test_cli import fake_compose  # noqa: F401 - a fixture, used below
@@ -116,8 +116,8 @@ def run_ending(
             (Path(env["RESULTS_DIR"]) / f"{written['run_id']}.json").write_text(json.dumps(written))
         return compose.Up(137 if written is None else 0)
 
-    monkeypatch.setattr(benchmark.Compose, "up", up)
-    monkeypatch.setattr(benchmark.Compose, "states", lambda self, env: states)
+    monkeypatch.setattr(compose.Compose, "up", up)
+    monkeypatch.setattr(compose.Compose, "states", lambda self, env: states)
     return cli.main(["run", "--profile", "baseline", "--results", str(results)])
 
 

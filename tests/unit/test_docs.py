@@ -212,14 +212,14 @@ def stop_before_containers(monkeypatch: pytest.MonkeyPatch) -> None:
     version and free disk are answered without it."""
     import subprocess
 
-    from syslogbench.host import benchmark, fits, lock, render
+    from syslogbench.host import fits, lock, onehost, render
 
     def would_start(*a: object, **k: object) -> None:
         raise WouldStart
 
     monkeypatch.setattr(environment, "docker_version", lambda: "test")  # stack asks the engine's version
     monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", 100 * 2**30))
-    for module, name in ((subprocess, "run"), (subprocess, "Popen"), (benchmark, "setup"), (lock, "project"),
+    for module, name in ((subprocess, "run"), (subprocess, "Popen"), (onehost, "setup"), (lock, "project"),
                          (render, "render_all")):  # fmt: skip
         monkeypatch.setattr(module, name, would_start)
 

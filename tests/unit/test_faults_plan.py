@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import benchmark, cli, events, faultkinds, faults, profiles
+from syslogbench.host import benchmark, cli, events, faultkinds, faults, onehost, profiles
 from syslogbench.model import machine, result, scenarios, settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,9 +261,9 @@ def test_an_unreadable_result_is_no_result(tmp_path: Path, nothing_left: list[st
 
 def test_zero_runs_is_refused_before_anything_starts(tmp_path: Path) -> None:
     with pytest.raises(settings.SettingsError, match="--runs 0: give at least 1"):
-        faults.campaign(0, 1, ["rsyslog8"], tmp_path)
+        faults.campaign(0, 1, ["rsyslog8"], tmp_path, onehost.OneHost())
     with pytest.raises(profiles.ProfileError):
-        faults.campaign(1, 1, ["nosuch"], tmp_path)
+        faults.campaign(1, 1, ["nosuch"], tmp_path, onehost.OneHost())
     assert not (tmp_path / "faults").exists()
 
 

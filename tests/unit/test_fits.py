@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, environment, fits, matrix, profiles, setup
+from syslogbench.host import cli, compose, environment, fits, matrix, profiles, setup
 from syslogbench.model import messages, scenarios, settings
 
 GIB = 2**30
@@ -31,8 +31,8 @@ def no_docker(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(environment, "docker_version", lambda: "test")
     monkeypatch.setattr(fits, "docker_disk", lambda: fits.Disk("/var/lib/docker", FREE))
     monkeypatch.setattr(setup, "setup", lambda names: started.append("setup"))
-    monkeypatch.setattr(benchmark.Compose, "up", lambda *args, **kwargs: started.append("up"))
-    monkeypatch.setattr(benchmark.Compose, "down", lambda *args, **kwargs: started.append("down"))
+    monkeypatch.setattr(compose.Compose, "up", lambda *args, **kwargs: started.append("up"))
+    monkeypatch.setattr(compose.Compose, "down", lambda *args, **kwargs: started.append("down"))
     for key in ("SCENARIO", "RUN_TIMEOUT", "REMOTE_MEM", "GENERATORS", *settings.SHAPE):
         monkeypatch.delenv(key, raising=False)
     return started

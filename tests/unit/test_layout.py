@@ -34,12 +34,28 @@ def modules() -> dict[str, Path]:
     return {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def imported(path: Path, name: str) -> set[str]:
-    """Every syslogbench module this file imports, at the top or inside a function."""
+def type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the imports under `if TYPE_CHECKING:`, which a type checker reads and Python never runs."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+
+
+def imported(path: Path, name: str, runtime: bool = False) -> set[str]:
+    """Every syslogbench module this file imports, at the top or inside a function (runtime: not those under
+    `if TYPE_CHECKING:`)."""
     found = set()
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     known = modules()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    skipped = type_checking_only(tree) if runtime else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name.startswith("syslogbench")}
         elif isinstance(node, ast.ImportFrom):
@@ -107,8 +123,9 @@ def test_the_files_make_test_starts_first_exist() -> None:
     assert not missing, missing
 
 
-# Where a --config or --swarm may change the way: the plan, the config's own module and the two orchestrators.
-BRANCHING = {"plan.py", "ownconfig.py", "benchmark.py", "swarm.py"}
+# Where a --config or --swarm may change the way: the plan, the config's own module, the two orchestrators,
+# and the stack file of a plan (stack.plan_text).
+BRANCHING = {"plan.py", "ownconfig.py", "onehost.py", "swarm.py", "stack.py"}
 BRANCH = re.compile(r"\bif (not )?([a-z_]+\.)?(user|swarm)\b|\b(user|swarm) is (not )?None")
 
 
@@ -127,10 +144,12 @@ def test_only_the_plan_and_its_orchestrators_branch_on_a_config_or_a_swarm() -> 
 # host/ in tiers, each importing only its own tier and those below: the command line; the commands; what runs
 # a plan (a run, a search and its parts, the orchestrators); and the services every tier uses.
 HOST_TIERS = {
-    "entry": {"cli"},
-    "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate", "capacity.command"},
-    "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.ceiling", "capacity.confirm",
-                "capacity.measurer", "capacity.plan", "capacity.record", "capacity.search", "capacity.session"},
+    "entry": {"cli", "options"},
+    "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate"},
+    # capacity.command runs a search for `capacity`, `matrix --capacity` and `knobs`: a runner they share
+    "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.command", "capacity.ceiling",
+                "capacity.confirm", "capacity.cores", "capacity.histogram", "capacity.measurer", "capacity.plan",
+                "capacity.record", "capacity.search", "capacity.session"},
 }  # fmt: skip
 TIER_ORDER = ("services", "runners", "commands", "entry")
 
@@ -140,9 +159,7 @@ def host_tier(module: str) -> str:
 
 
 def test_host_modules_import_only_their_tier_and_those_below() -> None:
-    known = modules()
-    host = {name.removeprefix("syslogbench.host."): path for name, path in known.items()
-            if name.startswith("syslogbench.host.")}  # fmt: skip
+    host = host_modules()
     upward, downward = [], 0
     for name, path in sorted(host.items()):
         level = TIER_ORDER.index(host_tier(name))
@@ -157,6 +174,52 @@ def test_host_modules_import_only_their_tier_and_those_below() -> None:
     assert downward > 20, downward  # the scan saw the imports it judges (cli's of the commands, ...)
     named = set().union(*HOST_TIERS.values())
     assert named <= set(host), sorted(named - set(host))  # a renamed module is renamed here too
+
+
+def host_modules() -> dict[str, Path]:
+    return {name.removeprefix("syslogbench.host."): path for name, path in modules().items()
+            if name.startswith("syslogbench.host.")}  # fmt: skip
+
+
+def test_no_command_imports_another() -> None:
+    """A command runs what is below it; one that needs another's work finds it in a runner (a search in
+    capacity.command, a run in benchmark), so that each command reads alone."""
+    host = host_modules()
+    found = [
+        f"{name} imports {target.removeprefix('syslogbench.host.')}"
+        for name in sorted(HOST_TIERS["commands"])
+        for target in imported(host[name], f"syslogbench.host.{name}")
+        if target.removeprefix("syslogbench.host.") in HOST_TIERS["commands"] - {name}
+    ]
+    assert not found, found
+
+
+MAX_IMPORT_DEPTH = 6  # cli, a command, a runner, and three floors of services
+
+
+def longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest path of imports in an acyclic graph (test_no_import_cycle keeps it one)."""
+    memo: dict[str, list[str]] = {}
+
+    def down(node: str) -> list[str]:
+        if node not in memo:
+            memo[node] = [node, *max((down(nxt) for nxt in sorted(graph[node])), key=len, default=[])]
+        return memo[node]
+
+    return max((down(node) for node in sorted(graph)), key=len, default=[])
+
+
+def test_host_imports_are_at_most_six_modules_deep() -> None:
+    """From the command line to the last service a run touches, at most six modules import one another at
+    run time: a reader follows a run in a few files. (Imports under `if TYPE_CHECKING:` name a type only.)"""
+    host = host_modules()
+    graph = {
+        name: {target.removeprefix("syslogbench.host.") for target in imported(path, f"syslogbench.host.{name}",
+               runtime=True)} & set(host) - {name}
+        for name, path in host.items()
+    }  # fmt: skip
+    chain = longest_chain(graph)
+    assert len(chain) <= MAX_IMPORT_DEPTH, f"{len(chain)} modules deep: {' -> '.join(chain)}"
 
 
 def test_the_measurement_scripts_are_not_tests() -> None:

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, ownconfig, setup
+from syslogbench.host import calibrate, cli, matrix, onehost, ownconfig, setup
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
 from tests.unit.test_report_capacity import a_result
 from tests.unit.test_result import document_of, observed
+
+ONE_HOST = onehost.OneHost()
 
 
 def test_cells_interleave_profiles_within_each_replicate() -> None:
@@ -99,7 +101,7 @@ def test_warmup_runs_first_apart_and_under_their_own_id(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = quiet_matrix(monkeypatch)
-    assert matrix.run_matrix(["a", "b"], 2, {}, tmp_path, False, warmup=1) == EXIT_CODES["pass"]
+    assert matrix.run_matrix(["a", "b"], 2, {}, tmp_path, False, ONE_HOST, warmup=1) == EXIT_CODES["pass"]
     mid = matrix.matrix_id(["a", "b"], {})
     assert [(name, where, env["MATRIX_ID"]) for name, where, env in calls] == [
         ("a", tmp_path / "warmup", f"{mid}-warmup"),
@@ -112,7 +114,7 @@ def test_warmup_runs_first_apart_and_under_their_own_id(
 def test_a_negative_warmup_is_refused_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = quiet_matrix(monkeypatch)
     with pytest.raises(matrix.benchmark.settings.SettingsError, match="--warmup -1: use 0 or more"):
-        matrix.run_matrix(["a"], 1, {}, Path("/nonexistent"), False, warmup=-1)
+        matrix.run_matrix(["a"], 1, {}, Path("/nonexistent"), False, ONE_HOST, warmup=-1)
     assert calls == []
 
 
@@ -202,7 +204,7 @@ def test_a_user_config_gives_the_matrix_its_own_id_and_reaches_every_run(
     conf = tmp_path / "rsyslog.conf"
     conf.write_text('module(load="imtcp")\ninput(type="imtcp" port="514")\n*.* /var/log/all\n')
     given = (conf, False)
-    assert matrix.run_matrix(["a"], 2, {}, tmp_path, False, config=given) == EXIT_CODES["pass"]
+    assert matrix.run_matrix(["a"], 2, {}, tmp_path, False, ONE_HOST, config=given) == EXIT_CODES["pass"]
     assert configs == [conf.resolve()] * 2 and len(calls) == 2
     ours = matrix.matrix_id(["a"], {})
     assert (
@@ -270,7 +272,7 @@ def test_a_capacity_matrix_skips_what_a_profile_cannot_search_and_resumes(
 ) -> None:
     calls = quiet_capacity_matrix(monkeypatch)
     names = ["rsyslog8", "baseline", "syslog-ng"]
-    code = matrix.run_capacity_matrix(names, 2, {"SCENARIO": "udp"}, tmp_path, False)
+    code = matrix.run_capacity_matrix(names, 2, {"SCENARIO": "udp"}, tmp_path, False, ONE_HOST)
     assert code == EXIT_CODES["n/a"]  # the baseline has no UDP: said, not searched
     assert calls[0][0].startswith("n/a: baseline cannot run scenario udp")
     searched = [call for call in calls if call[1]]
@@ -283,7 +285,7 @@ def test_a_capacity_matrix_skips_what_a_profile_cannot_search_and_resumes(
     table = capsys.readouterr().out
     assert table.count("3,800") == 4 and "r4-syslog-ng-4.8" in table  # each of the 4 searches' NDR
     calls.clear()
-    matrix.run_capacity_matrix(names, 3, {"SCENARIO": "udp"}, tmp_path, False)
+    matrix.run_capacity_matrix(names, 3, {"SCENARIO": "udp"}, tmp_path, False, ONE_HOST)
     assert [call for call in calls if call[1]] == [("rsyslog-8.2504", 3), ("syslog-ng-4.8", 3)]
     other = matrix.matrix_id(["rsyslog-8.2504", "baseline", "syslog-ng-4.8"], {"SCENARIO": "udp"})
     assert other != matrix.matrix_id(
@@ -296,7 +298,9 @@ def test_a_capacity_matrix_refuses_bad_search_settings_before_any_search(
 ) -> None:
     calls = quiet_capacity_matrix(monkeypatch)
     with pytest.raises(matrix.capacity.CapacityError, match="PDR_TARGET=1.5 is outside"):
-        matrix.run_capacity_matrix(["rsyslog8", "syslog-ng"], 1, {"PDR_TARGET": "1.5"}, tmp_path, False)
+        matrix.run_capacity_matrix(
+            ["rsyslog8", "syslog-ng"], 1, {"PDR_TARGET": "1.5"}, tmp_path, False, ONE_HOST
+        )
     assert calls == []
 
 
@@ -327,7 +331,10 @@ def test_a_matrix_over_tunings_runs_each_profile_at_each_and_resumes_by_tuning(
 
     calls = quiet_matrix(monkeypatch)
     monkeypatch.setattr(matrix.plan, "make", make)
-    assert matrix.run_matrix(["a", "b"], 1, {}, tmp_path, fresh=False, tunings=["default", "tuned"]) == 0
+    assert (
+        matrix.run_matrix(["a", "b"], 1, {}, tmp_path, fresh=False, on=ONE_HOST, tunings=["default", "tuned"])
+        == 0
+    )
     assert made == [("a", "default"), ("a", "tuned"), ("b", "default"), ("b", "tuned")]
     assert [profile for profile, _, _ in calls] == ["a", "a", "b", "b"]
     tuned = cell("a", Matrix("m1", replicate=1))
@@ -336,6 +343,8 @@ def test_a_matrix_over_tunings_runs_each_profile_at_each_and_resumes_by_tuning(
     write(tmp_path / "2.json", cell("a", Matrix("m1", replicate=1)))  # older: no tuning, so default
     assert matrix.done_cells(tmp_path, "m1", tunings=True) == {(1, "a@tuned"), (1, "a@default")}
     with pytest.raises(settings.SettingsError, match="--tunings fast: each is one of default, tuned"):
-        matrix.run_matrix(["a"], 1, {}, tmp_path, fresh=False, tunings=["fast"])
+        matrix.run_matrix(["a"], 1, {}, tmp_path, fresh=False, on=ONE_HOST, tunings=["fast"])
     with pytest.raises(settings.SettingsError, match="--tunings sets TUNING for each cell: leave TUNING out"):
-        matrix.run_matrix(["a"], 1, {"TUNING": "tuned"}, tmp_path, fresh=False, tunings=["tuned"])
+        matrix.run_matrix(
+            ["a"], 1, {"TUNING": "tuned"}, tmp_path, fresh=False, on=ONE_HOST, tunings=["tuned"]
+        )

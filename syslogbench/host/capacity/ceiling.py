@@ -10,11 +10,15 @@ import math
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from syslogbench.host import benchmark, plan
-from syslogbench.host.capacity.plan import Search, cpuset
+from syslogbench.host.capacity.cores import cores_env
+from syslogbench.host.lifecycle import RunOptions, kept
 from syslogbench.model import result
 from syslogbench.model.capacity import Ceiling
+
+if TYPE_CHECKING:
+    from syslogbench.host.capacity.plan import Search
 
 # A burst of BURST_MESSAGES drains slower than the daemon's NDR: syslog-ng-4.8's default burst of 2,000,000
 # messages drained 148,391 msg/s, and its 10 s trials then held 297,000 (twice that), whose 60 s confirmation
@@ -52,13 +56,14 @@ def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tupl
                log: Callable[[str], None]) -> tuple[float | str, str | None]:  # fmt: skip
     """The burst run's drain rate (msg/s) and its run id; or why there is none, in one line."""
     assert chosen.burst is not None
-    cores = chosen.cpu_placement
-    env = {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
-    options = plan.RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
-    code, written = benchmark.run_kept(chosen.burst, results_dir / "capacity" / "bursts", options)
-    if written is None:
+    options = RunOptions(lambda path: None, extra_env=cores_env(chosen), build=build, extra_files=extra_files)
+    burst = chosen.burst  # a run as `run` makes it; n/a it cannot be: the search's plan refused that
+    with kept(results_dir / "capacity" / "bursts") as (staging, written):
+        burst.on.check(burst)
+        code = burst.on.run(burst, staging, options)
+    if not written:
         return f"it wrote no result, exit code {code}", None
-    found = result.read(written)
+    found = result.read(written[-1])
     rate = found.throughput.msgs_per_s
     if found.verdict == "error" or not rate:
         return f"verdict {found.verdict}", found.run_id

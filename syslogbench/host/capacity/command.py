@@ -2,8 +2,9 @@
 MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 
 Without RATE_MAX, a burst run sets it (capacity/ceiling.py). The daemon, the watcher and the generators then
-come up once, on the plan's orchestrator (compose on one host, or a swarm stack: capacity/session.py); each
-trial is asked of the watcher. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
+come up once, on the plan's orchestrator (compose on one host, or a swarm stack), staged by host/lifecycle.py
+(capacity/session.py has the trials); each trial is asked of the watcher. `matrix --capacity` and `knobs` run
+their searches through run() and fixed_rate() here too. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
 capacity/search.py, the confirmation and latency capacity/confirm.py; the result, written to
 results/capacity/<run id>.json once the rig is down, capacity/record.py.
 """
@@ -13,23 +14,27 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import lock
 from syslogbench.host.capacity import ceiling as ceilings
 from syslogbench.host.capacity.confirm import confirm
 from syslogbench.host.capacity.measurer import RigBound, TrialStopped
-from syslogbench.host.capacity.plan import Search
 from syslogbench.host.capacity.record import Start, record
 from syslogbench.host.capacity.search import Found, search, warm_up
 from syslogbench.host.capacity.session import trial_env, trials
 from syslogbench.host.compose import project_name
+from syslogbench.host.lifecycle import staged
 from syslogbench.host.log import log
-from syslogbench.host.plan import Rig
 from syslogbench.model import capacity, result
 from syslogbench.model.capacity import Bound, Latency, Trial
+
+if TYPE_CHECKING:
+    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.lifecycle import RunningStack
 
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
 ROOT = Path(__file__).resolve().parents[3]  # the project's checkout: its commit goes into each result
@@ -45,42 +50,43 @@ def run(
     matrix: result.Matrix | None = None,
     tuning: dict[str, object] | None = None,
 ) -> int:
-    """Bring the rig up on the plan's orchestrator, search, write the result, bring it down. extra_files:
+    """Bring the stack up on the plan's orchestrator, search, write the result, bring it down. extra_files:
     compose files over compose.yaml (a test's daemon config, a step of `knobs`); a user's config is checked by
-    the daemon in its image before the rig comes up, as `run --config` does; matrix: the cell of `matrix
+    the daemon in its image before the stack comes up, as `run --config` does; matrix: the cell of `matrix
     --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them."""
     project = project or project_name()
     chosen, ceiling = ceilings.ceiling(chosen, results_dir, build, extra_files, log)
-    with lock.project(project), chosen.plan.on.rig(chosen.plan, project, build, extra_files, log) as rig:
-        return measure(chosen, rig, results_dir, log, matrix, tuning, ceiling)
+    on = chosen.plan.on
+    with lock.project(project), on.running_stack(chosen.plan, project, build, extra_files, log) as stack:
+        return measure(chosen, stack, results_dir, log, matrix, tuning, ceiling)
 
 
-def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str], None],
+def measure(chosen: Search, runner: RunningStack, results_dir: Path, log: Callable[[str], None],
             matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None,
             ceiling: capacity.Ceiling | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
-    env, staging = trial_env(chosen, runner, results_dir)
-    # As `run` does on one host: the watcher then takes this one.
-    fingerprint = chosen.plan.on.fingerprint(chosen.plan, env)
-    start = Start(datetime.now(UTC), fingerprint, project_commit(), matrix, tuning, ceiling)
-    log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
-        f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     latency: dict[str, Latency] = {}
     stopped: KeyboardInterrupt | None = None
-    with trials(runner, env, cap, staging) as measurer:
-        try:
-            started = time.monotonic()
-            found = search(measurer, cap, log, found)
-            # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
-            latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
-        except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
-            stopped = signal
-            found.interrupted = True
-            done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
-            found.errors.append(
-                f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
-            )
+    # The fingerprint as `run` takes it on one host (the watcher then takes this one); none on a swarm.
+    fingerprint = partial(chosen.plan.on.fingerprint, chosen.plan)
+    with staged(runner, trial_env(chosen), results_dir, "capacity", fingerprint, keep=False) as stage:
+        start = Start(stage.began, stage.fingerprint, project_commit(), matrix, tuning, ceiling)
+        log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
+            f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
+        with trials(stage, cap) as measurer:
+            try:
+                started = time.monotonic()
+                found = search(measurer, cap, log, found)
+                # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
+                latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
+            except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
+                stopped = signal
+                found.interrupted = True
+                done, by = len(measurer.trials), INTERRUPTIONS[type(signal) is KeyboardInterrupt]
+                found.errors.append(
+                    f"the search was stopped ({by}) after {done} trial{'' if done == 1 else 's'}: no NDR or PDR"
+                )
     data = record(chosen, measurer, found, latency, start, results_dir, log)
     if stopped is not None:
         raise stopped
@@ -89,19 +95,23 @@ def measure(chosen: Search, runner: Rig, results_dir: Path, log: Callable[[str],
 
 def fixed_rate(chosen: Search, rate: float, results_dir: Path, extra_files: tuple[Path, ...] = (),
                log: Callable[[str], None] = log) -> Trial | str:  # fmt: skip
-    """One trial of TRIAL_FINAL at a fixed rate, after a warm-up at RATE_MIN, on a rig of its own: the trial,
-    or why there is none (one line). No result file: the caller keeps what it needs of the trial."""
-    project = project_name()
-    with lock.project(project), chosen.plan.on.rig(chosen.plan, project, False, extra_files, log) as runner:
-        env, staging = trial_env(chosen, runner, results_dir)
-        with trials(runner, env, chosen.cap, staging) as measurer:
-            found = Found(Bound(0.0, None, None), Bound(chosen.cap.pdr_target, None, None))
-            if not warm_up(measurer, chosen.cap, found):
-                return "; ".join(found.errors) or "the warm-up trial could not run"
-            try:
-                return measurer.checked(rate, chosen.cap.final_trial_s, "latency")
-            except (RigBound, TrialStopped) as error:
-                return f"the trial at {rate:,.0f} msg/s: {error}"
+    """One trial of TRIAL_FINAL at a fixed rate, after a warm-up at RATE_MIN, on a stack of its own (no
+    fingerprint): the trial, or why there is none (one line). No result file: the caller keeps what it needs
+    of the trial."""
+    project, on = project_name(), chosen.plan.on
+    with (
+        lock.project(project),
+        on.running_stack(chosen.plan, project, False, extra_files, log) as runner,
+        staged(runner, trial_env(chosen), results_dir, "capacity", keep=False) as stage,
+        trials(stage, chosen.cap) as measurer,
+    ):
+        found = Found(Bound(0.0, None, None), Bound(chosen.cap.pdr_target, None, None))
+        if not warm_up(measurer, chosen.cap, found):
+            return "; ".join(found.errors) or "the warm-up trial could not run"
+        try:
+            return measurer.checked(rate, chosen.cap.final_trial_s, "latency")
+        except (RigBound, TrialStopped) as error:
+            return f"the trial at {rate:,.0f} msg/s: {error}"
 
 
 def project_commit(root: Path = ROOT) -> str:

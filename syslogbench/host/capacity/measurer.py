@@ -2,7 +2,7 @@
 rather than of the daemon (the senders could not offer the rate, the watcher could not follow it); and the
 latency figures, one final-length trial at 10%, 50% and 90% of the published PDR, as CSIT reports them.
 Each trial's percentiles are the watcher's own, from its histogram (rig-rust/src/follow/tally.rs), which the
-trial keeps in HdrHistogram's encoding (histogram.py)."""
+trial keeps in HdrHistogram's encoding (histogram.py, encoded as the answer arrives: session.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from MLRsearch import AbstractMeasurer, MeasurementResult
 
-from syslogbench.host.capacity import histogram
 from syslogbench.model import capacity
 from syslogbench.model.capacity import CapacitySettings, Latency, Trial
 
@@ -98,9 +97,6 @@ class Measurer(AbstractMeasurer):
             raise DaemonDied(rate, answer["daemon_exit"])
         if "number" not in answer:
             raise TrialFailed(answer.get("error") or f"no trial record: {answer}")
-        # The histogram in a few KB, where a long trial's {us: count} took 130 KB of its result.
-        if (counts := answer.pop("latency_histogram_us", None)) is not None:
-            answer["latency_histogram"] = histogram.encode(counts)
         trial = capacity.trial_from_dict(answer)
         trial.purpose = purpose
         if problem := trial.consistent():

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from syslogbench.host import ownconfig as userconfig
-from syslogbench.host import plan as run_plan
-from syslogbench.host.plan import Orchestrator, Plan
-from syslogbench.model import capacity, settings
-from syslogbench.model import userconfig as userconfig_model
+from syslogbench.host import ownconfig
+from syslogbench.model import capacity, settings, userconfig
 from syslogbench.model.capacity import CapacitySettings
+
+if TYPE_CHECKING:
+    from syslogbench.host.plan import Config, Orchestrator, Plan
 
 # Without RATE_MAX, the burst run that sets it sends this many messages, all senders together
 # (host/capacity/ceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
@@ -37,21 +38,16 @@ class Search:
     burst: Plan | None = None
 
 
-def cpuset(cores: str) -> str:
-    """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
-    return cores if cores[:1].isdigit() else ""
-
-
 def plan(
-    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: run_plan.Config | None = None
+    profile_name: str, overrides: dict[str, str], on: Orchestrator, config: Config | None = None
 ) -> Search:
     """Every bad input as one line (SettingsError, CapacityError, ProfileError, ScenarioError, SwarmError)
     before any container: a PDR target outside [0, 1), an empty rate range, LATENCY_BOUND=0, a transport the
     profile lacks; a user config (--config) that cannot be searched; a swarm it cannot run on."""
     cap, rest = capacity.split(overrides)
     refuse_unused(rest)
-    chosen = run_plan.make(profile_name, rest, on, config)
-    userconfig.refuse_expect_dropped(chosen.user)
+    chosen = on.make_plan(profile_name, rest, config)
+    ownconfig.refuse_expect_dropped(chosen.user)
     if reasons := chosen.unsupported:
         raise Unsupported(
             f"{chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {'; '.join(reasons)}; pick "
@@ -69,7 +65,7 @@ def plan(
     burst = None
     if "RATE_MAX" not in overrides:
         per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
-        burst = run_plan.make(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, on, config)
+        burst = on.make_plan(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, config)
     return Search(chosen, cap, on.search_placement(chosen, cores), burst)
 
 
@@ -78,7 +74,7 @@ def plan(
 NOT_FOR_CAPACITY = {
     "MESSAGES_PER_SENDER": "its trials send as many as each rate and length needs; for run, check, matrix",
     "RUN_TIMEOUT": "it ends when the search does (SEARCH_MAX); for run, check, matrix",
-    userconfig_model.QUIET_ENV: "its trials end on their own; for run --config and matrix --config",
+    userconfig.QUIET_ENV: "its trials end on their own; for run --config and matrix --config",
 }
 
 

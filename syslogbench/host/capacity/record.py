@@ -9,14 +9,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
 from syslogbench.host import environment
 from syslogbench.host.capacity.measurer import Measurer
-from syslogbench.host.capacity.plan import Search
 from syslogbench.host.capacity.search import Found
 from syslogbench.model import capacity, machine, result, settings
 from syslogbench.model.capacity import CapacityResult, Latency, Load, Trial, UdpBuffers
+
+if TYPE_CHECKING:
+    from syslogbench.host.capacity.plan import Search
 
 
 @dataclass(frozen=True)

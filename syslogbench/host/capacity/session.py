@@ -1,26 +1,29 @@
-"""A capacity search's rig, up for trials: the environment of a trial run (the daemon's and the senders' cores,
-the watcher's capacity mode), compose up in a thread for the trials' lifetime, each trial asked of the watcher
-through `docker compose exec` (or `docker exec`) on the control channel (rig/trials.py), and, however the
-trials end, the watcher told, the rig down and its staging folder gone."""
+"""A capacity search's stack, up for trials: the environment of a trial run (the daemon's and the senders'
+cores, the watcher's capacity mode), the stack up in a thread for the trials' lifetime (its staging folder,
+fingerprint, start, down and clean-up are lifecycle.staged's), each trial asked of the watcher through
+`docker compose exec` (or `docker exec`) on the control channel (rig/trials.py), and, however the trials end,
+the watcher told."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslogbench import contract
+from syslogbench.host.capacity import histogram
+from syslogbench.host.capacity.cores import cores_env
 from syslogbench.host.capacity.measurer import Measurer
-from syslogbench.host.capacity.plan import Search, cpuset
-from syslogbench.host.compose import Up
-from syslogbench.host.plan import Rig
 from syslogbench.model import capacity
 from syslogbench.model.capacity import CapacitySettings, Trial
+
+if TYPE_CHECKING:
+    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.lifecycle import RunningStack, Staged
 
 # Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
 EXEC_ALLOWANCE_S = 60.0
@@ -30,27 +33,22 @@ FIRST_TRIAL_ALLOWANCE_S = 360.0
 UP_ALLOWANCE_S = 600.0  # images start, senders connect; and the daemon's stop at the end
 
 
-def trial_env(chosen: Search, runner: Rig, results_dir: Path) -> tuple[dict[str, str], Path]:
-    """The rig's settings for trials (the daemon's and the senders' cores, the watcher's capacity mode) and
-    the staging folder its watcher writes into, removed when the trials end."""
+def trial_env(chosen: Search) -> dict[str, str]:
+    """The stack's settings for trials: the daemon's and the senders' cores, the watcher's capacity mode."""
     cap = chosen.cap
     env = dict(chosen.plan.env)
     env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
-    cores = chosen.cpu_placement
-    env.update(DAEMON_CPUSET=cpuset(cores["daemon"]), RIG_CPUSET=cpuset(cores["senders"]))
-    staging = Path(tempfile.mkdtemp(prefix=f".capacity-{runner.project}-", dir=ensure(results_dir)))
-    env["RESULTS_DIR"] = str(staging.resolve())
-    return env, staging
+    env.update(cores_env(chosen))
+    return env
 
 
 @contextlib.contextmanager
-def trials(runner: Rig, env: dict[str, str], cap: CapacitySettings, staging: Path) -> Iterator[Measurer]:
-    """The rig up (compose in a thread, for the trials' lifetime), a measurer that asks it for trials, and,
-    however the trials end, the watcher told, the rig down and the staging folder gone."""
-    outcome: list[Up] = []
-    lifetime = capacity.lifetime_s(cap)  # the confirmation and latency trials too
-    compose = threading.Thread(target=lambda: outcome.append(runner.up(env, lifetime + UP_ALLOWANCE_S)))
-    compose.start()
+def trials(stage: Staged, cap: CapacitySettings) -> Iterator[Measurer]:
+    """The staged stack up (in a thread, for the trials' lifetime: the confirmation and latency trials too)
+    and a measurer that asks it for trials; however the trials end, the watcher told, before staged() brings
+    the stack down."""
+    runner, env = stage.stack, stage.env
+    compose = stage.up_behind(capacity.lifetime_s(cap) + UP_ALLOWANCE_S)
     measurer = Measurer(
         lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
     )
@@ -59,18 +57,9 @@ def trials(runner: Rig, env: dict[str, str], cap: CapacitySettings, staging: Pat
     finally:
         end(runner, env)
         compose.join(UP_ALLOWANCE_S)
-        runner.down(env)
-        for leftover in staging.glob("*"):
-            leftover.unlink()
-        staging.rmdir()
 
 
-def ensure(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
+def ask(runner: RunningStack, env: dict[str, str], rate: float, seconds: float, cap: CapacitySettings,
         compose: threading.Thread, done_before: list[Trial]) -> dict:  # fmt: skip
     """One trial, asked of the watcher; an answer with "error" when it could not be had."""
     if not compose.is_alive():
@@ -85,11 +74,23 @@ def ask(runner: Rig, env: dict[str, str], rate: float, seconds: float, cap: Capa
             return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
         answer = last_json(done.stdout)
         if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
-            return answer
+            return encoded(answer)
         if not compose.is_alive():
             break
         time.sleep(2)
     return {"error": f"no trial answer from the watcher: {(done.stderr or done.stdout).strip()[-300:]}"}
+
+
+def encoded(answer: dict) -> dict:
+    """The trial's histogram in HdrHistogram's encoding, a few KB where a long trial's {us: count} took 130 KB
+    of its result; one that would not come back exactly is the trial's error, not a traceback."""
+    if (counts := answer.pop("latency_histogram_us", None)) is None:
+        return answer
+    try:
+        answer["latency_histogram"] = histogram.encode(counts)
+    except histogram.HistogramError as error:
+        return {"error": f"the trial's latency histogram: {error}"}
+    return answer
 
 
 def last_json(text: str) -> dict | None:
@@ -103,6 +104,6 @@ def last_json(text: str) -> dict | None:
     return None
 
 
-def end(runner: Rig, env: dict[str, str]) -> None:
+def end(runner: RunningStack, env: dict[str, str]) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):  # the watcher then ends at CAPACITY_MAX_S
         runner.exec(env, "watcher", ["python3", "-m", "syslogbench.rig.trials", "end"], 60)
