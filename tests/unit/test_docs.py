@@ -1,8 +1,9 @@
-"""The README stays short and leads with the two commands; every relative link in README and docs/ resolves, and
-every result id they cite is a committed result."""
+"""The README stays short and leads with the two commands; every relative link in README and docs/ resolves,
+every result id they cite is a committed result, and a figure quoted right beside a result id is that result's."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -342,3 +343,108 @@ def test_the_result_id_check_finds_a_typo() -> None:
         "20261127T174542.580Z-syslog-ng-4.8-b0ef",
         "20261127T174542.581Z-syslog-ng-4.8-b0ef-seed2014",
     ]
+
+
+# --- a figure quoted beside a result id is the result's ----------------------------------------------------------
+# Two patterns, the common ones; any other way of quoting a figure is not checked:
+#  - prose: a number with its unit right before the id in backticks, joined by nothing, a comma, " (" or " in":
+#    "74,550 msg/s, `<run id>`", "8.21 s (`<run id>`)", "52,737 msg/s (`<search id>`)", "80.4 s in `<run id>`".
+#    msg/s must be a run's `throughput.msgs_per_s` or a search's `ndr_msgs_per_s` or `pdr_msgs_per_s`; s must be a
+#    run's `elapsed_s` (a search has no such field: its "s" figures are not checked).
+#  - tables: in a row that names exactly one result id, the first number of a cell under one of COLUMNS.
+# The figure must equal the field rounded to the decimals shown (74,601 for 74601.2, 80.43 for 80.428).
+NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+QUOTED_FIGURE = re.compile(
+    rf"(?<![\w.,])({NUMBER})\s(msg/s|s)(?:,|\s\(|\sin|\s\(in)?\s?`({RESULT_ID.pattern})`"
+)
+UNIT_FIELDS = {"msg/s": ("throughput.msgs_per_s", "ndr_msgs_per_s", "pdr_msgs_per_s"), "s": ("elapsed_s",)}
+COLUMNS = {
+    "ndr msg/s": "ndr_msgs_per_s",
+    "ndr (msg/s)": "ndr_msgs_per_s",
+    "published ndr (confirmed 60 s)": "ndr_msgs_per_s",
+    "pdr msg/s": "pdr_msgs_per_s",
+    "published pdr": "pdr_msgs_per_s",
+    "elapsed s": "elapsed_s",
+    "msgs/s": "throughput.msgs_per_s",
+}
+
+
+def quoted_figures(text: str) -> list[tuple[str, tuple[str, ...], str]]:
+    """(figure, the fields it may be, result id) for every figure the text quotes beside a result id."""
+    found = [(figure, UNIT_FIELDS[unit], cited) for figure, unit, cited in QUOTED_FIGURE.findall(text)]
+    columns: dict[int, str] | None = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if columns is None:  # a table's first row names its columns
+            columns = {i: COLUMNS[cell.lower()] for i, cell in enumerate(cells) if cell.lower() in COLUMNS}
+            continue
+        ids = set(RESULT_ID.findall(line))
+        for i, name in columns.items():
+            figure = re.match(rf"({NUMBER})\b", cells[i]) if i < len(cells) and len(ids) == 1 else None
+            if figure:
+                found.append((figure.group(1), (name,), next(iter(ids))))
+    return found
+
+
+def result_files() -> dict[str, Path]:
+    return {path.name: path for path in (ROOT / "results").rglob("*.json")}
+
+
+def result_of(cited: str, files: dict[str, Path]) -> dict | None:
+    for name, path in files.items():
+        if name in (cited + ".json", cited + ".result.json") or name.endswith("-" + cited + ".json"):
+            return json.loads(path.read_text())
+    return None
+
+
+def number_at(result: dict, dotted: str) -> float | None:
+    value: object = result
+    for key in dotted.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def wrong_figures(text: str, files: dict[str, Path]) -> list[str]:
+    wrong = []
+    for figure, fields, cited in quoted_figures(text):
+        result = result_of(cited, files)
+        values = {name: number_at(result, name) for name in fields} if result else {}
+        values = {name: value for name, value in values.items() if value is not None}
+        decimals = len(figure.partition(".")[2])
+        if values and float(figure.replace(",", "")) not in {round(v, decimals) for v in values.values()}:
+            wrong.append(f"{figure} beside {cited}: the result has {values}")
+    return wrong
+
+
+def test_the_figures_quoted_beside_a_result_id_are_the_results() -> None:
+    files = result_files()
+    quoted = [figure for page in PAGES for figure in quoted_figures(page.read_text())]
+    assert len(quoted) > 100, (
+        f"only {len(quoted)} figures beside a result id: the patterns no longer find them"
+    )
+    wrong = [
+        f"{page.relative_to(ROOT)}: {w}" for page in PAGES for w in wrong_figures(page.read_text(), files)
+    ]
+    assert wrong == [], "a figure the cited result does not bear out:\n" + "\n".join(wrong)
+
+
+def test_the_figure_check_finds_a_wrong_digit(tmp_path: Path) -> None:
+    (tmp_path / "20261122T120846Z-rsyslog-8.2504.json").write_text(
+        json.dumps({"elapsed_s": 13.414, "throughput": {"msgs_per_s": 74550.3}})
+    )
+    (tmp_path / "20261127T005659.228Z-rsyslog-8.2504-7c71-seed2014.json").write_text(
+        json.dumps({"ndr_msgs_per_s": 72100.6, "pdr_msgs_per_s": 72100.6})
+    )
+    files = {path.name: path for path in tmp_path.iterdir()}
+    run, search = "20261122T120846Z-rsyslog-8.2504", "20261127T005659.228Z-rsyslog-8.2504-7c71-seed2014"
+    right = (
+        f"74,550 msg/s, `{run}`; 13.41 s (`{run}`); 72,101\nmsg/s (`{search}`); 13 s in `{run}`\n\n"
+        f"| profile | NDR msg/s | result |\n|---|---|---|\n| rsyslog | 72,101 | `{search}` |\n"
+    )
+    assert len(quoted_figures(right)) == 5
+    assert wrong_figures(right, files) == []
+    wrong = right.replace("74,550", "74,560").replace("13.41", "13.42").replace("| 72,101", "| 72,102")
+    assert [w.split(" beside")[0] for w in wrong_figures(wrong, files)] == ["74,560", "13.42", "72,102"]
