@@ -49,7 +49,7 @@ SEED = 1  # the order of each round's steps
 # steps differ in latency, not in load.
 AUTO_SHARE = 0.5
 LATENCY_WORDS = ("auto", "off")
-# The search's settings a latency trial uses (model/capacity.py KEYS): without --capacity, the others are refused.
+# The search's settings a latency trial uses (model/capacity/settings.py KEYS): without --capacity, the others are refused.
 LATENCY_KEYS = ("LATENCY_BOUND", "TRIAL_FINAL", "TRIAL_PAUSE", "DAEMON_CORES")
 
 

@@ -24,7 +24,7 @@ BASELINE = "baseline"  # the simplest receiver: the ceiling every daemon is set 
 
 COUNTED_VERDICT = "pass"
 
-# The tunings (model/result.py Daemon.tuning): the package's defaults, its maintainers' recommended settings, a
+# The tunings (model/result/scenario.py Daemon.tuning): the package's defaults, its maintainers' recommended settings, a
 # user's own config (--config), and a step of `knobs` (custom). The report ranks daemons within one tuning only.
 DEFAULT_TUNING = "default"
 TUNED = "tuned"
