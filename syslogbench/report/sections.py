@@ -16,7 +16,7 @@ from pathlib import Path
 
 from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result
-from syslogbench.report import burst, capacity, knobs, stats
+from syslogbench.report import burst, capacity, capacity_answer, knobs, stats
 from syslogbench.report import compare as comparisons
 from syslogbench.report.blocks import (
     Block,
@@ -348,7 +348,7 @@ def document(
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
-    lead = capacity.lead_blocks(searches, numbers, anchors)
+    lead = capacity_answer.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
     sections += [comparisons.section(*comparisons.load(results_dir), numbers)]

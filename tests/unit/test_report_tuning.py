@@ -12,6 +12,7 @@ from syslogbench.model import capacity as model
 from syslogbench.report import (
     burst,
     capacity,
+    capacity_answer,
     capacity_plots,
     capacity_rows,
     drawing,
@@ -212,7 +213,7 @@ SEARCHES = [
 
 def lead_texts(searches: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     numbers = {capacity_rows.machine_of(searches[0]): 1}
-    blocks = capacity.lead_blocks(searches, numbers, [])
+    blocks = capacity_answer.lead_blocks(searches, numbers, [])
     leads = [block.text for block in blocks if isinstance(block, Lead)]
     notes = [block.text for block in blocks if isinstance(block, Note) and "no search" in block.text]
     return leads, notes
