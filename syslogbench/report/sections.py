@@ -4,8 +4,8 @@ Only pass runs count; per (scenario, profile) the report gives the median, the M
 interval of the median and the coefficient of variation of msgs/s (see report/stats.py), flags CoV
 above 10% as erratic, sets every profile against the `baseline` profile and against the fastest
 profile, marks sender-bound runs, and sets the published 2014 and PE 7 figures beside ours
-(report/published_sections.py). Each part with results of its own has a module that builds its section:
-capacity, knobs, compare, burst (the first screen's burst and the version matrix) and machines.
+(report/published_sections.py). A part with a topic of its own is built in its module: capacity_answer
+(the first screen's), capacity, burst (the burst and the version matrix), knobs, compare and machines.
 report/markdown.py and report/html.py render what is built here, and decide nothing of it.
 """
 
