@@ -12,11 +12,8 @@ from syslogbench.report import stats
 from syslogbench.report.blocks import Block, Note, Paragraph
 from syslogbench.report.cells import (
     DASH,
-    FINGERPRINT_COLUMNS,
     MIB,
     NA,
-    fingerprint_cell,
-    fingerprints,
     fmt,
     fmt_interval,
     fmt_percent,
@@ -33,6 +30,7 @@ from syslogbench.report.load import (
     tuning_rank,
     tuning_words,
 )
+from syslogbench.report.machines import FINGERPRINT_COLUMNS, fingerprint_cell, fingerprints
 from syslogbench.report.published import seed2014
 
 # load.version_matrix: the seed scenario's sections on one machine, (name, groups), one per tuning.

@@ -22,10 +22,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from syslogbench.report import plots
+from syslogbench.report import drawing
 from syslogbench.report.capacity_rows import label_of, tuning_of
+from syslogbench.report.drawing import Plot
 from syslogbench.report.load import DEFAULT_TUNING, RANKED_TUNINGS
-from syslogbench.report.plots import Plot
 
 LOSS_FLOOR = 1e-6  # a trial with no loss sits on this line of the log axis
 USED = ("search", "confirm", "latency")  # the trials a search believed (docs/capacity.md)
@@ -121,7 +121,7 @@ def loss_panel(ax: Axes, searches: Sequence[Mapping], style: Mapping[str, tuple[
     ax.set_ylim(LOSS_FLOOR / 3, 1.5)  # the whole range, so that a search with no loss still shows its line
     ax.set_ylabel(f"loss ratio (lost + late + unsent); none = {LOSS_FLOOR:g}")
     rate_axis(ax)
-    plots.title(ax, "Loss against offered rate")
+    drawing.title(ax, "Loss against offered rate")
 
 
 def latency_panel(ax: Axes, searches: Sequence[Mapping], style: Mapping[str, tuple[str, str, str]]) -> None:
@@ -134,7 +134,7 @@ def latency_panel(ax: Axes, searches: Sequence[Mapping], style: Mapping[str, tup
     decades(ax, FuncFormatter(plain), subs=(1.0, 2.0, 5.0))  # latencies span two decades or less
     ax.set_ylabel("latency, ms (intended send time to output)")
     rate_axis(ax)
-    plots.title(ax, "Latency p50 and p99 against offered rate")
+    drawing.title(ax, "Latency p50 and p99 against offered rate")
 
 
 def legends(fig: Figure, loss: Axes) -> None:
@@ -149,7 +149,7 @@ def legends(fig: Figure, loss: Axes) -> None:
         [*labels, *(k.get_label() for k in kinds)],
         loc="outside right upper",
         frameon=False,
-        fontsize=plots.MIN_FONT_PT,
+        fontsize=drawing.MIN_FONT_PT,
     )
 
 
@@ -167,16 +167,16 @@ def caption(searches: Sequence[Mapping]) -> str:
 
 def figure(key: str, searches: Sequence[Mapping]) -> Figure:
     profiles = sorted({s["profile"] for s in searches})
-    colors = plots.family_colors(profiles)  # one colour per profile, the baseline grey as in every plot
+    colors = drawing.family_colors(profiles)  # one colour per profile, the baseline grey as in every plot
     style = styles(searches, colors)
     height = max(5.2, 1.8 + 0.24 * (len(searches) + 3))  # the legend's lines, one per search, fit beside
-    fig = Figure(figsize=(plots.MAX_WIDTH_IN, height), layout="constrained")
+    fig = Figure(figsize=(drawing.MAX_WIDTH_IN, height), layout="constrained")
     loss, latency = fig.subplots(1, 2)
     loss_panel(loss, searches, style)
     latency_panel(latency, searches, style)
     legends(fig, loss)
-    plots.suptitle(fig, f"Capacity, {key}: loss and latency as the offered rate rises")
-    plots.finish(fig, caption(searches))
+    drawing.suptitle(fig, f"Capacity, {key}: loss and latency as the offered rate rises")
+    drawing.finish(fig, caption(searches))
     return fig
 
 
@@ -197,10 +197,10 @@ def write(searches: Sequence[Mapping], out_dir: Path, ranked: bool | None = None
     the tunings the first screen ranks (the defaults, tuned), with False only the others (users' configs,
     knob steps)."""
     written = []
-    with rc_context(plots.RC):
+    with rc_context(drawing.RC):
         for key, chosen in groups(searches).items():
             if ranked is not None and (tuning_of(chosen[0]) in RANKED_TUNINGS) != ranked:
                 continue
-            png = plots.save(figure(key, chosen), out_dir, plots.safe_name(f"capacity-{key}"))
+            png = drawing.save(figure(key, chosen), out_dir, drawing.safe_name(f"capacity-{key}"))
             written.append((f"Capacity, {key}: loss and latency against offered rate", png))
     return written

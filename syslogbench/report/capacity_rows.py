@@ -60,7 +60,8 @@ UNCONFIRMED = "unconfirmed"
 TEST_CONFIG = "test config"
 OTHER_SETTINGS = "other settings"
 # The settings whose defaults changed as the procedure did: a search at their earlier values is what the first
-# screen shows for a transport that no search at today's defaults has (report/capacity.py, lead_blocks).
+# screen shows for a transport that no search at today's defaults has (report/capacity_answer.py,
+# lead_blocks).
 EARLIER_KEYS = frozenset({*(SETTING_NAMES[name] for name in model.BEFORE_THE_KEY), "DAEMON_CORES"})
 RIG_HEAVY = "rig-heavy"
 STOLEN = "stolen"

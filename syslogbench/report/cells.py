@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from statistics import median
+from collections.abc import Callable, Sequence
 
-from syslogbench.model.result import Fingerprint, Limit, Result
-from syslogbench.report import capacity_rows
+from syslogbench.model.result import Limit, Result
 from syslogbench.report.load import (
     Group,
     finished_at,
-    machine_label,
     profile_order,
     sender_bound,
     throughput_ratio,
     tuning_of,
 )
-from syslogbench.report.published import pe7, seed2014
 
 MIB = 2**20
 GIB = 2**30
 NA = "n/a"
 DASH = "\u2013"
 SENDER_BOUND_MARK = "\u2021"  # double dagger
-PUBLISHED_MARK = "◀"
 VERDICT_ORDER = ("loss", "timeout", "error")
 
 
@@ -93,119 +88,7 @@ def runs_rows(results: Sequence[Result]) -> list[list[str]]:
     return [[column(result) for _, column in RUN_COLUMNS] for result in results]
 
 
-# -- the machine fingerprint -----------------------------------------------------------------------
-
-# Each figure as the report shows it: (label, the Fingerprint's field, scale, format, the amount's unit).
-FINGERPRINT_COLUMNS: list[tuple[str, str, float, str, str]] = [
-    ("cpu", "cpu", 1e6, ".1f", "M loops"),
-    ("file churn", "file_churn", 1e3, ",.0f", "k ops"),
-    ("loopback TCP", "loopback_tcp", 1, ",.0f", " MB"),
-]
-FINGERPRINT_HEADER = [
-    "profile",
-    "runs with a fingerprint",
-    *(
-        f"{label} {unit.strip()} per CPU s: median (min{DASH}max)"
-        for label, _, _, _, unit in FINGERPRINT_COLUMNS
-    ),
-    "measured in",
-]
-
-
-def fingerprints(results: Sequence[Result]) -> list[Fingerprint]:
-    return [run.host.fingerprint for run in results if run.host.fingerprint is not None]
-
-
-def fingerprint_cell(found: Sequence[Fingerprint], name: str, scale: float, spec: str) -> str:
-    """The median work per CPU second of one figure over these runs, and its range: the rate CPU times
-    scale with, which neighbours on the machine change far less than the rate per wall second."""
-    return values_cell([rate for f in found if (rate := getattr(f, name).per_cpu_s) is not None], spec, scale)
-
-
-def fingerprint_rows(groups: Sequence[Group]) -> list[list[str]]:
-    """Per profile, over all its runs in the scenario (counted or not: the machine is the same)."""
-    rows = []
-    for group in groups:
-        found = fingerprints(group.runs)
-        cells = [
-            fingerprint_cell(found, name, scale, spec) for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
-        ]
-        sources = ", ".join(sorted({f.source for f in found})) or NA
-        rows.append([group.profile, f"{len(found)} of {len(group.runs)}", *cells, sources])
-    return rows
-
-
-MACHINES_HEADER = [
-    "machine",
-    "what its results say of it",
-    "runs",
-    "capacity searches",
-    "knob studies",
-    "first result",
-    "last result",
-    *(f"{label}, {unit.strip()} per CPU s" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
-]
-
-
-def per_cpu_values(runs: Sequence[Result], searches: Sequence[Mapping], name: str) -> list[float]:
-    """One fingerprint figure per CPU second, from the runs' and the capacity searches' machines alike."""
-    values = [rate for f in fingerprints(runs) if (rate := getattr(f, name).per_cpu_s) is not None]
-    values += [
-        rate for search in searches if (rate := capacity_rows.fingerprint_per_cpu_s(search, name)) is not None
-    ]
-    return values
-
-
-def values_cell(values: Sequence[float], spec: str, scale: float) -> str:
-    """The median of these figures and their range."""
-    if not values:
-        return NA
-    return f"{fmt(median(values), spec, scale)} ({fmt_interval(min(values), max(values), spec, scale)})"
-
-
-def machines_rows(
-    results: Sequence[Result],
-    numbers: Mapping[str, int],
-    searches: Sequence[Mapping] = (),
-    studies: Sequence[tuple[str, str]] = (),
-) -> list[list[str]]:
-    """One row per machine, numbered as the report's sections name them, with its fingerprint's medians:
-    the machines of the runs, of the capacity searches (report/capacity_rows.py names them alike) and of the
-    knob studies, each given as its machine's label and its end (report/knobs.py, machine_of)."""
-    rows = []
-    for label, number in numbers.items():
-        runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
-        caps = [s for s in searches if capacity_rows.machine_of(s) == label]
-        knobs = [{"finished_utc": end} for machine, end in studies if machine == label]
-        figures = [
-            values_cell(per_cpu_values(runs, caps, name), spec, scale)
-            for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
-        ]
-        ends = [*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in [*caps, *knobs])]
-        times = sorted(ends)
-        dates = [f"{times[0]:%Y-%m-%d %H:%M}", f"{times[-1]:%Y-%m-%d %H:%M}"] if times else [NA, NA]
-        rows.append([str(number), label, str(len(runs)), str(len(caps)), str(len(knobs)), *dates, *figures])
-    return rows
-
-
-def fingerprint_line(result: Result) -> str:
-    """One run's fingerprint in a sentence: per wall second, and per CPU second."""
-    found = result.host.fingerprint
-    if found is None:
-        return "Fingerprint: none (an older or n/a result)."
-    parts = []
-    for label, name, scale, spec, unit in FINGERPRINT_COLUMNS:
-        figure = getattr(found, name)
-        per_cpu = fmt(figure.per_cpu_s, spec, scale, unit)
-        parts.append(f"{label} {fmt(figure.value, spec, scale, unit)}/s ({per_cpu} per CPU s)")
-    took = found.wall_s if found.wall_s is not None else found.seconds
-    return f"Fingerprint ({found.source}, {took:.1f} s): {', '.join(parts)}."
-
-
-def machines_line(results: Sequence[Result]) -> str:
-    labels = list(dict.fromkeys(machine_label(result.host) for result in results))
-    noun = "Machine" if len(labels) == 1 else "Machines"
-    return f"{noun}: " + "; ".join(labels) + "."
+# -- one run: its scenario, its rate and its UDP drops ---------------------------------------------
 
 
 def describe_scenario(results: Sequence[Result]) -> str:
@@ -394,51 +277,3 @@ def overview_notes(grouped: dict[str, list[Group]], names: Sequence[str]) -> lis
     if failed:
         notes.append(f"No run passed, so no plots: {', '.join(failed)}.")
     return notes
-
-
-# -- published figures -----------------------------------------------------------------------------
-
-
-SEED_HEADER = [
-    "daemon",
-    "elapsed s",
-    "elapsed s, 3 runs",
-    "user s",
-    "system s",
-    "%CPU",
-    "max RSS MiB",
-    "msgs/s (derived)",
-]
-
-
-def seed_row(daemon: str, m: seed2014.Medians) -> list[str]:
-    runs = ", ".join(f"{run.elapsed_s:.2f}" for run in seed2014.RUNS[daemon])
-    return [
-        daemon,
-        f"{m.elapsed_s:.2f}",
-        runs,
-        f"{m.user_s:.2f}",
-        f"{m.system_s:.2f}",
-        f"{m.cpu_percent:.0f}%",
-        f"{m.max_rss_mib:.1f}",
-        f"{m.msgs_per_s:,.0f}",
-    ]
-
-
-def seed_rows() -> list[list[str]]:
-    return [seed_row(daemon, m) for daemon, m in seed2014.medians().items()]
-
-
-PUBLISHED_HEADER = ["published configuration", "msgs/s", "MB/s"]
-
-
-def published_rows(table: pe7.Table, marks: Sequence[bool]) -> list[list[str]]:
-    """One PE 7 table's rows, the ones matching the scenario marked."""
-    return [
-        [
-            f"{row.label} {PUBLISHED_MARK}" if mark else row.label,
-            f"{row.msgs_per_s:,}",
-            fmt(row.mb_per_s, ".0f"),
-        ]
-        for row, mark in zip(table.rows, marks, strict=True)
-    ]

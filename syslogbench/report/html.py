@@ -24,7 +24,7 @@ from syslogbench.report.blocks import (
 
 # The page never scrolls sideways: the body's padding is inside its max-width, a table wider than the
 # column scrolls in its own box (a "stack" table becomes cards on a phone instead), and a plot (at most
-# 1,320 px, report/plots.py) is shown at its own size, or shrunk to the column on a narrower screen.
+# 1,320 px, report/drawing.py) is shown at its own size, or shrunk to the column on a narrower screen.
 # Text cells are left-aligned, figures right-aligned (class "num") so their digits line up.
 CSS = """
 *, *::before, *::after { box-sizing: border-box; }

@@ -3,7 +3,9 @@
 Only pass runs count; per (scenario, profile) the report gives the median, the MAD, a 95% bootstrap
 interval of the median and the coefficient of variation of msgs/s (see report/stats.py), flags CoV
 above 10% as erratic, sets every profile against the `baseline` profile and against the fastest
-profile, marks sender-bound runs, and sets the published 2014 and PE 7 figures beside ours.
+profile, marks sender-bound runs, and sets the published 2014 and PE 7 figures beside ours
+(report/published_sections.py). A part with a topic of its own is built in its module: capacity_answer
+(the first screen's), capacity, burst (the burst and the version matrix), knobs, compare and machines.
 report/markdown.py and report/html.py render what is built here, and decide nothing of it.
 """
 
@@ -13,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model.knobs import KnobsResult
-from syslogbench.model.result import Result, Scenario
-from syslogbench.report import burst, capacity, capacity_rows, knobs, stats
+from syslogbench.model.result import Result
+from syslogbench.report import burst, capacity, capacity_answer, knobs, stats
 from syslogbench.report import compare as comparisons
 from syslogbench.report.blocks import (
     Block,
@@ -30,27 +32,15 @@ from syslogbench.report.blocks import (
     Table,
 )
 from syslogbench.report.cells import (
-    FINGERPRINT_HEADER,
-    MACHINES_HEADER,
-    PUBLISHED_HEADER,
-    PUBLISHED_MARK,
     RATIO_HEADER,
-    SEED_HEADER,
     SENDER_BOUND_MARK,
     STATS_HEADER,
     describe_scenario,
-    fingerprint_line,
-    fingerprint_rows,
-    fingerprints,
-    machines_line,
-    machines_rows,
     overview,
-    published_rows,
     rate_and_udp_lines,
     ratio_rows,
     runs_header,
     runs_rows,
-    seed_rows,
     sender_bound_notes,
     stats_row,
 )
@@ -65,12 +55,26 @@ from syslogbench.report.load import (
     latest_per_profile,
     load_knobs,
     machine_label,
-    machine_numbers,
     seed_sections,
     tuning_of,
     version_matrix,
 )
-from syslogbench.report.published import pe7, seed2014
+from syslogbench.report.machines import (
+    MACHINES_ANCHOR,
+    all_machine_numbers,
+    fingerprint_blocks,
+    fingerprint_line,
+    machines_line,
+    machines_section,
+)
+from syslogbench.report.published_sections import (
+    PE7_ANCHOR,
+    SEED_ANCHOR,
+    published_blocks,
+    published_section,
+    seed_blocks,
+    seed_section,
+)
 
 # Per section, by its anchor, the plot files to show: (caption, path relative to the report).
 Figures = dict[str, list[tuple[str, str]]]
@@ -97,56 +101,10 @@ SENDER_BOUND_NOTE = (
     "while the daemon had CPU to spare), so msgs/s is a floor for the daemon, not its ceiling."
 )
 NO_BASELINE_NOTE = f"No `{BASELINE}` profile with a passing run in this scenario: no % of baseline."
-FINGERPRINT_NOTE = (
-    "Fixed work timed on the machine just before each run, under the daemon's limits "
-    "(`host.fingerprint`): a pure-Python loop (cpu), open-append-close across 192 files on a volume of the logs "
-    "volume's kind (file churn: what rsyslog's seed run spends its time on), and 100-byte lines over "
-    "loopback TCP. Shown per CPU second, the rate the daemon's CPU seconds scale with; the cell is the median "
-    "over the profile's runs here and their range. docs/measurement.md says how to compare two machines."
-)
-NO_FINGERPRINT_NOTE = (
-    "No run here carries a machine fingerprint (results written before `host.fingerprint` existed, or n/a): "
-    "whether they ran on machines that differ cannot be told from the results."
-)
 LATEST_NOTE = "Every verdict; a figure that was not measured is shown as n/a."
-PUBLISHED_NOTE = (
-    f"Published figures, not this project's: {pe7.SOURCE}; {pe7.MESSAGE_BYTES}-byte messages. "
-    f"{PUBLISHED_MARK} marks the rows that correspond to this scenario; the other rows are the table's context."
-)
-SEED_TITLE = "Published 2014 figures, on the 2014 hardware"
-SEED_INTRO = (
-    "Published figures, not this project's: median of three `/usr/bin/time` runs per daemon, measured "
-    f"in 2014 on {seed2014.HARDWARE}. Workload: {seed2014.HOSTS} remote hosts x "
-    f"{seed2014.SENDERS_PER_HOST} senders x {seed2014.MESSAGES_PER_SENDER:,} messages. "
-    "Each column is the median on its own."
-)
-SEED_RATE_NOTE = (
-    f"msgs/s is derived here as {seed2014.MESSAGES_TOTAL:,} messages (including the 20 DONE "
-    "messages) / median elapsed; the 2014 post did not publish a rate."
-)
-MEMORY_NOTE = (
-    "Note on memory: the *peak mem* column is the cgroup peak of the central container, which "
-    "includes the page cache of the files the daemon wrote; the 2014 *max RSS* column is "
-    "`/usr/bin/time` maxresident of the daemon. Compare RSS to RSS (the *max RSS* column, the "
-    "daemon's VmHWM), not the cgroup peak. GNU time 1.7, current in 2014, is known to report "
-    "maxresident about 4x too high on Linux (fixed in 1.8); which build was used is not known."
-)
 
 
 # -- one scenario ----------------------------------------------------------------------------------
-
-
-def recorded_axes(scenario: Scenario) -> dict[str, object]:
-    """The scenario's axes the result recorded (an older result lacks the later ones)."""
-    return {key: value for key, value in vars(scenario).items() if value is not None}
-
-
-def published_tables(axes: Mapping[str, object]) -> list[tuple[str, list[list[str]]]]:
-    """The syslog-ng PE 7 tables with a row matching the scenario's axes, as (title, rows of cells)."""
-    return [
-        (f"{table.title}: {table.config}", published_rows(table, marks))
-        for table, marks in pe7.tables_for(axes)
-    ]
 
 
 def statistics_blocks(groups: Sequence[Group]) -> list[Block]:
@@ -179,52 +137,12 @@ def ratio_blocks(groups: Sequence[Group]) -> list[Block]:
     ]
 
 
-def fingerprint_blocks(groups: Sequence[Group]) -> list[Block]:
-    heading = Heading("Machine fingerprint", 3)
-    if not fingerprints([run for group in groups for run in group.runs]):
-        return [heading, Note(NO_FINGERPRINT_NOTE)]
-    return [heading, Note(FINGERPRINT_NOTE), Table(FINGERPRINT_HEADER, fingerprint_rows(groups))]
-
-
 def latest_blocks(runs: Sequence[Result]) -> list[Block]:
     return [
         Heading("Latest run per profile", 3),
         Note(LATEST_NOTE),
         Table(runs_header(), runs_rows(latest_per_profile(runs, runs[0].label))),
     ]
-
-
-PE7_ANCHOR = "pe7"
-PE7_TITLE = "syslog-ng PE 7, as published"
-
-
-def published_blocks(runs: Sequence[Result]) -> list[Block]:
-    """The PE 7 rows that correspond to this scenario, named; the tables themselves appear once, below."""
-    found = pe7.tables_for(recorded_axes(max(runs, key=finished_at).scenario))
-    if not found:
-        return []
-    names = "; ".join(
-        f"*{table.title}*: "
-        + ", ".join(row.label for row, mark in zip(table.rows, marks, strict=True) if mark)
-        for table, marks in found
-    )
-    return [
-        Note(f"Published figures that correspond to this scenario: {names} ([{PE7_TITLE}](#{PE7_ANCHOR})).")
-    ]
-
-
-def published_section() -> Section:
-    """Every PE 7 table, once, folded: the scenarios' sections name the rows that correspond to them."""
-    tables: list[Block] = []
-    for table in pe7.TABLES:
-        rows = published_rows(table, [False] * len(table.rows))
-        tables += [Paragraph(f"*{table.title}: {table.config}*"), Table(PUBLISHED_HEADER, rows)]
-    blocks: list[Block] = [
-        Heading(PE7_TITLE, 2),
-        Note(PUBLISHED_NOTE),
-        Details(f"The {len(pe7.TABLES)} published tables", tables),
-    ]
-    return Section(blocks, anchor=PE7_ANCHOR)
 
 
 def scenario_anchor(scenario: str) -> str:
@@ -269,7 +187,7 @@ def plot_blocks(figures: Sequence[tuple[str, str]]) -> list[Block]:
     return [Details(f"Plots ({len(figures)})", [Figure(caption, path) for caption, path in figures])]
 
 
-# -- the scenarios with one run per profile, folded into one table --------------------------------
+# -- the scenarios with one run per profile, folded into one table ---------------------------------
 
 SINGLES_ANCHOR = "single-runs"
 SINGLES_TITLE = "Scenarios with one run per profile"
@@ -324,16 +242,9 @@ def singles_section(singles: Mapping[str, Sequence[Group]], figures: Figures) ->
     return Section(blocks, anchor=SINGLES_ANCHOR)
 
 
-# -- the version matrix and the machines -----------------------------------------------------------
+# -- the version matrix ----------------------------------------------------------------------------
 
 OTHER_SEEDS_NOTE = "The seed scenario on other machines: {}."
-MACHINES_TITLE = "Machines"
-MACHINES_NOTE = (
-    "Each machine the results in this report came from, as the results describe it, with the median (and "
-    "range) of its runs' fingerprints per CPU second. Runs of two machines never pool: where a scenario ran "
-    "on several, each has its own section, named by the machine's number here. docs/measurement.md says how "
-    "to compare two machines with the fingerprint."
-)
 
 
 def versions_section(
@@ -370,43 +281,9 @@ def versions_section(
     return Section(blocks, anchor=VERSIONS_ANCHOR)
 
 
-MACHINES_ANCHOR = "machines"
-
-
-def machines_section(
-    results: Sequence[Result],
-    numbers: Mapping[str, int],
-    searches: Sequence[Mapping],
-    studies: Sequence[KnobsResult] = (),
-) -> Section:
-    ran = [(knobs.machine_of(study, numbers), study.finished_utc) for study in studies]
-    return Section(
-        [
-            Heading(MACHINES_TITLE, 2),
-            Note(MACHINES_NOTE),
-            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, ran)),
-        ],
-        anchor=MACHINES_ANCHOR,
-    )
-
-
-def all_machine_numbers(
-    runs: Sequence[Result], searches: Sequence[Mapping], studies: Sequence[KnobsResult] = ()
-) -> dict[str, int]:
-    """The runs' machines numbered as their sections name them (load.machine_numbers), then the machines
-    only capacity searches ran on, by their first search, then those only knob studies ran on."""
-    numbers = machine_numbers(runs)
-    for search in sorted(searches, key=capacity_rows.finished):
-        numbers.setdefault(capacity_rows.machine_of(search), len(numbers) + 1)
-    for study in sorted(studies, key=lambda s: s.finished_utc):
-        numbers.setdefault(knobs.machine_of(study, numbers), len(numbers) + 1)
-    return numbers
-
-
 # -- the whole report ------------------------------------------------------------------------------
 
 OVERVIEW_ANCHOR = "scenarios"
-SEED_ANCHOR = "published-2014"
 
 
 def overview_section(grouped: dict[str, list[Group]]) -> Section:
@@ -443,11 +320,6 @@ def navigation(sections: Sequence[Section], scenarios: Sequence[str]) -> Section
     return Section([Contents("Contents", entries, f"Scenarios ({len(folded)})" if folded else "", folded)])
 
 
-def seed_blocks() -> list[Block]:
-    """The 2014 figures: in the report, and under every run `syslogbench run` prints."""
-    return [Heading(SEED_TITLE, 2), Note(SEED_INTRO), Table(SEED_HEADER, seed_rows()), Note(SEED_RATE_NOTE)]
-
-
 def nothing_section(results_dir: Path, scenario_id: str | None) -> Section:
     where = f"of scenario `{scenario_id}` " if scenario_id else ""
     return Section([Paragraph(f"No runs {where}in `{results_dir}`.")])
@@ -476,7 +348,7 @@ def document(
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
-    lead = capacity.lead_blocks(searches, numbers, anchors)
+    lead = capacity_answer.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
     sections += [comparisons.section(*comparisons.load(results_dir), numbers)]
@@ -492,7 +364,7 @@ def document(
         sections += [nothing_section(results_dir, scenario_id)]
     plotted = figures.get(capacity.ANCHOR, []), figures.get(capacity.FOLDED_FIGURES, [])
     sections += [capacity.section(searches, skipped, numbers, *plotted)]
-    sections += [published_section(), Section([*seed_blocks(), Note(MEMORY_NOTE)], anchor=SEED_ANCHOR)]
+    sections += [published_section(), seed_section()]
     present = [part for part in sections if part is not None]
     return Document(title, [navigation(present, list(multi)), *present])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from syslogbench.model.result import Result
-from syslogbench.report import cells, load, sections
+from syslogbench.report import cells, load, published_sections
 from syslogbench.report.published import pe7
 
 from .test_report import make_result
@@ -63,7 +63,9 @@ def test_each_axis_finds_its_table() -> None:
 
 
 def test_the_report_sets_the_published_rows_beside_the_scenario() -> None:
-    blocks = sections.published_tables({"transport": "tcp", "destination": "plain", "format": "rfc3164"})
+    blocks = published_sections.published_tables(
+        {"transport": "tcp", "destination": "plain", "format": "rfc3164"}
+    )
     assert [title for title, _ in blocks] == [
         "Type of storage: TCP, multithreaded, 10 connections",
         "Type of storage: TCP, multithreaded, 100 connections",

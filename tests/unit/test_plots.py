@@ -17,7 +17,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from syslogbench.model.result import Result, Samples
-from syslogbench.report import load, plots
+from syslogbench.report import drawing, load, plots, profile_plots, timeseries_plot, versions_plot
 from tests.unit.test_report import MIB, make_result
 
 COLUMNS = ["t_s", "cpu_user_s", "cpu_system_s", "memory_bytes", "received"]
@@ -145,12 +145,12 @@ def test_chosen_run_and_scenario(tmp_path: Path) -> None:
 
 
 def test_choose_run() -> None:
-    chosen = plots.choose_run(RUNS)
+    chosen = timeseries_plot.choose_run(RUNS)
     assert chosen is not None and chosen.run_id == "20250301T000007Z-syslog-ng-4.8"
-    chosen = plots.choose_run(RUNS, "20250301T000005Z-rsyslog-8.2504")
+    chosen = timeseries_plot.choose_run(RUNS, "20250301T000005Z-rsyslog-8.2504")
     assert chosen is not None and chosen.run_id.endswith("rsyslog-8.2504")
-    assert plots.choose_run(RUNS, "20250301T000001Z-baseline") is None  # no samples
-    assert plots.choose_run(RUNS[:2]) is None
+    assert timeseries_plot.choose_run(RUNS, "20250301T000001Z-baseline") is None  # no samples
+    assert timeseries_plot.choose_run(RUNS[:2]) is None
 
 
 def test_sample_series() -> None:
@@ -161,7 +161,7 @@ def test_sample_series() -> None:
         [2.5, None, None, 40 * MIB, 400],
     ]
     result = replace(RUNS[0], samples=Samples(columns=COLUMNS, rows=rows))
-    s = plots.sample_series(result)
+    s = timeseries_plot.sample_series(result)
     assert s["t"] == [1.0, 2.0, 2.5]
     assert s["rate"] == [100.0, 200.0, 200.0]
     assert s["t_cpu"] == [1.0, 2.0]
@@ -169,29 +169,29 @@ def test_sample_series() -> None:
     assert s["system"] == [0.25, 0.5]
     assert s["t_mem"] == [0.0, 1.0, 2.5]
     assert s["mem"] == [10.0, 20.0, 40.0]
-    assert plots.steps([1.0, 2.0], [100.0, 200.0], 0.0) == ([0.0, 1.0, 2.0], [100.0, 100.0, 200.0])
+    assert timeseries_plot.steps([1.0, 2.0], [100.0, 200.0], 0.0) == ([0.0, 1.0, 2.0], [100.0, 100.0, 200.0])
 
 
 def test_family_and_labels() -> None:
     groups = load.group_results(RUNS)["seed2014"]
-    assert [plots.family(g) for g in groups] == ["baseline", "rsyslog", "syslog-ng", "syslog-ng"]
-    assert plots.tick_labels(groups) == [
+    assert [drawing.family(g) for g in groups] == ["baseline", "rsyslog", "syslog-ng", "syslog-ng"]
+    assert drawing.tick_labels(groups) == [
         "baseline\nn=2",
         "rsyslog-\n8.2504\nn=3",
         "syslog-ng-\n3.38\nn=0\n+1 not pass",
         "syslog-ng-\n4.8\nn=2\n+1 not pass",
     ]
-    assert plots.offsets(3) == [-0.15, 0.0, 0.15]
-    assert plots.machine_caption(RUNS) == "Machine: Test CPU 9000, 16 cores, kernel 6.1.0-test"
+    assert drawing.offsets(3) == [-0.15, 0.0, 0.15]
+    assert drawing.machine_caption(RUNS) == "Machine: Test CPU 9000, 16 cores, kernel 6.1.0-test"
 
 
 def test_the_family_is_the_daemon_the_result_records() -> None:
     """A family the code has never heard of gets a colour of its own, from the result's daemon.name."""
     newcomer = [run("fluent-9.1", i, 300_000 + i, daemon__name="fluent") for i in (20, 21)]
     groups = load.group_results([*RUNS, *newcomer])["seed2014"]
-    assert [plots.family(g) for g in groups] == ["baseline", "fluent", "rsyslog", "syslog-ng", "syslog-ng"]
-    colors = plots.family_colors(plots.family(g) for g in groups)
-    assert colors["baseline"] == plots.BASELINE_COLOR
+    assert [drawing.family(g) for g in groups] == ["baseline", "fluent", "rsyslog", "syslog-ng", "syslog-ng"]
+    colors = drawing.family_colors(drawing.family(g) for g in groups)
+    assert colors["baseline"] == drawing.BASELINE_COLOR
     assert len({colors[f] for f in ("baseline", "fluent", "rsyslog", "syslog-ng")}) == 4
     renamed = [
         replace(r, daemon=replace(r.daemon, name="syslog-ng"))
@@ -199,20 +199,20 @@ def test_the_family_is_the_daemon_the_result_records() -> None:
         if r.daemon.profile == "rsyslog-8.2504"
     ]
     (group,) = [g for g in load.group_results(renamed)["seed2014"]]
-    assert plots.family(group) == "syslog-ng"  # not guessed from the profile's name
+    assert drawing.family(group) == "syslog-ng"  # not guessed from the profile's name
 
 
 def test_the_seed_scenario_on_one_of_two_machines_keeps_its_2014_panel() -> None:
     groups = load.group_results(RUNS)["seed2014"]
     moved = [replace(group, scenario="seed2014 on machine 2") for group in groups]
-    figure = plots.cpu_figure("seed2014 on machine 2", moved, "caption")
+    figure = profile_plots.cpu_figure("seed2014 on machine 2", moved, "caption")
     assert len(figure.axes) == 2  # this project's runs, and the 2014 medians beside them
     small = [
         replace(
             groups[0], runs=[replace(r, scenario=replace(r.scenario, id="small")) for r in groups[0].runs]
         )
     ]
-    assert len(plots.cpu_figure("small", small, "caption").axes) == 1
+    assert len(profile_plots.cpu_figure("small", small, "caption").axes) == 1
 
 
 # -- what the figures draw, read back from matplotlib's objects ------------------------------------
@@ -227,9 +227,9 @@ def bars(ax: Axes) -> dict[str, float]:
     found = {}
     for patch in ax.patches:
         gid = patch.get_gid() or ""
-        if gid.startswith(plots.BAR_GID) and isinstance(patch, Rectangle):
+        if gid.startswith(drawing.BAR_GID) and isinstance(patch, Rectangle):
             value = patch.get_width() if patch.get_x() == 0 and patch.get_height() < 1 else patch.get_height()
-            found[gid.removeprefix(plots.BAR_GID)] = round(value, 6)
+            found[gid.removeprefix(drawing.BAR_GID)] = round(value, 6)
     return found
 
 
@@ -262,7 +262,7 @@ def tick_texts(ax: Axes, axis: str = "x") -> list[str]:
 
 
 def test_throughput_draws_medians_intervals_runs_and_the_baseline_apart() -> None:
-    fig = plots.throughput_figure("seed2014", seed_groups(), "caption")
+    fig = profile_plots.throughput_figure("seed2014", seed_groups(), "caption")
     ours, own = fig.axes[:2]
     # The bars are the medians of the pass runs: (200k, 210k, 260k), (400k, 420k; the loss run left out).
     assert bars(ours) == {"rsyslog-8.2504": 210_000, "syslog-ng-4.8": 410_000}
@@ -284,7 +284,7 @@ def test_throughput_draws_medians_intervals_runs_and_the_baseline_apart() -> Non
 
 
 def test_memory_draws_rss_and_cgroup_peak_per_profile() -> None:
-    fig = plots.memory_figure("seed2014", seed_groups(), "caption")
+    fig = profile_plots.memory_figure("seed2014", seed_groups(), "caption")
     (ax,) = fig.axes
     expected = {}
     for profile in ("baseline", "rsyslog-8.2504", "syslog-ng-4.8"):
@@ -296,7 +296,7 @@ def test_memory_draws_rss_and_cgroup_peak_per_profile() -> None:
 
 
 def test_cpu_stacks_user_and_system_and_cuts_the_2014_nxlog_bar() -> None:
-    fig = plots.cpu_figure("seed2014", seed_groups(), "caption")
+    fig = profile_plots.cpu_figure("seed2014", seed_groups(), "caption")
     ours, theirs = fig.axes[:2]
     assert bars(ours)["user:rsyslog-8.2504"] == 30.25 and bars(ours)["system:rsyslog-8.2504"] == 20.75
     published = bars(theirs)
@@ -308,7 +308,7 @@ def test_cpu_stacks_user_and_system_and_cuts_the_2014_nxlog_bar() -> None:
 
 
 def test_versions_sets_2014_beside_ours_in_the_same_units() -> None:
-    fig = plots.versions_figure("seed2014", seed_groups(), "caption")
+    fig = versions_plot.versions_figure("seed2014", seed_groups(), "caption")
     rate, cpu, old_rate, old_cpu, base_rate, base_cpu = fig.axes[:6]
     drawn = bars(rate)
     assert drawn == {"rsyslog-8.2504 (n=3)": 210_000, "syslog-ng-4.8 (n=2)": 410_000}
@@ -329,7 +329,7 @@ def test_versions_sets_2014_beside_ours_in_the_same_units() -> None:
 
 def test_timeseries_draws_the_rate_between_samples() -> None:
     result = RUNS[6]  # syslog-ng-4.8 at 420,000 msgs/s, one sample a second
-    fig = plots.timeseries_figure(result, "caption")
+    fig = timeseries_plot.timeseries_figure(result, "caption")
     rate_ax, cpu_ax, mem_ax = fig.axes[:3]
     step = rate_ax.get_lines()[0]
     rates = list(step.get_ydata())
@@ -353,14 +353,17 @@ def every_figure() -> list[tuple[str, Figure]]:
     ((name, pair),) = two.items()
     name += "@5x4x50000"
     return [
-        ("versions", plots.versions_figure("seed2014", groups, plots.machine_caption(RUNS))),
-        ("throughput", plots.throughput_figure("seed2014", groups, plots.machine_caption(RUNS))),
-        ("cpu", plots.cpu_figure("seed2014", groups, plots.machine_caption(RUNS))),
-        ("memory", plots.memory_figure("seed2014", groups, plots.machine_caption(RUNS))),
-        ("timeseries", plots.timeseries_figure(RUNS[6], plots.machine_caption(RUNS))),
-        ("two-profile memory", plots.memory_figure(name, pair, plots.machine_caption(RUNS))),
-        ("two-profile throughput", plots.throughput_figure(name, pair, plots.machine_caption(RUNS))),
-        ("two-profile cpu", plots.cpu_figure(name, pair, plots.machine_caption(RUNS))),
+        ("versions", versions_plot.versions_figure("seed2014", groups, drawing.machine_caption(RUNS))),
+        ("throughput", profile_plots.throughput_figure("seed2014", groups, drawing.machine_caption(RUNS))),
+        ("cpu", profile_plots.cpu_figure("seed2014", groups, drawing.machine_caption(RUNS))),
+        ("memory", profile_plots.memory_figure("seed2014", groups, drawing.machine_caption(RUNS))),
+        ("timeseries", timeseries_plot.timeseries_figure(RUNS[6], drawing.machine_caption(RUNS))),
+        ("two-profile memory", profile_plots.memory_figure(name, pair, drawing.machine_caption(RUNS))),
+        (
+            "two-profile throughput",
+            profile_plots.throughput_figure(name, pair, drawing.machine_caption(RUNS)),
+        ),
+        ("two-profile cpu", profile_plots.cpu_figure(name, pair, drawing.machine_caption(RUNS))),
     ]
 
 
@@ -375,7 +378,7 @@ def drawn_texts(fig: Figure, monkeypatch: pytest.MonkeyPatch) -> list[Text]:
         draw(self, renderer)
 
     monkeypatch.setattr(Text, "draw", record)
-    with rc_context(plots.RC):
+    with rc_context(drawing.RC):
         FigureCanvasAgg(fig).draw()
     monkeypatch.undo()
     return drawn
@@ -385,15 +388,15 @@ def drawn_texts(fig: Figure, monkeypatch: pytest.MonkeyPatch) -> list[Text]:
 def test_no_text_is_cut_or_small(name: str, fig: Figure, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = drawn_texts(fig, monkeypatch)
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    assert fig.get_figwidth() <= plots.MAX_WIDTH_IN, name
+    assert fig.get_figwidth() <= drawing.MAX_WIDTH_IN, name
     width, height = fig.get_figwidth() * fig.dpi, fig.get_figheight() * fig.dpi
-    scale = min(1.0, SHOWN_PX / (fig.get_figwidth() * plots.DPI))
+    scale = min(1.0, SHOWN_PX / (fig.get_figwidth() * drawing.DPI))
     cut, small = [], []
     for text in texts:
         box = text.get_window_extent(renderer)
         if box.x0 < -1 or box.x1 > width + 1 or box.y0 < -1 or box.y1 > height + 1:
             cut.append(text.get_text())
-        px = text.get_fontsize() * plots.DPI / 72 * scale
+        px = text.get_fontsize() * drawing.DPI / 72 * scale
         if px < MIN_TEXT_PX:
             small.append((text.get_text(), round(px, 1)))
     assert len(texts) > 10, name
@@ -422,7 +425,7 @@ def recorded_capacity_figures() -> list[tuple[str, Figure]]:
     searches, _ = capacity.load(CAPACITY_RESULTS.parent)
     if not searches:
         pytest.skip("no capacity results in results/capacity/")
-    with rc_context(plots.RC):
+    with rc_context(drawing.RC):
         figures = [
             (key, capacity_plots.figure(key, chosen))
             for key, chosen in capacity_plots.groups(searches).items()

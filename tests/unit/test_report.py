@@ -16,7 +16,7 @@ import pytest
 from syslogbench import contract
 from syslogbench.model.result import Result
 from syslogbench.report import build as report
-from syslogbench.report import burst, cells, html, load, markdown, sections, stats
+from syslogbench.report import burst, cells, html, load, machines, markdown, sections, stats
 from syslogbench.report.blocks import Contents, Figure, Heading, Note, Paragraph
 from syslogbench.report.published import seed2014
 from tests.unit.conftest import limit, result_document
@@ -800,7 +800,7 @@ def test_fingerprint_table_gives_median_and_range_per_profile(tmp_path: Path) ->
     for run in runs:
         (tmp_path / f"{run['run_id']}.json").write_text(json.dumps(run))
     text = report.render_markdown(tmp_path)
-    assert sections.FINGERPRINT_NOTE in text
+    assert machines.FINGERPRINT_NOTE in text
     # Per CPU second, medians of two: (22.11 + 11.06) / 2 M loops, (629 + 315) / 2 k ops, (2,986 + 1,493) / 2 MB.
     rows = [line for line in text.splitlines() if line.startswith("| rsyslog8 | 2 of 3 |")]
     assert rows == [
@@ -814,8 +814,8 @@ def test_fingerprint_table_gives_median_and_range_per_profile(tmp_path: Path) ->
 
 def test_without_any_fingerprint_the_report_says_so(results_dir: Path) -> None:
     text = report.render_markdown(results_dir)
-    assert text.count(sections.NO_FINGERPRINT_NOTE) == 1  # one scenario in the default report
-    assert sections.FINGERPRINT_NOTE not in text
+    assert text.count(machines.NO_FINGERPRINT_NOTE) == 1  # one scenario in the default report
+    assert machines.FINGERPRINT_NOTE not in text
 
 
 def test_render_run_gives_the_fingerprint_line() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from syslogbench.model import capacity as model
 from syslogbench.model.result import read
-from syslogbench.report import capacity, capacity_rows, markdown, sections
+from syslogbench.report import capacity, capacity_answer, capacity_rows, markdown, sections
 
 
 def a_result(run_id: str = "20261125T000000.000Z-syslog-ng-4.8-abcd-udp") -> dict:
@@ -177,11 +177,13 @@ def test_a_swarm_search_names_its_central_node_and_the_nodes(tmp_path: Path) -> 
 def test_a_lead_without_latency_says_so_rather_than_dashes() -> None:
     row = capacity_rows.Row("syslog-ng-4.8", "seed2014", "tcp", "m", ())
     row.searches.append({"latency_at_pdr": {"10%": {"p50": 3.0, "p99": 5.8}}})
-    assert capacity.latency_sentence(row) == (
+    assert capacity_answer.latency_sentence(row) == (
         "Latency at 50% and 90% of its PDR: not measured (the searches' notes say why)."
     )
     row.searches.append({"latency_at_pdr": {"50%": {"p50": 3.6, "p99": 8.9}}})
-    assert capacity.latency_sentence(row) == "Latency p50/p99 3.6/8.9 ms at 50% of its PDR, - ms at 90%."
+    assert (
+        capacity_answer.latency_sentence(row) == "Latency p50/p99 3.6/8.9 ms at 50% of its PDR, - ms at 90%."
+    )
 
 
 def test_a_lead_without_a_pdr_says_why_rather_than_a_dash() -> None:
@@ -190,9 +192,9 @@ def test_a_lead_without_a_pdr_says_why_rather_than_a_dash() -> None:
     found = Path(__file__).resolve().parents[2] / "results/capacity"
     search = json.loads((found / "20261127T211853.208Z-rsyslog-8.2504-3d64-udp.json").read_text())
     row.searches.append(search)
-    assert capacity.pdr_text(row) == "no PDR: it did not hold again in its confirmation"
+    assert capacity_answer.pdr_text(row) == "no PDR: it did not hold again in its confirmation"
     row.searches[0] = search | {"pdr": search["pdr"] | {"confirmed": None, "lower_msgs_per_s": 35000.0}}
-    assert capacity.pdr_text(row) == "PDR 35,000 msg/s"
+    assert capacity_answer.pdr_text(row) == "PDR 35,000 msg/s"
 
 
 def test_a_lead_alone_in_its_transport_does_not_say_no_other_version_was_searched() -> None:
@@ -202,7 +204,7 @@ def test_a_lead_alone_in_its_transport_does_not_say_no_other_version_was_searche
     row.searches.append(
         json.loads((found / "20261127T033110.620Z-rsyslog-8.2504-75a0-seed2014.json").read_text())
     )
-    text = capacity.lead_text("tcp", [row], [])
+    text = capacity_answer.lead_text("tcp", [row], [])
     assert "No other version is ranked here" in text and "(#capacity-summary)" in text, text
 
 
@@ -221,7 +223,7 @@ def test_the_first_screen_names_the_machine_its_answers_stand_on() -> None:
     }
     numbers = {capacity_rows.machine_of(busy[0]): 5, capacity_rows.machine_of(ranked): 2}
     assert capacity_rows.busiest_machine([*busy, ranked]) == capacity_rows.machine_of(busy[0])
-    blocks = capacity.lead_blocks([*busy, ranked], numbers, [])
+    blocks = capacity_answer.lead_blocks([*busy, ranked], numbers, [])
     text = "\n".join(block.text for block in blocks)
     opening = text.split("Per transport, on ", 1)[1].split("\n", 1)[0]
     assert opening.startswith("[machine 2](#machines) (Intel Xeon, 2 cores"), opening
@@ -242,7 +244,7 @@ def test_a_machine_with_repeated_searches_answers_before_one_with_more_single_se
         for n in range(2)
     ]
     numbers = {capacity_rows.machine_of(singles[0]): 1, capacity_rows.machine_of(twice[0]): 2}
-    blocks = capacity.lead_blocks([*singles, *twice], numbers, [])
+    blocks = capacity_answer.lead_blocks([*singles, *twice], numbers, [])
     text = "\n".join(block.text for block in blocks)
     opening = text.split("Per transport, on ", 1)[1].split("\n", 1)[0]
     assert opening.startswith("[machine 2](#machines) (Intel Xeon, 2 cores"), opening

@@ -15,6 +15,7 @@ from syslogbench.host import environment, families, knobsteps
 from syslogbench.host import knobs as command
 from syslogbench.model import knobs as model
 from syslogbench.report import knobs, load, markdown, sections
+from syslogbench.report.machines import MACHINES_ANCHOR
 from tests.unit.test_report import REPORT_RUN, markdown_tables, replicate
 
 HOST = REPORT_RUN["host"]  # the machine of the report's test runs: a study there is that machine's
@@ -257,7 +258,7 @@ def test_the_newest_study_of_each_profile_and_scenario_follows_the_capacity_summ
     assert text.index("### rsyslog") < text.index("### syslog-ng")  # the family from the profile's name
     doc = sections.document(load.load_results(results), results, None)
     anchors = [part.anchor for part in doc.sections]
-    assert anchors.index(knobs.ANCHOR) == anchors.index(sections.MACHINES_ANCHOR) - 1
+    assert anchors.index(knobs.ANCHOR) == anchors.index(MACHINES_ANCHOR) - 1
     assert ("Knobs", knobs.ANCHOR) in doc.sections[0].blocks[0].entries  # type: ignore[union-attr]
     machines = next(table for table in markdown_tables(markdown.document(doc)) if table[0][0] == "machine")
     counted = [

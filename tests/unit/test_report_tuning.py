@@ -9,7 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from syslogbench.model import capacity as model
-from syslogbench.report import burst, capacity, capacity_plots, capacity_rows, load, markdown, plots, sections
+from syslogbench.report import (
+    burst,
+    capacity,
+    capacity_answer,
+    capacity_plots,
+    capacity_rows,
+    drawing,
+    load,
+    markdown,
+    sections,
+    versions_plot,
+)
 from syslogbench.report.blocks import Lead, Note
 from tests.unit.test_report import markdown_tables, replicate, typed
 from tests.unit.test_report_capacity import a_result
@@ -134,7 +145,7 @@ def test_the_version_matrix_has_a_tuning_column_the_defaults_first() -> None:
 def test_the_version_matrix_draws_each_tuning_in_a_panel_of_its_own() -> None:
     grouped = load.group_results(typed(*DEFAULT_RUNS, *TUNED_RUNS))
     (_, default), (_, other) = load.version_matrix(grouped)
-    fig = plots.versions_figure("seed2014", default, "caption", tuned=[other])
+    fig = versions_plot.versions_figure("seed2014", default, "caption", tuned=[other])
     rate, _, tuned_rate = fig.axes[:3]
     assert "at the defaults" in rate.get_title(loc="left") and "tuned" in tuned_rate.get_title(loc="left")
     assert [t.get_text() for t in rate.get_yticklabels()] == ["rsyslog8 (n=3)", "syslog-ng (n=3)"]
@@ -202,7 +213,7 @@ SEARCHES = [
 
 def lead_texts(searches: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     numbers = {capacity_rows.machine_of(searches[0]): 1}
-    blocks = capacity.lead_blocks(searches, numbers, [])
+    blocks = capacity_answer.lead_blocks(searches, numbers, [])
     leads = [block.text for block in blocks if isinstance(block, Lead)]
     notes = [block.text for block in blocks if isinstance(block, Note) and "no search" in block.text]
     return leads, notes
@@ -270,7 +281,7 @@ def test_a_capacity_plot_draws_one_tuning() -> None:
         "udp (udp), tuned": sorted(s["run_id"] for s in SEARCHES[2:]),
     }
     styles = capacity_plots.styles(
-        found["udp (udp), tuned"], plots.family_colors(["syslog-ng-4.8", "rsyslog-8.2504"])
+        found["udp (udp), tuned"], drawing.family_colors(["syslog-ng-4.8", "rsyslog-8.2504"])
     )
     assert sorted(name for _, _, name in styles.values()) == ["rsyslog-8.2504, tuned", "syslog-ng-4.8, tuned"]
 
