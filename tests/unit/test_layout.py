@@ -233,3 +233,17 @@ def test_the_measurement_scripts_are_not_tests() -> None:
     ruff = config["tool"]["ruff"]
     excluded = [*ruff.get("exclude", []), *ruff.get("extend-exclude", [])]
     assert not [pattern for pattern in excluded if "bench" in pattern], excluded
+
+
+MAX_MODULE_LINES = 500  # a module a reader takes in at one sitting (docs/DESIGN.md, layout)
+
+
+def test_no_module_outgrows_one_sitting() -> None:
+    """No Python module of the package and no Rust source, tests aside, holds more than MAX_MODULE_LINES."""
+    sources = [*PACKAGE.rglob("*.py"), *(ROOT / "rig-rust" / "src").rglob("*.rs")]
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in sources
+        if path.name != "tests.rs" and (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"over {MAX_MODULE_LINES} lines, split by role: {long}"
