@@ -159,7 +159,10 @@ def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
     on = one_host(args, "compare")
-    sides = compare.make(args.side, overrides, args.rounds, on)
+    try:
+        sides = compare.make(args.side, overrides, args.rounds, on, args.capacity)
+    except searchplan.Unsupported as reason:
+        raise compare.CompareError(str(reason)) from None
     return compare.command(sides, args.rounds, results, on)
 
 

@@ -1,16 +1,22 @@
-"""`syslogbench compare`: two or more sides over one scenario's burst, interleaved in one run and paired into
-ratios over the first side, with an A/A control (model/compare.py says how they are judged).
+"""`syslogbench compare`: two or more sides over one scenario's burst, or with --capacity their capacity
+searches, interleaved in one run and paired into ratios over the first side, with an A/A control
+(model/compare.py says how they are judged).
 
 A side is a profile at a tuning (`rsyslog-8.2504`, `syslog-ng-4.8@tuned`) or with a user's config
-(`syslog-ng-4.8=my.conf`). Every round runs each side once and the first side twice, in a fresh random
-order; each run is a burst run as `run` makes it, kept in results/compare/<id>/runs/. The comparison is one
-file, results/compare/<id>.json, which the report reads.
+(`syslog-ng-4.8=my.conf`). Every round runs each side once and the first side twice. A burst round runs
+them one after another in a fresh random order, each a burst run as `run` makes it, kept in
+results/compare/<id>/runs/. A capacity round runs their searches at once, each on a stack of its own, one
+trial at a time in a fresh random order each time round (host/capacity/interleave.py), kept in
+results/compare/<id>/searches/; each side's RATE_MAX comes once, before the first round, from its burst
+(host/capacity/ceiling.py), unless given. The comparison is one file, results/compare/<id>.json, which the
+report reads.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,10 +24,12 @@ from typing import TYPE_CHECKING
 
 from syslogbench import contract
 from syslogbench.host import benchmark, environment, lock, plan
+from syslogbench.host.capacity import ceiling, interleave
+from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
+from syslogbench.model import capacity, machine, result, settings
 from syslogbench.model import compare as model
-from syslogbench.model import machine, result, settings
 
 if TYPE_CHECKING:
     from syslogbench.host.onehost import OneHost
@@ -39,6 +47,7 @@ class Side:
 
     name: str
     plan: plan.Plan
+    search: searchplan.Search | None = None  # --capacity: the search each round runs
 
     @property
     def record(self) -> model.Side:
@@ -56,7 +65,8 @@ def side_words(word: str) -> tuple[str, str | None, Path | None]:
     return name, tuning or None, None
 
 
-def make_side(word: str, overrides: dict[str, str], on: OneHost) -> Side:
+def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int = 0) -> Side:
+    """searches: with --capacity, how many searches share the machine in a round (0: a burst side)."""
     name, tuning, config = side_words(word)
     if tuning is not None and tuning not in settings.TUNINGS:
         raise CompareError(f"--side {word}: tuning {tuning!r}: give {' or '.join(settings.TUNINGS)}")
@@ -67,7 +77,11 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost) -> Side:
     given = {**overrides, "TUNING": tuning or settings.DEFAULT_TUNING}
     if config is not None:
         given.pop("TUNING")
-    chosen = plan.make(name, given, on, None if config is None else (config, False))
+    own = None if config is None else (config, False)
+    if searches:
+        found = interleave.widened(searchplan.plan(name, given, on, own), searches)
+        return Side(word, found.plan, found)
+    chosen = plan.make(name, given, on, own)
     if chosen.unsupported:
         said = "; ".join(chosen.unsupported)
         raise CompareError(
@@ -77,9 +91,10 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost) -> Side:
     return Side(word, chosen)
 
 
-def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost) -> list[Side]:
+def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
+         searches: bool = False) -> list[Side]:  # fmt: skip
     """Every bad input as one line, before any container: the sides, the settings, the rounds. on: this
-    machine's compose (the runs are interleaved on one machine)."""
+    machine's compose (the runs are interleaved on one machine); searches: --capacity."""
     if len(words) < 2:
         raise CompareError("give two sides or more: --side A --side B (the first is the one each is over)")
     if len(set(words)) != len(words):
@@ -87,7 +102,7 @@ def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost) 
                            "control of the first side is run for you")  # fmt: skip
     if rounds < 2:
         raise CompareError(f"--rounds {rounds}: give 2 or more (one round has no interval)")
-    return [make_side(word, overrides, on) for word in words]
+    return [make_side(word, overrides, on, len(words) + 1 if searches else 0) for word in words]
 
 
 def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
@@ -115,24 +130,69 @@ def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
     return run
 
 
+def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
+    """One side's search of a round as the comparison keeps it: "pass" where it found an NDR below its
+    ceiling; "at least" where its RATE_MAX held (never ranked); else its outcome, and why."""
+    if ended.path is None:
+        return model.Run(name, number, "error", exit_code=ended.code, why=ended.why)
+    found = capacity.read(ended.path)
+    verdict = "pass" if found.outcome == "found" else found.outcome
+    why = "; ".join(found.errors)[:300] or None
+    if found.at_ceiling:
+        verdict, why = "at least", capacity.at_least_text(found)
+    run = model.Run(name, number, verdict, found.run_id, exit_code=ended.code, why=why,
+                    ndr_msgs_per_s=found.ndr_msgs_per_s, pdr_msgs_per_s=found.pdr_msgs_per_s)  # fmt: skip
+    rate = "-" if run.ndr_msgs_per_s is None else f"{run.ndr_msgs_per_s:,.0f}"
+    log(f"compare: {name}, round {number}: {run.verdict}, NDR {rate} msg/s")
+    return run
+
+
+def searched(sides: list[Side], rounds: int, folder: Path, turns: list[list[str]]) -> Iterator[model.Run]:
+    """The searches, round by round: each side's RATE_MAX once, from its burst (one after another, before
+    any search), then every round's searches at once, a trial at a time (whose each was: into turns)."""
+    ceilings = {
+        side.name: ceiling.ceiling(side.search, folder, False, (), log) for side in sides if side.search
+    }
+    ceilings[model.control_name(sides[0].name)] = ceilings[sides[0].name]
+    for number in range(1, rounds + 1):
+        turns.append([])
+        ended = interleave.run(
+            ceilings, folder / "searches" / f"round-{number}", SEED + number, log, turns[-1]
+        )
+        yield from (search_run(name, number, how) for name, how in ended.items())
+
+
+def bursts(sides: list[Side], rounds: int, folder: Path) -> Iterator[model.Run]:
+    by_name = {side.name: side for side in sides}
+    by_name[model.control_name(sides[0].name)] = sides[0]
+    for number, name in schedule([s.name for s in sides], rounds, SEED):
+        yield run_one(by_name[name], name, number, folder / "runs")
+
+
 def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
-    cid = f"{result.run_id(began, 'compare', None)}-{scenario}"
+    measure = "capacity" if sides[0].search is not None else "burst"
+    cid = f"{result.run_id(began, 'compare', None)}-{scenario}" + (
+        "-capacity" if measure == "capacity" else ""
+    )
     folder = results_dir / "compare" / cid
-    by_name = {side.name: side for side in sides}
-    by_name[model.control_name(sides[0].name)] = sides[0]
     runs: list[model.Run] = []
+    turns: list[list[str]] = []
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
                 on.images_ready(side.plan, True, log)
-            for number, name in schedule([s.name for s in sides], rounds, SEED):
-                runs.append(run_one(by_name[name], name, number, folder / "runs"))
+            made = (
+                searched(sides, rounds, folder, turns)
+                if measure == "capacity"
+                else bursts(sides, rounds, folder)
+            )
+            runs.extend(made)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
-        write(sides, cid, began, rounds, runs, results_dir, "interrupted")
+        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns)
         raise
-    path = write(sides, cid, began, rounds, runs, results_dir)
+    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns)
     print(table(model.read(path)))
     log(f"compare: {path}")
     verdicts = {run.verdict for run in runs}
@@ -140,8 +200,9 @@ def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> i
 
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
-          outcome: str = "done") -> Path:  # fmt: skip
-    judged = model.judge(runs, [side.name for side in sides])
+          outcome: str = "done", turns: list[list[str]] | None = None) -> Path:  # fmt: skip
+    measure = "capacity" if sides[0].search is not None else "burst"
+    judged = model.judge(runs, [side.name for side in sides], model.MEASURES[measure])
     found = model.CompareResult(
         kind=model.KIND,
         id=cid,
@@ -154,6 +215,8 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
         machine=asdict(machine.host_facts(docker_version=environment.docker_version())),
         sides=[side.record for side in sides],
         runs=runs,
+        measure=measure,
+        turns=turns or [],
         ratios=judged.ratios,
         floor=judged.floor,
         control_spread=judged.control_spread,
@@ -183,13 +246,16 @@ def control_line(found: model.CompareResult, name: str) -> str:
 
 
 def table(found: model.CompareResult) -> str:
-    """One row per side over the first: its drain-rate ratio and CPU-per-message ratio, and the verdict."""
-    first = found.sides[0].name
-    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario}: ratio [95% interval] (pairs)",
-            f"{'side':<40} {'msgs/s ratio':<34} {'CPU per message ratio':<34} verdict"]  # fmt: skip
+    """One row per side over the first: its ratio of each figure paired (the drain rate and CPU per message,
+    or the NDR and PDR), and the verdicts."""
+    first, (one, two) = found.sides[0].name, model.MEASURES[found.measure]
+    label1, label2 = model.LABELS[one], model.LABELS[two]
+    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario} ({found.measure}): ratio [95% "
+            "interval] (pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
     for name, ratios in found.ratios.items():
-        rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
-        rows.append(f"{name[:40]:<40} {cell(rate):<34} {cell(cpu):<34} {rate.verdict}; CPU: {cpu.verdict}")
-    for name, label in (("msgs_per_s", "msgs/s"), ("cpu_us_per_msg", "CPU per message")):
-        rows.append(f"{label}: {control_line(found, name)}")
+        a, b = ratios[one], ratios[two]
+        rows.append(f"{name[:40]:<40} {cell(a):<34} {cell(b):<34} {a.verdict}; {label2}: {b.verdict}")
+    for name in (one, two):
+        rows.append(f"{model.LABELS[name]}: {control_line(found, name)}")
+    rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)

@@ -85,10 +85,18 @@ def compare_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--rounds", type=int, default=5, help="rounds, each every side once in a random order (default 5)"
     )
-    results_option(
-        cmd, "writes <results>/compare/<id>.json, each run's result in <results>/compare/<id>/runs/"
+    cmd.add_argument(
+        "--capacity",
+        action="store_true",
+        help="compare capacity searches (NDR, PDR), every round's searches at once, one trial at a time "
+        "in a random order; SEARCH_MAX is then each search's own trials' time (docs/capacity.md)",
     )
-    overrides_option(cmd)
+    results_option(
+        cmd,
+        "writes <results>/compare/<id>.json, each run's result in <results>/compare/<id>/runs/ (a "
+        "search's in .../searches/)",
+    )
+    overrides_option(cmd, f"{OVERRIDE_HELP}; with --capacity also the search's: {', '.join(capacity.KEYS)}")
 
 
 def knobs_options(cmd: argparse.ArgumentParser) -> None:

@@ -1,4 +1,6 @@
 """A comparison, typed: what `syslogbench compare` writes to results/compare/<id>.json and the report reads.
+With --capacity a run is a capacity search and its NDR and PDR are paired in place of the drain rate and CPU
+per message (MEASURES); the rest below holds for both.
 
 Two or more sides (a profile at a tuning, or with a user's config) run the same scenario's burst in rounds,
 every side once a round, in a fresh random order each round, so that all sides meet the same machine
@@ -32,6 +34,10 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
        20: 2.086, 25: 2.060, 30: 2.042}  # fmt: skip
 FIELDS = ("msgs_per_s", "cpu_us_per_msg")  # what is paired: the drain rate, the daemon's CPU per message
+# What is paired by what the sides measure: their burst, or a capacity search each (`compare --capacity`).
+MEASURES = {"burst": FIELDS, "capacity": ("ndr_msgs_per_s", "pdr_msgs_per_s")}
+LABELS = {"msgs_per_s": "msgs/s", "cpu_us_per_msg": "CPU per message", "ndr_msgs_per_s": "NDR",
+          "pdr_msgs_per_s": "PDR"}  # fmt: skip
 
 
 class CompareResultError(ValueError):
@@ -40,7 +46,9 @@ class CompareResultError(ValueError):
 
 @dataclass
 class Run:
-    """One burst run of a side in one round; an error run that wrote no result has its exit code only."""
+    """One burst run of a side in one round, or one capacity search (its result id in run_id, its verdict
+    "pass" where it found an NDR below its ceiling); an error run that wrote no result has its exit code
+    only."""
 
     side: str
     round: int
@@ -49,6 +57,9 @@ class Run:
     msgs_per_s: float | None = None
     cpu_us_per_msg: float | None = None
     exit_code: int | None = None
+    ndr_msgs_per_s: float | None = None
+    pdr_msgs_per_s: float | None = None
+    why: str | None = None  # what kept the run from "pass", in one line
 
 
 @dataclass
@@ -99,6 +110,8 @@ class CompareResult:
     machine: dict[str, object]  # model.result.Host's fields
     sides: list[Side]  # the first is the one every other is over; the control is its second run
     runs: list[Run] = field(default_factory=list)
+    measure: str = "burst"  # or "capacity": a search per side and round, interleaved trial by trial
+    turns: list[list[str]] = field(default_factory=list)  # capacity: per round, whose each trial was
     # side name -> field ("msgs_per_s", "cpu_us_per_msg") -> its ratio over the first side; the control too
     ratios: dict[str, dict[str, Ratio]] = field(default_factory=dict)
     # Per field: max(MIN_EFFECT, the control's distance from 1), what a ratio must pass; the coefficient of
@@ -155,13 +168,13 @@ def verdict(value: float | None, low: float | None, high: float | None, floor: f
     return "differs" if far and excludes else "not told apart"
 
 
-def judge(runs: Sequence[Run], sides: Sequence[str]) -> Judged:
+def judge(runs: Sequence[Run], sides: Sequence[str], fields: Sequence[str] = FIELDS) -> Judged:
     """Every side's ratios over the first (the control's too), and per field the floor, the control's spread
     and whether it is erratic: a field is judged by its own control (CPU per message can hold where the
     drain rate wanders)."""
     first, control = sides[0], control_name(sides[0])
     judged = Judged({}, {}, {}, {})
-    for name in FIELDS:
+    for name in fields:
         aa = paired(runs, control, first, name)
         aa_value = interval(aa)[0]
         floor = max(MIN_EFFECT, abs(aa_value - 1.0) if aa_value is not None else 0.0)
@@ -186,9 +199,14 @@ def rounded(value: float | None) -> float | None:
 def result_from_dict(data: object) -> CompareResult:
     """The document as a CompareResult; CompareResultError (one line) where it does not fit."""
     try:
-        return codec.load_kind(CompareResult, data, "compare result", KIND)
+        found = codec.load_kind(CompareResult, data, "compare result", KIND)
     except codec.CodecError as error:
         raise CompareResultError(str(error)) from None
+    if found.measure not in MEASURES:
+        raise CompareResultError(
+            f"compare result: measure {found.measure!r} is not one of {sorted(MEASURES)}"
+        )
+    return found
 
 
 def read(path: Path) -> CompareResult:

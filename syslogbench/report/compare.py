@@ -1,7 +1,7 @@
 """The comparisons, after the knob tables: each `python -m syslogbench compare` (results/compare/<id>.json),
-newest first, one row per side over the first: its drain-rate and CPU-per-message ratios with their 95%
-intervals, paired by round, and the verdict, beside the A/A control's floor and spread. No comparison, no
-section."""
+newest first, one row per side over the first: its drain-rate and CPU-per-message ratios (or, with
+--capacity, its NDR and PDR ratios) with their 95% intervals, paired by round, and the verdicts, beside the
+A/A control's floor and spread. No comparison, no section."""
 
 from __future__ import annotations
 
@@ -24,18 +24,18 @@ NOTE = (
     "the ratio is the geometric mean of those, with a 95% t-interval. *differs*: at least the floor away "
     "from 1 (the larger of 5% and the control's distance from 1) with an interval that excludes 1; *erratic*: "
     "the control's ratios of that figure spread by more than 10%, and nothing is judged of it; each figure, "
-    "drain rate and CPU per message, is judged by its own control."
-)
-HEADER = (
-    "side",
-    "profile",
-    "tuning",
-    "msgs/s ratio [95%]",
-    "CPU per message ratio [95%]",
-    "pairs",
-    "verdict",
+    "drain rate and CPU per message, is judged by its own control. With `--capacity` each side runs a "
+    "capacity search a round instead, every round's searches at once on stacks of their own, one trial at a "
+    "time in a random order, and the NDRs and PDRs are paired the same way; a search whose RATE_MAX held "
+    '("at least") is never paired.'
 )
 DASH = "-"
+
+
+def header(found: model.CompareResult) -> tuple[str, ...]:
+    one, two = (model.LABELS[name] for name in model.MEASURES[found.measure])
+    return ("side", "profile", "tuning", f"{one} ratio [95%]", f"{one} verdict", f"{two} ratio [95%]",
+            f"{two} verdict", "pairs")  # fmt: skip
 
 
 def load(results_dir: Path) -> tuple[list[model.CompareResult], list[str]]:
@@ -61,12 +61,13 @@ def ratio_text(ratio: model.Ratio) -> str:
 def rows(found: model.CompareResult) -> list[list[str]]:
     sides = {side.name: side for side in found.sides}
     first = found.sides[0]
+    one, two = model.MEASURES[found.measure]
     out = []
     for name, ratios in found.ratios.items():
         side = sides.get(name, first)  # the control is the first side's second run
-        rate, cpu = ratios["msgs_per_s"], ratios["cpu_us_per_msg"]
-        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(rate), rate.verdict, ratio_text(cpu),
-                    cpu.verdict, str(rate.pairs)])  # fmt: skip
+        a, b = ratios[one], ratios[two]
+        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(a), a.verdict, ratio_text(b), b.verdict,
+                    str(a.pairs)])  # fmt: skip
     return out
 
 
@@ -75,11 +76,13 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     number = numbers.get(machine)
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
+    one, two = model.MEASURES[found.measure]
+    what = "capacity searches" if found.measure == "capacity" else "bursts"
     return (
-        f"Comparison `{found.id}`, scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
+        f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "
-        f"{found.finished_utc}. Drain rate: {control(found, 'msgs_per_s')}. CPU per message: "
-        f"{control(found, 'cpu_us_per_msg')}."
+        f"{found.finished_utc}. {model.LABELS[one]}: {control(found, one)}. {model.LABELS[two]}: "
+        f"{control(found, two)}."
     )
 
 
@@ -97,7 +100,10 @@ def section(
         return None
     blocks: list[Block] = [Heading(TITLE, 2), Note(NOTE)]
     for index, one in enumerate(sorted(found, key=lambda c: (c.finished_utc, c.id), reverse=True)):
-        shown: list[Block] = [Paragraph(cited(one, numbers)), Table(HEADER, rows(one), css_class="stack")]
+        shown: list[Block] = [
+            Paragraph(cited(one, numbers)),
+            Table(header(one), rows(one), css_class="stack"),
+        ]
         # The newest open, the earlier ones folded: the page stays short as comparisons add up.
         blocks += shown if index == 0 else [Details(f"Comparison `{one.id}` ({len(one.sides)} sides)", shown)]
     if skipped:

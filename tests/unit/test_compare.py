@@ -135,7 +135,7 @@ def test_the_report_shows_each_comparison_with_its_ratios_and_verdicts(
     doc = sections.document([], tmp_path, None)
     (part,) = [part for part in doc.sections if part.anchor == section.ANCHOR]
     text = markdown.blocks(part.blocks)
-    assert "Comparison `cid`, scenario `seed2014`, 5 rounds, over `A`" in text
+    assert "Comparison `cid` (bursts), scenario `seed2014`, 5 rounds, over `A`" in text
     row = next(line for line in text.splitlines() if line.startswith("| `B` "))
     assert (
         "| p-B | tuned | 1.500 [" in row and "| differs | 0.667 [" in row and row.endswith("| differs | 5 |")

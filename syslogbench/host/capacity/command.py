@@ -33,6 +33,7 @@ from syslogbench.model import capacity, result
 from syslogbench.model.capacity import Bound, Latency, Trial
 
 if TYPE_CHECKING:
+    from syslogbench.host.capacity.interleave import Interleaved
     from syslogbench.host.capacity.plan import Search
     from syslogbench.host.lifecycle import RunningStack
 
@@ -49,32 +50,41 @@ def run(
     project: str | None = None,
     matrix: result.Matrix | None = None,
     tuning: dict[str, object] | None = None,
+    interleaved: Interleaved | None = None,
 ) -> int:
     """Bring the stack up on the plan's orchestrator, search, write the result, bring it down. extra_files:
     compose files over compose.yaml (a test's daemon config, a step of `knobs`); a user's config is checked by
     the daemon in its image before the stack comes up, as `run --config` does; matrix: the cell of `matrix
-    --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them."""
+    --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them;
+    interleaved: this search is one of several taking turns (capacity/interleave.py), its ceiling set."""
     project = project or project_name()
-    chosen, ceiling = ceilings.ceiling(chosen, results_dir, build, extra_files, log)
+    if interleaved is None:
+        chosen, ceiling = ceilings.ceiling(chosen, results_dir, build, extra_files, log)
+    else:
+        ceiling = interleaved.ceiling
     on = chosen.plan.on
     with lock.project(project), on.running_stack(chosen.plan, project, build, extra_files, log) as stack:
-        return measure(chosen, stack, results_dir, log, matrix, tuning, ceiling)
+        return measure(chosen, stack, results_dir, log, matrix, tuning, ceiling, interleaved)
 
 
 def measure(chosen: Search, runner: RunningStack, results_dir: Path, log: Callable[[str], None],
             matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None,
-            ceiling: capacity.Ceiling | None = None) -> int:  # fmt: skip
+            ceiling: capacity.Ceiling | None = None, interleaved: Interleaved | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     latency: dict[str, Latency] = {}
     stopped: KeyboardInterrupt | None = None
-    # The fingerprint as `run` takes it on one host (the watcher then takes this one); none on a swarm.
-    fingerprint = partial(chosen.plan.on.fingerprint, chosen.plan)
+    # The fingerprint as `run` takes it on one host (the watcher then takes this one); none on a swarm, nor
+    # beside other searches' stacks, whose start it would measure.
+    fingerprint = None if interleaved else partial(chosen.plan.on.fingerprint, chosen.plan)
+    if interleaved is not None:
+        found.notes.append(interleaved.note)
+    turn = None if interleaved is None else interleaved.turn
     with staged(runner, trial_env(chosen), results_dir, "capacity", fingerprint, keep=False) as stage:
         start = Start(stage.began, stage.fingerprint, project_commit(), matrix, tuning, ceiling)
         log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
             f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
-        with trials(stage, cap) as measurer:
+        with trials(stage, cap, turn) as measurer:
             try:
                 started = time.monotonic()
                 found = search(measurer, cap, log, found)

@@ -6,6 +6,7 @@ trial keeps in HdrHistogram's encoding (histogram.py, encoded as the answer arri
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,6 +76,8 @@ class TrialFailed(TrialStopped):
 
 
 RunTrial = Callable[[float, float], dict]  # (total msg/s, seconds) -> the watcher's trial record
+# A search's turn on the machine (capacity/interleave.py): one trial of several searches at a time.
+Turn = Callable[[], contextlib.AbstractContextManager[None]]
 
 
 @dataclass(eq=False)
@@ -84,6 +87,7 @@ class Measurer(AbstractMeasurer):
     run_trial: RunTrial
     cap: CapacitySettings
     sleep: Callable[[float], None] = time.sleep
+    turn: Turn = contextlib.nullcontext
     trials: list[Trial] = field(default_factory=list, init=False)
     # The daemon's machine, as the watcher sends it with the first trial.
     machine: dict | None = field(default=None, init=False)
@@ -91,7 +95,8 @@ class Measurer(AbstractMeasurer):
     def trial(self, rate: float, duration: float, purpose: str = "search") -> Trial:
         if self.trials:
             self.sleep(self.cap.pause_s)  # queues drain before the next rate
-        answer = self.run_trial(rate, duration)
+        with self.turn():
+            answer = self.run_trial(rate, duration)
         self.machine = answer.pop("machine", None) or self.machine
         if answer.get("daemon_exit") is not None and "number" not in answer:
             raise DaemonDied(rate, answer["daemon_exit"])

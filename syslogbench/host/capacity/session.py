@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from syslogbench import contract
 from syslogbench.host.capacity import histogram
 from syslogbench.host.capacity.cores import cores_env
-from syslogbench.host.capacity.measurer import Measurer
+from syslogbench.host.capacity.measurer import Measurer, Turn
 from syslogbench.model import capacity
 from syslogbench.model.capacity import CapacitySettings, Trial
 
@@ -43,15 +43,17 @@ def trial_env(chosen: Search) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def trials(stage: Staged, cap: CapacitySettings) -> Iterator[Measurer]:
+def trials(stage: Staged, cap: CapacitySettings, turn: Turn | None = None) -> Iterator[Measurer]:
     """The staged stack up (in a thread, for the trials' lifetime: the confirmation and latency trials too)
-    and a measurer that asks it for trials; however the trials end, the watcher told, before staged() brings
-    the stack down."""
+    and a measurer that asks it for trials (each in its turn, where several searches share the machine);
+    however the trials end, the watcher told, before staged() brings the stack down."""
     runner, env = stage.stack, stage.env
     compose = stage.up_behind(capacity.lifetime_s(cap) + UP_ALLOWANCE_S)
     measurer = Measurer(
         lambda rate, seconds: ask(runner, env, rate, seconds, cap, compose, measurer.trials), cap
     )
+    if turn is not None:
+        measurer.turn = turn
     try:
         yield measurer
     finally:

@@ -1,0 +1,163 @@
+"""Several capacity searches at once, one trial at a time: each search runs in a thread of its own, on a stack
+of its own, and takes a turn for every trial; the turns go round in a fresh random order each time round,
+so that every search meets the same machine within a few trials of the others (Abedi and Brecht, ICPE 2017:
+randomized multiple interleaved trials). `compare --capacity` runs its sides through here; the searches
+themselves are capacity/command.py's, with the turn in their measurer (capacity/measurer.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from syslogbench.host.capacity import command
+from syslogbench.host.capacity.measurer import TrialFailed
+from syslogbench.host.compose import project_name
+from syslogbench.model import capacity
+from syslogbench.model.capacity import Ceiling
+
+if TYPE_CHECKING:
+    from syslogbench.host.capacity.plan import Search
+
+# Beyond the longest lifetime of the searches: a stack's start and stop, before a thread is given up.
+JOIN_ALLOWANCE_S = 900.0
+
+
+class Turns:
+    """Whose trial is next: every search still running once per time round, in a random order drawn
+    afresh each time round. A search waits for its turn at most wait_s; stop() makes every later turn end
+    its search as Ctrl-C would."""
+
+    def __init__(self, names: list[str], seed: int, wait_s: float) -> None:
+        self._cond = threading.Condition()
+        self._running = list(names)
+        self._order: list[str] = []
+        self._draw = random.Random(seed)
+        self._stopped = False
+        self.wait_s = wait_s
+        self.taken: list[str] = []  # who had each turn, in order: the result keeps it
+
+    def _next(self) -> str | None:
+        if not self._order and self._running:
+            self._order = self._draw.sample(self._running, len(self._running))
+        return self._order[0] if self._order else None
+
+    @contextlib.contextmanager
+    def turn(self, name: str) -> Iterator[None]:
+        """The block runs while it is name's turn and no one else's."""
+        with self._cond:
+            mine = self._cond.wait_for(lambda: self._stopped or self._next() == name, self.wait_s)
+            if self._stopped:
+                raise KeyboardInterrupt
+            if not mine:
+                raise TrialFailed(f"{name} waited {self.wait_s:,.0f} s for its turn: another search hung")
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._order.remove(name)
+                self.taken.append(name)
+                self._cond.notify_all()
+
+    def leave(self, name: str) -> None:
+        """name's search has ended: the turns go round without it."""
+        with self._cond:
+            self._running.remove(name)
+            if name in self._order:
+                self._order.remove(name)
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+
+@dataclass(frozen=True)
+class Interleaved:
+    """What a search does differently as one of several at once: it waits for its turn before each trial,
+    takes no fingerprint of its own (the others' stacks are up), and says so in its notes."""
+
+    turn: Callable[[], contextlib.AbstractContextManager[None]]
+    note: str
+    ceiling: Ceiling  # where its RATE_MAX came from: set once for every round (compare's burst runs)
+
+
+@dataclass
+class Ended:
+    """How one search of the round ended: its result file, or why there is none; and its exit code."""
+
+    path: Path | None = None
+    code: int | None = None
+    why: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+def widened(chosen: Search, searches: int) -> Search:
+    """The search with SEARCH_MAX for its wall time: its own trials' time times the searches that share the
+    machine (each waits for the others' turns)."""
+    cap = replace(chosen.cap, search_max_s=chosen.cap.search_max_s * searches)
+    capacity.check_lifetime(cap)
+    return replace(chosen, cap=cap)
+
+
+def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, note: str,
+        log: Callable[[str], None], ended: Ended) -> None:  # fmt: skip
+    """A thread's search, into folder/capacity/; however it ends, the turns go on without it."""
+    chosen, ceiling = side
+    shared = Interleaved(lambda: turns.turn(name), note, ceiling)
+    try:
+        ended.code = command.run(chosen, folder, build=False, log=lambda line: log(f"[{name}] {line}"),
+                                 project=f"{project_name()}-{folder.name}-{slug(name)}", interleaved=shared)  # fmt: skip
+    except KeyboardInterrupt:
+        ended.why = "stopped"
+    except Exception as error:  # noqa: BLE001 - one search's failure is its side's "error", not the others'
+        ended.why = f"{type(error).__name__}: {error}"
+    finally:
+        turns.leave(name)
+    written = sorted((folder / "capacity").glob("*.json"))
+    ended.path = written[-1] if written else None
+    if ended.path is None and not ended.why:
+        ended.why = f"the search wrote no result (exit code {ended.code})"
+
+
+def slug(name: str) -> str:
+    """A compose project's part for a side's name: letters, digits and dashes."""
+    kept = "".join(c if c.isalnum() else "-" for c in name.lower())
+    return "-".join(part for part in kept.split("-") if part)[:40] or "side"
+
+
+def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int,
+        log: Callable[[str], None], taken: list[str] | None = None) -> dict[str, Ended]:  # fmt: skip
+    """Every search at once (each widened() already, with its ceiling), a trial at a time, each into
+    folder/<its number>/capacity/: how each ended; taken gets whose each trial was, in order. Ctrl-C stops
+    every search at its next turn; each still writes its result, then KeyboardInterrupt."""
+    longest = max(capacity.lifetime_s(chosen.cap) for chosen, _ in searches.values())
+    turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S)
+    if taken is not None:
+        turns.taken = taken
+    note = (f"one of {len(searches)} searches interleaved trial by trial (compare), so SEARCH_MAX is their wall "
+            f"time together")  # fmt: skip
+    ended = {name: Ended() for name in searches}
+    threads = [
+        threading.Thread(target=one, args=(name, side, folder / str(n), turns, note, log, ended[name]))
+        for n, (name, side) in enumerate(searches.items(), 1)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join(longest + JOIN_ALLOWANCE_S)
+    except KeyboardInterrupt:
+        turns.stop()
+        for thread in threads:
+            thread.join(longest + JOIN_ALLOWANCE_S)
+        raise
+    for name, thread in zip(searches, threads, strict=True):
+        if thread.is_alive():
+            ended[name].why = "the search did not end in its lifetime"
+    return ended
