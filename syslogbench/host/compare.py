@@ -137,7 +137,10 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
         return model.Run(name, number, "error", exit_code=ended.code, why=ended.why)
     found = capacity.read(ended.path)
     verdict = "pass" if found.outcome == "found" else found.outcome
-    why = "; ".join(found.errors)[:300] or None
+    why = (
+        "; ".join([*found.errors, *(b.unconfirmed for b in (found.ndr, found.pdr) if b.unconfirmed)])[:300]
+        or None
+    )
     if found.at_ceiling:
         verdict, why = "at least", capacity.at_least_text(found)
     run = model.Run(name, number, verdict, found.run_id, exit_code=ended.code, why=why,

@@ -133,6 +133,7 @@ def test_each_search_is_widened_to_the_wall_time_it_shares_and_one_too_long_is_o
 
 
 def test_the_project_of_a_side_is_a_compose_name() -> None:
-    assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf") == "syslog-ng-4-8-tmp-my-conf-conf"
-    assert interleave.slug("rsyslog-8.2504 (A/A)") == "rsyslog-8-2504-a-a"
+    assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf") == "syslog-ng-4-8-my-conf-conf"
+    assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf (A/A)") == "syslog-ng-4-8-my-conf-conf-aa"
+    assert interleave.slug("rsyslog-8.2504@tuned (A/A)") == "rsyslog-8-2504-tuned-aa"
     assert interleave.slug("@@") == "side"

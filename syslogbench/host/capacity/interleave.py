@@ -19,6 +19,7 @@ from syslogbench.host.capacity.measurer import TrialFailed
 from syslogbench.host.compose import project_name
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Ceiling
+from syslogbench.model.compare import CONTROL_SUFFIX
 
 if TYPE_CHECKING:
     from syslogbench.host.capacity.plan import Search
@@ -126,7 +127,10 @@ def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, not
 
 
 def slug(name: str) -> str:
-    """A compose project's part for a side's name: letters, digits and dashes."""
+    """A compose project's part for a side's name: letters, digits and dashes; of a config, its file's name."""
+    base = name.removesuffix(CONTROL_SUFFIX)
+    profile, _, config = base.partition("=")
+    name = (f"{profile}-{Path(config).name}" if config else profile) + ("-aa" if base != name else "")
     kept = "".join(c if c.isalnum() else "-" for c in name.lower())
     return "-".join(part for part in kept.split("-") if part)[:40] or "side"
 
