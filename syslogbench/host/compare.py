@@ -78,6 +78,12 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
     if config is not None:
         given.pop("TUNING")
     own = None if config is None else (config, False)
+    if searches and config is not None:
+        raise CompareError(
+            f"--side {word}: compare --capacity takes profiles at a tuning only, not a config of your own: in "
+            "searches that take turns, syslog-ng with a user's config lost whole trials, which it did not alone "
+            "(docs/findings/user-config-interleaved.md); search it alone with capacity --config"
+        )
     if searches:
         found = interleave.widened(searchplan.plan(name, given, on, own), searches)
         return Side(word, found.plan, found)

@@ -137,3 +137,25 @@ def test_the_project_of_a_side_is_a_compose_name() -> None:
     assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf (A/A)") == "syslog-ng-4-8-my-conf-conf-aa"
     assert interleave.slug("rsyslog-8.2504@tuned (A/A)") == "rsyslog-8-2504-tuned-aa"
     assert interleave.slug("@@") == "side"
+
+
+def test_a_config_of_ones_own_is_refused_as_a_side_of_capacity_in_one_line(
+    capsys: pytest.CaptureFixture[str], small_host: None, tmp_path: Path
+) -> None:
+    config = tmp_path / "my.conf"
+    config.write_text("@version: 4.8\n")
+    argv = [
+        "compare",
+        "--capacity",
+        "--side",
+        "syslog-ng-4.8",
+        "--side",
+        f"syslog-ng-4.8={config}",
+        "RATE_MAX=1000",
+    ]
+    assert cli.main(argv) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"syslogbench: error: --side syslog-ng-4.8={config}: compare --capacity takes profiles"
+    )
+    assert out.endswith("search it alone with capacity --config\n") and out.count("\n") == 1, out
