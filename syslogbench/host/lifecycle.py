@@ -49,10 +49,11 @@ class RunOptions:
     project: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Staged:
     """A stack between its staging and its clean-up: its environment (RESULTS_DIR its staging folder, and
-    the fingerprint where one was taken), the fingerprint, when it began, and at the end what was kept."""
+    the fingerprint where one was taken), the fingerprint, when it began (after the fingerprint, before up),
+    and at the end what was kept."""
 
     stack: RunningStack
     env: dict[str, str]
@@ -85,18 +86,19 @@ def staged(stack: RunningStack, env: dict[str, str], results_dir: Path, kind: st
     staging folder removed with whatever a killed watcher left in it."""
     results_dir.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{kind}-{stack.project}-", dir=results_dir))
-    stage = Staged(stack, env, staging, None, datetime.now(UTC))
+    kept: list[Path] = []  # stage.kept, made first: the clean-up fills it even where no stage was made
     try:
         env["RESULTS_DIR"] = str(staging.resolve())
-        stage.fingerprint = fingerprint(env) if fingerprint else None
-        stage.began = datetime.now(UTC)
+        found = fingerprint(env) if fingerprint else None
+        # The start stamp after the fingerprint: a result starts when its run does, not its fingerprint.
+        stage = Staged(stack, env, staging, found, datetime.now(UTC), kept)
         try:
             yield stage
         finally:
             stack.down(env)
     finally:
         if keep:
-            stage.kept = moved(staging, results_dir)
+            kept += moved(staging, results_dir)
         shutil.rmtree(staging, ignore_errors=True)
 
 

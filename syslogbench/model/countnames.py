@@ -1,6 +1,6 @@
 """Every message-count field, named once: name -> what it counts.
 
-A run's result (model/result/counts.py, udp.py, userconfig.py, relay.py), a capacity trial
+A run's result (model/result/counts.py, udp.py, config.py, relay.py), a capacity trial
 (model/capacity/sender.py, trial.py), the compiled rig's records (model/rigrecord.py), a sender's ledger
 (model/ledger.py) and the reconciliation (rig/reconcile.py) carry their counts under these names, and a name
 counts the same thing wherever it appears. tests/unit/test_countnames.py holds every whole-number field of

@@ -2,7 +2,8 @@
 
 The host reads and checks the config; the watcher, which sees the same files mounted read-only, records what
 they were (sha256, names, sizes, text) and accounts for the messages wherever the config wrote them. Both
-read the run's user-config settings from the environment with `from_env`. Stdlib only: runs in the watcher.
+read the run's user-config settings from the environment with `from_env`. What the result keeps of it is
+model/result/config.py. Stdlib only: runs in the watcher.
 """
 
 from __future__ import annotations

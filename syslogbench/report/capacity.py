@@ -3,7 +3,7 @@
   defaults, then tuned), the daemon version with the highest NDR, its latency, and how the others of that
   tuning compare, overlaps said;
 - the capacity summary near the top (summary_section): one row per profile, tuning, scenario, settings and
-  machine, pooled and flagged by report/capacity_rows.py;
+  machine, pooled by report/capacity_rows.py and flagged by report/capacity_flags.py;
 - the section of every search (section): the plots, then each search's machine and trials, folded.
 
 The results are read through model.capacity, the model the search writes them with; a file it cannot read
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model import capacity as model
-from syslogbench.report import capacity_rows
+from syslogbench.report import capacity_flags, capacity_rows
 from syslogbench.report.blocks import (
     Block,
     Details,
@@ -95,7 +95,7 @@ def search_row(data: Mapping) -> list[str]:
         f"{float(pdr.get('loss_ratio', 0)):.2%}",
         ms(half.get("p99")),
         data["outcome"],
-        "; ".join(capacity_rows.flags(data)) or "-",
+        "; ".join(capacity_flags.flags(data)) or "-",
         f"`{data['run_id']}`",
     ]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from syslogbench.model import capacity as model
-from syslogbench.report import capacity_rows
+from syslogbench.report import capacity_flags, capacity_rows
 from syslogbench.report.blocks import Block, Heading, Lead, Note, Paragraph
 from syslogbench.report.capacity import SUMMARY_ANCHOR, TRANSPORT_NAMES, latency_text, range_text
 from syslogbench.report.capacity_rows import Row
@@ -107,7 +107,7 @@ def lead_text(transport: str, chosen: Sequence[Row], anchors: Sequence[str], whe
         f"**{ndr_text(best)}**; {pdr_text(best)}. {latency_sentence(best)}"
     )
     if best.flags:
-        why = [line for search in best.searches for line in capacity_rows.contradictions(search)][:1]
+        why = [line for search in best.searches for line in capacity_flags.contradictions(search)][:1]
         text += f" Flagged: {'; '.join(best.flags)}" + (f" ({why[0]})." if why else ".")
     if not others:  # others may have been searched, with a floor among their searches (unranked)
         return text + f" No other version is ranked here ([capacity summary](#{SUMMARY_ANCHOR}))."
@@ -132,7 +132,7 @@ def pdr_text(row: Row) -> str:
     its confirmation."""
     if row.pdr is not None:
         return f"PDR {model.rate_text(row.pdr)} msg/s"
-    if capacity_rows.UNCONFIRMED in row.flags:
+    if capacity_flags.UNCONFIRMED in row.flags:
         return "no PDR: it did not hold again in its confirmation"
     return "no PDR published"
 

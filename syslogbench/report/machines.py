@@ -12,7 +12,7 @@ from statistics import median
 
 from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Fingerprint, Result
-from syslogbench.report import capacity_rows, knobs
+from syslogbench.report import capacity_flags, capacity_rows, knobs
 from syslogbench.report.blocks import Block, Heading, Note, Section, Table
 from syslogbench.report.cells import DASH, NA, fmt, fmt_interval
 from syslogbench.report.load import Group, finished_at, machine_label, machine_numbers
@@ -137,7 +137,9 @@ def per_cpu_values(runs: Sequence[Result], searches: Sequence[Mapping], name: st
     """One fingerprint figure per CPU second, from the runs' and the capacity searches' machines alike."""
     values = [rate for f in fingerprints(runs) if (rate := getattr(f, name).per_cpu_s) is not None]
     values += [
-        rate for search in searches if (rate := capacity_rows.fingerprint_per_cpu_s(search, name)) is not None
+        rate
+        for search in searches
+        if (rate := capacity_flags.fingerprint_per_cpu_s(search, name)) is not None
     ]
     return values
 

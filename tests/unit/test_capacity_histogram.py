@@ -1,57 +1,20 @@
 """A trial's latency histogram in HdrHistogram's V2 encoding (host/capacity/histogram.py): the same buckets
-and percentiles as the follower's {us: count}, and the one error for what the encoding would change."""
+as the follower's {us: count}, and the one error for what the encoding would change. The percentiles and the
+older form are the migration's (test_migrate_histograms.py)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from syslogbench.host.capacity import histogram
 from syslogbench.host.capacity.record import result_text
-from syslogbench.model import capacity
 
 ROOT = Path(__file__).resolve().parents[2]
 # Trial 3 of a committed baseline search (5,477,000 latencies in 302 buckets), as the follower answered it.
 SAMPLE = json.loads((ROOT / "tests/unit/samples/capacity-trial-histogram.json").read_text())
-# A search from the Python watcher, before the compiled follower: its values are rounded to 3 decimal digits.
-BEFORE_THE_FOLLOWER = ROOT / "results/capacity/20261125T213020.379Z-rsyslog-8.2504-dde3-seed2014.json"
-
-
-def committed_trial(form: str) -> capacity.Trial:
-    """SAMPLE's trial, read by the strict reader from its committed file with its histogram in `form`."""
-    document = json.loads((ROOT / SAMPLE["source"]).read_text())
-    for trial in document["trials"]:
-        if trial["number"] == SAMPLE["trial"]:
-            trial.pop("latency_histogram_us", None)
-            trial.pop("latency_histogram", None)
-            counts = SAMPLE["latency_histogram_us"]
-            trial[form] = histogram.encode(counts) if form == "latency_histogram" else counts
-    found = capacity.result_from_dict(document).trials
-    return next(trial for trial in found if trial.number == SAMPLE["trial"])
-
-
-def test_both_forms_of_a_committed_trial_give_its_counts_and_the_followers_percentiles() -> None:
-    encoded, plain = committed_trial("latency_histogram"), committed_trial("latency_histogram_us")
-    assert encoded.latency_histogram is not None and encoded.latency_histogram_us is None
-    assert plain.latency_histogram is None and plain.latency_histogram_us == SAMPLE["latency_histogram_us"]
-    counts = histogram.counts_of(encoded)
-    assert counts == histogram.counts_of(plain) == SAMPLE["latency_histogram_us"]
-    assert sum(counts.values()) == 5_477_000, sum(counts.values())
-    assert len(counts) == 302, len(counts)
-    # p50/p90/p99/p99.9/max, as the follower computed them when it ran (tally.rs latency_ms).
-    expected = {"p50": 0.344, "p90": 0.424, "p99": 0.627, "p999": 2.497, "max": 5.575}
-    assert asdict(histogram.latency_ms(counts)) == expected
-    assert asdict(histogram.latency_ms(SAMPLE["latency_histogram_us"])) == expected
-    assert asdict(encoded.latency_ms) == asdict(plain.latency_ms) == expected
-
-
-def test_the_committed_file_reads_with_the_same_figures() -> None:
-    trial = next(t for t in capacity.read(ROOT / SAMPLE["source"]).trials if t.number == SAMPLE["trial"])
-    assert histogram.counts_of(trial) == SAMPLE["latency_histogram_us"]
-    assert asdict(histogram.latency_ms(histogram.counts_of(trial))) == asdict(trial.latency_ms)
 
 
 def test_every_bucket_round_trips_and_the_encoding_is_small() -> None:
@@ -98,14 +61,6 @@ def test_a_text_that_is_not_the_followers_histogram_is_the_same_error() -> None:
     other.record_value(5)
     with pytest.raises(histogram.HistogramError, match="1 to 1,000 us at 2 significant digits"):
         histogram.decode(other.encode().decode("ascii"))
-
-
-def test_a_search_from_before_the_follower_keeps_its_object_and_still_reads() -> None:
-    trial = capacity.read(BEFORE_THE_FOLLOWER).trials[0]
-    assert trial.latency_histogram is None and trial.latency_histogram_us
-    assert histogram.counts_of(trial) == trial.latency_histogram_us
-    with pytest.raises(histogram.HistogramError, match="is not a bucket of the follower's histogram"):
-        histogram.encode(trial.latency_histogram_us)
 
 
 def test_the_result_file_has_a_trial_a_line_and_reads_back_the_same() -> None:

@@ -39,7 +39,7 @@ CARRIERS: list[type] = [
 ]
 # Where those records are declared: a record there with a named count among its whole numbers is a carrier.
 MODULES = [
-    *(f"syslogbench.model.result.{name}" for name in ("counts", "udp", "userconfig", "relay", "usage")),
+    *(f"syslogbench.model.result.{name}" for name in ("counts", "udp", "config", "relay", "usage")),
     *(f"syslogbench.model.capacity.{name}" for name in ("sender", "trial", "clocks", "rigcost", "result")),
     rigrecord.__name__,
     ledger.__name__,

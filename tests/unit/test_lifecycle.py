@@ -4,6 +4,7 @@ kept and its staging folder gone."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,27 @@ def test_a_staged_run_is_fingerprinted_before_up_and_its_result_kept(tmp_path: P
     assert stack.steps == ["fingerprint in .run-sbtest", "up", "down"]
     assert stage.kept == [tmp_path / "run1.json"] and not stage.staging.exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run1.json"]
+
+
+def test_the_start_stamp_is_taken_after_the_fingerprint(tmp_path: Path) -> None:
+    stack, taken = FakeStack(), []
+
+    def fingerprint(given: dict[str, str]) -> None:
+        taken.append(datetime.now(UTC))
+
+    with lifecycle.staged(stack, {}, tmp_path, "run", fingerprint) as stage:
+        assert len(taken) == 1 and stage.began >= taken[0], (taken, stage.began)
+
+
+def test_a_fingerprint_stopped_by_ctrl_c_leaves_no_staging_folder(tmp_path: Path) -> None:
+    stack = FakeStack()
+
+    def fingerprint(given: dict[str, str]) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), lifecycle.staged(stack, {}, tmp_path, "run", fingerprint):
+        pass
+    assert stack.steps == [] and list(tmp_path.iterdir()) == []
 
 
 def test_a_staged_run_stopped_by_ctrl_c_is_down_and_keeps_what_it_wrote(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model import capacity as model
-from syslogbench.report import capacity_rows, load
+from syslogbench.report import capacity_flags, capacity_rows, load
 
 EARLIER = "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
 RECORDED = Path(__file__).resolve().parents[2] / "results" / "capacity"
@@ -24,28 +24,28 @@ def recorded(stem: str) -> dict:
 def test_the_baseline_that_outran_the_watcher_is_a_floor() -> None:
     # The watcher fell behind at 200,000 and 180,000 msg/s; 106,288 msg/s held and nothing above it failed.
     search = recorded("20261125T215218.148Z-baseline-af85-seed2014")
-    assert capacity_rows.flags(search) == [capacity_rows.RIG_LIMITED, EARLIER]
+    assert capacity_flags.flags(search) == [capacity_flags.RIG_LIMITED, EARLIER]
 
 
 def test_a_relay_search_the_rig_limited_is_a_floor() -> None:
     search = recorded("20261126T091203.037Z-syslog-ng-4.8-0c01-relay")
-    assert capacity_rows.flags(search) == [capacity_rows.RIG_LIMITED, EARLIER]
+    assert capacity_flags.flags(search) == [capacity_flags.RIG_LIMITED, EARLIER]
 
 
 def test_a_later_trial_below_the_ndr_that_lost_contradicts_it() -> None:
     # NDR 93,049 msg/s; trial 17, at 90% of the PDR (83,744 msg/s), lost 0.56%.
     search = recorded("20261125T203543.483Z-syslog-ng-3.38-f7b8-seed2014")
-    assert capacity_rows.contradictions(search) == [
+    assert capacity_flags.contradictions(search) == [
         "NDR: trial 17 lost 0.56% at 83,744 msg/s",
         "PDR: trial 17 lost 0.56% at 83,744 msg/s",
     ]
-    assert capacity_rows.flags(search) == [capacity_rows.CONTRADICTED, EARLIER]
+    assert capacity_flags.flags(search) == [capacity_flags.CONTRADICTED, EARLIER]
 
 
 def test_a_search_whose_later_trials_held_is_not_contradicted() -> None:
     search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
-    assert capacity_rows.contradictions(search) == []
-    assert capacity_rows.flags(search) == [EARLIER]
+    assert capacity_flags.contradictions(search) == []
+    assert capacity_flags.flags(search) == [EARLIER]
 
 
 def test_steps_down_above_a_confirmed_rate_do_not_contradict_it() -> None:
@@ -53,10 +53,10 @@ def test_steps_down_above_a_confirmed_rate_do_not_contradict_it() -> None:
     # 118,888 msg/s, then 106,999.5 held: the published rate.
     search = recorded("20261127T002610.984Z-syslog-ng-4.8-80e5-seed2014")
     assert search["ndr"]["confirmed_msgs_per_s"] == 106999.5
-    assert capacity_rows.contradictions(search) == []
+    assert capacity_flags.contradictions(search) == []
     late = {**search, "trials": [*search["trials"], {**search["trials"][-1], "number": 99, "loss_ratio": 0.5,
                                                       "offered_msgs_per_s": 50000.0}]}  # fmt: skip
-    assert capacity_rows.contradictions(late) == [
+    assert capacity_flags.contradictions(late) == [
         "NDR: trial 99 lost 50.00% at 50,000 msg/s",
         "PDR: trial 99 lost 50.00% at 50,000 msg/s",
     ]
@@ -65,9 +65,9 @@ def test_steps_down_above_a_confirmed_rate_do_not_contradict_it() -> None:
 def test_a_users_config_is_a_test_config_with_its_other_settings() -> None:
     # rsyslog-8.2504 with a deliberate 1 s delay, LATENCY_BOUND=3, RATE_MAX=2,000 (reached: a floor).
     search = recorded("20261125T213020.379Z-rsyslog-8.2504-dde3-seed2014")
-    assert capacity_rows.flags(search) == [
-        capacity_rows.AT_RATE_MAX,
-        capacity_rows.TEST_CONFIG,
+    assert capacity_flags.flags(search) == [
+        capacity_flags.AT_RATE_MAX,
+        capacity_flags.TEST_CONFIG,
         "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, LATENCY_BOUND=3, TRIAL_SUM=0)",
     ]
     assert capacity_rows.profile_of(search) == "rsyslog-8.2504 (config c4a69c79e3d5)"
@@ -78,24 +78,24 @@ def test_other_settings_name_what_changes_the_measure_not_the_search_range() -> 
     # RATE_MAX=200,000 is not named; a key the result lacks is what its search ran with (BEFORE_THE_KEY);
     # DAEMON_CORES=1 is a 2-core machine's default (half its cores).
     assert pinned["machine"]["cores"] == 2 and pinned["settings"]["daemon_cores"] == 1
-    assert capacity_rows.other_settings(pinned) == ["CONFIRM_S=0", "EXCEED_RATIO=0", "TRIAL_SUM=0"]
+    assert capacity_flags.other_settings(pinned) == ["CONFIRM_S=0", "EXCEED_RATIO=0", "TRIAL_SUM=0"]
     any_core = {**pinned, "settings": {**pinned["settings"], "daemon_cores": 0.0}}
-    assert "DAEMON_CORES=0" in capacity_rows.other_settings(any_core)
+    assert "DAEMON_CORES=0" in capacity_flags.other_settings(any_core)
     on_eight = {**pinned, "machine": {**pinned["machine"], "cores": 8}}
-    assert "DAEMON_CORES=1" in capacity_rows.other_settings(on_eight)  # 4 is that machine's default
+    assert "DAEMON_CORES=1" in capacity_flags.other_settings(on_eight)  # 4 is that machine's default
     on_a_swarm = {**any_core, "nodes": [{"node": "n2"}]}
-    assert "DAEMON_CORES=0" not in capacity_rows.other_settings(on_a_swarm)  # the daemon had a node
+    assert "DAEMON_CORES=0" not in capacity_flags.other_settings(on_a_swarm)  # the daemon had a node
     repeated = recorded("20261126T092751.295Z-rsyslog-8.2504-a3f6-seed2014")  # TRIAL_SUM=30 EXCEED_RATIO=0.5
-    assert capacity_rows.other_settings(repeated) == ["CONFIRM_S=0", "DAEMON_CORES=0"]
+    assert capacity_flags.other_settings(repeated) == ["CONFIRM_S=0", "DAEMON_CORES=0"]
 
 
 def test_a_confirmation_verdict_is_read_where_a_result_has_one() -> None:
     search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
-    assert capacity_rows.confirmation(search) is None  # today's results carry none: no flag
+    assert capacity_flags.confirmation(search) is None  # today's results carry none: no flag
     failed = {**search["pdr"], "confirmed": False, "unconfirmed": "the 60 s trial lost 3%"}
-    assert capacity_rows.UNCONFIRMED in capacity_rows.flags(search | {"pdr": failed})
+    assert capacity_flags.UNCONFIRMED in capacity_flags.flags(search | {"pdr": failed})
     held = {**search["ndr"], "confirmed": True, "confirmed_msgs_per_s": search["ndr"]["lower_msgs_per_s"]}
-    assert capacity_rows.UNCONFIRMED not in capacity_rows.flags(search | {"ndr": held})
+    assert capacity_flags.UNCONFIRMED not in capacity_flags.flags(search | {"ndr": held})
 
 
 def test_rows_pool_repeats_per_settings_and_sort_by_transport_tuning_then_ndr() -> None:
@@ -127,13 +127,13 @@ def test_rows_pool_repeats_per_settings_and_sort_by_transport_tuning_then_ndr() 
 
 def test_a_trial_whose_rig_was_heavy_flags_its_search() -> None:
     search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
-    assert capacity_rows.RIG_HEAVY not in capacity_rows.flags(search)  # no rig cost recorded then
+    assert capacity_flags.RIG_HEAVY not in capacity_flags.flags(search)  # no rig cost recorded then
     trials = [dict(t) for t in search["trials"]]
     last = next(t for t in reversed(trials) if t.get("purpose", "search") == "search")
     last["rig"] = {"flags": ["the rig took 6.1% of the daemon's CPU (over 5%)"]}
     heavy = search | {"trials": trials}
-    assert capacity_rows.RIG_HEAVY in capacity_rows.flags(heavy)
-    assert capacity_rows.rig_heavy(heavy) == [
+    assert capacity_flags.RIG_HEAVY in capacity_flags.flags(heavy)
+    assert capacity_flags.rig_heavy(heavy) == [
         f"trial {last['number']}: the rig took 6.1% of the daemon's CPU (over 5%)"
     ]
 
@@ -152,7 +152,7 @@ def test_a_trial_whose_daemon_core_was_stolen_flags_its_search(
     busy: float, steal: float, daemon_cores: float, flagged: bool
 ) -> None:
     search = recorded("20261125T203132.539Z-syslog-ng-3.28-7850-seed2014")
-    assert capacity_rows.STOLEN not in capacity_rows.flags(search)  # no cores recorded then
+    assert capacity_flags.STOLEN not in capacity_flags.flags(search)  # no cores recorded then
     trials = [dict(t) for t in search["trials"]]
     last = next(t for t in reversed(trials) if t.get("purpose", "search") == "search")
     idle = 10.0 - busy - steal
@@ -164,9 +164,9 @@ def test_a_trial_whose_daemon_core_was_stolen_flags_its_search(
     }
     last |= {"daemon_cores_steal_s": steal, "host_steal_s": steal}
     shared = search | {"trials": trials, "settings": search["settings"] | {"daemon_cores": daemon_cores}}
-    assert (capacity_rows.STOLEN in capacity_rows.flags(shared)) is flagged
+    assert (capacity_flags.STOLEN in capacity_flags.flags(shared)) is flagged
     if flagged:
-        assert capacity_rows.stolen(shared) == [
+        assert capacity_flags.stolen(shared) == [
             f"trial {last['number']}: {steal / 10:.1%} of core 1's time stolen"
         ]
 
@@ -185,11 +185,11 @@ def test_a_row_whose_machines_did_different_work_per_cpu_second_says_so() -> Non
     [row] = capacity_rows.rows([fast, slow])
     assert row.flags[-1] == "fingerprints differ (cpu 8.4M-14.3M loops per CPU s)"
     near = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, 12.5e6)])[0]
-    assert not [flag for flag in near.flags if flag.startswith(capacity_rows.FINGERPRINTS_DIFFER)]
+    assert not [flag for flag in near.flags if flag.startswith(capacity_flags.FINGERPRINTS_DIFFER)]
     apart = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, 12.6e6)])[0]
     assert apart.flags[-1] == "fingerprints differ (cpu 10.0M-12.6M loops per CPU s)"
     alone = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, None)])[0]
-    assert not [flag for flag in alone.flags if flag.startswith(capacity_rows.FINGERPRINTS_DIFFER)]
+    assert not [flag for flag in alone.flags if flag.startswith(capacity_flags.FINGERPRINTS_DIFFER)]
 
 
 UDP_SEARCHES = {  # syslog-ng 4.8 over UDP on one machine: the kernel's default buffer, then 4m and 32m
@@ -204,7 +204,7 @@ def test_searches_at_different_udp_buffers_are_never_pooled() -> None:
     found = {row.settings: row.n for row in capacity_rows.rows(searches)}
     anywhere = "DAEMON_CORES=0"  # they ran before the daemon had cores of its own by default
     assert found == {(anywhere,): 1, (anywhere, "UDP_RCVBUF=4m"): 1, (anywhere, "UDP_RCVBUF=32m"): 1}
-    assert capacity_rows.other_settings(recorded(UDP_SEARCHES["4m"])) == [anywhere, "UDP_RCVBUF=4m"]
+    assert capacity_flags.other_settings(recorded(UDP_SEARCHES["4m"])) == [anywhere, "UDP_RCVBUF=4m"]
 
 
 def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
@@ -212,11 +212,11 @@ def test_a_search_unconfirmed_only_at_its_pdr_keeps_its_confirmed_ndr() -> None:
     assert (search["outcome"], search["ndr"]["confirmed"], search["pdr"]["confirmed"]) == (
         "unconfirmed", True, False,
     )  # fmt: skip
-    assert capacity_rows.at_least(search) is None
+    assert capacity_flags.at_least(search) is None
     (row,) = capacity_rows.rows([search])
     assert (row.ndr, row.pdr, row.own_config) == (search["ndr"]["confirmed_msgs_per_s"], None, True)
     unconfirmed_ndr = {**search, "ndr": {**search["ndr"], "confirmed": False}}
-    assert capacity_rows.at_least(unconfirmed_ndr) == "at least (unconfirmed)"
+    assert capacity_flags.at_least(unconfirmed_ndr) == "at least (unconfirmed)"
 
 
 def test_a_search_capped_at_rate_max_is_not_pooled_with_searches_that_found_a_rate() -> None:
@@ -230,10 +230,10 @@ def test_a_search_capped_at_rate_max_is_not_pooled_with_searches_that_found_a_ra
 
 def test_a_search_whose_confirmation_broke_at_rate_max_found_the_daemons_limit_below_it() -> None:
     capped = recorded("20261127T174542.580Z-syslog-ng-4.8-b0ef-seed2014")  # held RATE_MAX=200000 for 60 s
-    assert capacity_rows.at_least(capped) == capacity_rows.AT_RATE_MAX
+    assert capacity_flags.at_least(capped) == capacity_flags.AT_RATE_MAX
     # The same search had its 60 s trial at 200,000 broken and confirmed 180,000: a limit, not a floor.
     broken = {**capped, "ndr": {**capped["ndr"], "confirmed_msgs_per_s": 180_000.0}}
-    assert capacity_rows.at_least(broken) is None
+    assert capacity_flags.at_least(broken) is None
     made = model.result_from_dict(broken)
     assert (
         not dataclasses.replace(made, ndr_msgs_per_s=180_000.0).at_ceiling

@@ -5,24 +5,22 @@ HIGHEST_US at LATENCY_DIGITS significant digits and answers {bucket's median val
 trial's answer held ~10,000 buckets, 130 KB of JSON, and the capacity results 191 MB of them. The same
 buckets encoded take a few KB. The containers have no HdrHistogram package (Debian's packages only) and the
 model is stdlib-only, so the answer is encoded here, where it reaches the host (measurer.py), and decoded
-here. Result files from before keep the dict (Trial.latency_histogram_us); counts_of() reads either.
+here. Result files from before keep the dict (Trial.latency_histogram_us), which the strict reader reads;
+migrate/capacity_histograms.py converts them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from hdrh.histogram import HdrHistogram
 
-from syslogbench.model.capacity import LATENCY_DIGITS, Latency, Trial
+from syslogbench.model.capacity import LATENCY_DIGITS
 
 # The follower's bounds (rig-rust/src/follow/tally.rs HIGHEST_US, DIGITS): a latency under 1 us is recorded
 # as 1, one over an hour as an hour.
 LOWEST_US = 1
 HIGHEST_US = 3_600_000_000
-# The follower's percentiles (tally.rs latency_ms), in the result's order.
-QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
 
 
 class HistogramError(ValueError):
@@ -87,29 +85,3 @@ def decode(text: str) -> dict[str, int]:
         for index, count in enumerate(counts)
         if count
     }
-
-
-def counts_of(trial: Trial) -> dict[str, int]:
-    """A trial's {us: count}, from whichever form its result holds."""
-    if trial.latency_histogram is not None:
-        return decode(trial.latency_histogram)
-    return dict(trial.latency_histogram_us or {})
-
-
-def latency_ms(counts: Mapping[str, int]) -> Latency:
-    """p50 to max in ms, as the follower computes them (hdrhistogram's value_at_quantile: the highest value
-    of the bucket where the count reaches ceil(quantile * total)); all None for no latency."""
-    template = shape()
-    values = sorted((int(key), count) for key, count in counts.items())
-    total = sum(count for _, count in values)
-    if not total:
-        return Latency()
-    found: dict[str, float | None] = {}
-    for name, quantile in QUANTILES.items():
-        target, seen = max(1, math.ceil(quantile * total)), 0
-        for value, count in values:
-            seen += count
-            if seen >= target:
-                found[name] = template.get_highest_equivalent_value(value) / 1000
-                break
-    return Latency(**found, max=template.get_highest_equivalent_value(values[-1][0]) / 1000)

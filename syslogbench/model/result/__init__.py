@@ -6,12 +6,14 @@ place that knows what an older document lacked. Stdlib only: the watcher imports
 
 One module per part: plain (plain data and back), scenario (what ran), fingerprint and host (the machine),
 counts (messages and senders), udp, usage (CPU, memory, rates, samples), relay, harness (its own cost),
-userconfig (`run --config`) and document (Result, its versions, reader and writer). Every public name is here
-too, so `result.Result` and `from syslogbench.model.result import Result` read as they did.
+config (the `config` block of a `run --config`) and document (Result, its versions, reader and writer).
+Every public name is here too, so `result.Result` and `from syslogbench.model.result import Result` read as
+they did.
 
     python -m syslogbench.model.result FILE...   checks that each file loads into the model
 """
 
+from syslogbench.model.result.config import ConfigFile, OutputFile, UserConfig
 from syslogbench.model.result.counts import Messages, Sender, Tls
 from syslogbench.model.result.document import (
     SCHEMA_VERSION,
@@ -65,7 +67,6 @@ from syslogbench.model.result.usage import (
     rate_of,
     time_line,
 )
-from syslogbench.model.result.userconfig import ConfigFile, OutputFile, UserConfig
 
 __all__ = [
     "ConfigFile",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslogbench.contract import read_json, write_atomic
+from syslogbench.model.result.config import UserConfig
 from syslogbench.model.result.counts import Messages, Sender
 from syslogbench.model.result.harness import Harness
 from syslogbench.model.result.host import Host, Limits, Topology
@@ -31,7 +32,6 @@ from syslogbench.model.result.usage import (
     rate_of,
     time_line,
 )
-from syslogbench.model.result.userconfig import UserConfig
 from syslogbench.model.settings import DEFAULT_VARIANT
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""`run --config`: the user's config and the files its output went to (model/userconfig.py reads the config)."""
+"""The result's `config` block (`run --config`): the user's config as the run found it, and the files its
+output went to. model/userconfig.py is the run of such a config (its environment, selectors and identity)."""
 
 from __future__ import annotations
 
