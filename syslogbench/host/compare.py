@@ -150,7 +150,9 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     if found.at_ceiling:
         verdict, why = "at least", capacity.at_least_text(found)
     run = model.Run(name, number, verdict, found.run_id, exit_code=ended.code, why=why,
-                    ndr_msgs_per_s=found.ndr_msgs_per_s, pdr_msgs_per_s=found.pdr_msgs_per_s)  # fmt: skip
+                    ndr_msgs_per_s=found.ndr_msgs_per_s, pdr_msgs_per_s=found.pdr_msgs_per_s,
+                    ndr_upper_msgs_per_s=found.ndr.upper_msgs_per_s,
+                    pdr_upper_msgs_per_s=found.pdr.upper_msgs_per_s)  # fmt: skip
     rate = "-" if run.ndr_msgs_per_s is None else f"{run.ndr_msgs_per_s:,.0f}"
     log(f"compare: {name}, round {number}: {run.verdict}, NDR {rate} msg/s")
     return run

@@ -60,6 +60,10 @@ class Run:
     ndr_msgs_per_s: float | None = None
     pdr_msgs_per_s: float | None = None
     why: str | None = None  # what kept the run from "pass", in one line
+    # A search's upper bounds: the lowest rate that failed its goal; with the published rate they are the
+    # search's own resolution (SEARCH_WIDTH), which a ratio's interval must not be narrower than.
+    ndr_upper_msgs_per_s: float | None = None
+    pdr_upper_msgs_per_s: float | None = None
 
 
 @dataclass
@@ -151,6 +155,40 @@ def interval(ratios: Sequence[float]) -> tuple[float | None, float | None, float
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+# A search's published rate and its upper bound (the lowest that failed): where each search's rate lies.
+UPPER = {"ndr_msgs_per_s": "ndr_upper_msgs_per_s", "pdr_msgs_per_s": "pdr_upper_msgs_per_s"}
+
+
+def resolution(runs: Sequence[Run], side: str, base: str, name: str) -> tuple[float, float] | None:
+    """What the searches' own width leaves of the ratio: each search's rate lies between its published rate
+    and its upper bound, so a round's ratio lies between side/base_upper and side_upper/base; the geometric
+    means of those over the paired rounds. None for a figure that is not a search's, or with no pair. Two
+    searches that land on the same rates every round give ratios without spread: their t-interval alone would
+    be [1, 1], narrower than either search could tell."""
+    upper = UPPER.get(name)
+    if upper is None:
+        return None
+    found: dict[tuple[str, int], tuple[float, float]] = {}
+    for run in runs:
+        value, top = getattr(run, name), getattr(run, upper)
+        if run.verdict == PASS and isinstance(value, (int, float)) and value > 0:
+            found[(run.side, run.round)] = (float(value), float(top) if top and top > value else float(value))
+    rounds = sorted({r for s, r in found if s == side} & {r for s, r in found if s == base})
+    if not rounds:
+        return None
+    lows = [math.log(found[(side, r)][0] / found[(base, r)][1]) for r in rounds]
+    highs = [math.log(found[(side, r)][1] / found[(base, r)][0]) for r in rounds]
+    return math.exp(statistics.fmean(lows)), math.exp(statistics.fmean(highs))
+
+
+def widened(runs: Sequence[Run], side: str, base: str, name: str,
+            low: float | None, high: float | None) -> tuple[float | None, float | None]:  # fmt: skip
+    """The t-interval, no narrower than the searches' resolution (where there is an interval at all)."""
+    if low is None or high is None or (bracket := resolution(runs, side, base, name)) is None:
+        return low, high
+    return min(low, bracket[0]), max(high, bracket[1])
+
+
 def spread(ratios: Sequence[float]) -> float | None:
     """The coefficient of variation of the ratios; None below two."""
     if len(ratios) < 2:
@@ -185,6 +223,7 @@ def judge(runs: Sequence[Run], sides: Sequence[str], fields: Sequence[str] = FIE
         for side in [control, *sides[1:]]:
             found = paired(runs, side, first, name)
             value, low, high = interval(found)
+            low, high = widened(runs, side, first, name, low, high)
             said = verdict(value, low, high, MIN_EFFECT if side == control else floor, erratic)
             judged.ratios.setdefault(side, {})[name] = Ratio(
                 rounded(value), rounded(low), rounded(high), len(found), said

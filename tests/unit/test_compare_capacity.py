@@ -159,3 +159,22 @@ def test_a_config_of_ones_own_is_refused_as_a_side_of_capacity_in_one_line(
         f"syslogbench: error: --side syslog-ng-4.8={config}: compare --capacity takes profiles"
     )
     assert out.endswith("search it alone with capacity --config\n") and out.count("\n") == 1, out
+
+
+def test_searches_that_land_on_the_same_rates_are_not_judged_finer_than_their_width() -> None:
+    """MLRsearch's rates fall on a grid: A and its control found 319,239 in every round, and so did B's
+    tuned searches 351,163. Their ratios have no spread, so the t-interval is a point; each search's upper
+    bound (the lowest rate that failed) widens it to what the searches could tell apart."""
+    found = []
+    for number in (1, 2, 3):
+        found += [model.Run("A", number, "pass", ndr_msgs_per_s=319_239.0, ndr_upper_msgs_per_s=351_163.0),
+                  model.Run("A (A/A)", number, "pass", ndr_msgs_per_s=319_239.0, ndr_upper_msgs_per_s=351_163.0),
+                  model.Run("B", number, "pass", ndr_msgs_per_s=351_163.0, ndr_upper_msgs_per_s=386_279.0)]  # fmt: skip
+    judged = model.judge(found, ["A", "B"], model.MEASURES["capacity"])
+    control, b = judged.ratios["A (A/A)"]["ndr_msgs_per_s"], judged.ratios["B"]["ndr_msgs_per_s"]
+    assert (control.value, control.low, control.high) == (1.0, 0.9091, 1.1)  # 319,239 / 351,163 and back
+    assert control.verdict == "not told apart"
+    assert (
+        b.value == 1.1 and b.low == 1.0 and b.verdict == "not told apart"
+    )  # a grid step: not 10% told apart
+    assert model.resolution(found, "B", "A", "cpu_us_per_msg") is None  # a burst's figure has no width
