@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from syslogbench import contract
 from syslogbench.host import benchmark, environment, lock, plan
 from syslogbench.host.capacity import ceiling, interleave
+from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
@@ -167,9 +168,8 @@ def searched(sides: list[Side], rounds: int, folder: Path, turns: list[list[str]
     ceilings[model.control_name(sides[0].name)] = ceilings[sides[0].name]
     for number in range(1, rounds + 1):
         turns.append([])
-        ended = interleave.run(
-            ceilings, folder / "searches" / f"round-{number}", SEED + number, log, turns[-1]
-        )
+        where = folder / "searches" / f"round-{number}"
+        ended = interleave.run(ceilings, where, SEED + number, log, searchrun.run, turns[-1])
         yield from (search_run(name, number, how) for name, how in ended.items())
 
 

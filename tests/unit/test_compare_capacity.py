@@ -14,6 +14,7 @@ import pytest
 from syslogbench.host import cli, compare
 from syslogbench.host.capacity import interleave
 from syslogbench.host.capacity.measurer import TrialFailed
+from syslogbench.host.capacity.turns import Turns
 from syslogbench.model import capacity
 from syslogbench.model import compare as model
 
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "results/capacity/20261204T234253.494Z-syslog-ng-4.8-8605-tls.json"
 
 
-def take_turns(turns: interleave.Turns, name: str, times: int, holding: list[int], most: list[int]) -> None:
+def take_turns(turns: Turns, name: str, times: int, holding: list[int], most: list[int]) -> None:
     for _ in range(times):
         with turns.turn(name):
             holding.append(1)
@@ -32,7 +33,7 @@ def take_turns(turns: interleave.Turns, name: str, times: int, holding: list[int
 
 
 def test_the_searches_take_one_trial_at_a_time_each_once_a_time_round_in_a_fresh_order() -> None:
-    turns = interleave.Turns(["A", "B", "C"], seed=47, wait_s=30)
+    turns = Turns(["A", "B", "C"], seed=47, wait_s=30)
     holding: list[int] = []
     most = [0]
     times = {"A": 6, "B": 6, "C": 3}  # C's search ends first: the turns go round without it
@@ -51,7 +52,7 @@ def test_the_searches_take_one_trial_at_a_time_each_once_a_time_round_in_a_fresh
 
 
 def test_a_turn_that_never_comes_is_an_error_and_a_stop_ends_the_next_turn_as_ctrl_c() -> None:
-    turns = interleave.Turns(["A", "B"], seed=1, wait_s=0.05)
+    turns = Turns(["A", "B"], seed=1, wait_s=0.05)
     first = turns._next()  # noqa: SLF001 - whose turn it is, to wait as the other
     other = "B" if first == "A" else "A"
     hung = f"^{other} waited 0 s for its turn: another search hung$"

@@ -33,8 +33,8 @@ from syslogbench.model import capacity, result
 from syslogbench.model.capacity import Bound, Latency, Trial
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.interleave import Interleaved
     from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.turns import Interleaved
     from syslogbench.host.lifecycle import RunningStack
 
 INTERRUPTIONS = {True: "Ctrl-C", False: "SIGTERM"}  # by: was it a plain KeyboardInterrupt
@@ -56,7 +56,7 @@ def run(
     compose files over compose.yaml (a test's daemon config, a step of `knobs`); a user's config is checked by
     the daemon in its image before the stack comes up, as `run --config` does; matrix: the cell of `matrix
     --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them;
-    interleaved: this search is one of several taking turns (capacity/interleave.py), its ceiling set."""
+    interleaved: this search is one of several taking turns (capacity/turns.py), its ceiling set."""
     project = project or project_name()
     if interleaved is None:
         chosen, ceiling = ceilings.ceiling(chosen, results_dir, build, extra_files, log)

@@ -1,21 +1,18 @@
 """Several capacity searches at once, one trial at a time: each search runs in a thread of its own, on a stack
-of its own, and takes a turn for every trial; the turns go round in a fresh random order each time round,
-so that every search meets the same machine within a few trials of the others (Abedi and Brecht, ICPE 2017:
-randomized multiple interleaved trials). `compare --capacity` runs its sides through here; the searches
-themselves are capacity/command.py's, with the turn in their measurer (capacity/measurer.py)."""
+of its own, and takes a turn for every trial (capacity/turns.py), so that every search meets the same machine
+within a few trials of the others (Abedi and Brecht, ICPE 2017: randomized multiple interleaved trials).
+`compare --capacity` runs its sides through here; the searches themselves are capacity/command.py's run(),
+which the caller hands in (Search below), with the turn in their measurer (capacity/measurer.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from syslogbench.host.capacity import command
-from syslogbench.host.capacity.measurer import TrialFailed
+from syslogbench.host.capacity.turns import Interleaved, Turns
 from syslogbench.host.compose import project_name
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Ceiling
@@ -24,68 +21,11 @@ from syslogbench.model.compare import CONTROL_SUFFIX
 if TYPE_CHECKING:
     from syslogbench.host.capacity.plan import Search
 
+# capacity/command.py's run(): a search, its results directory, and how it differs as one of several.
+Searching = Callable[..., int]
+
 # Beyond the longest lifetime of the searches: a stack's start and stop, before a thread is given up.
 JOIN_ALLOWANCE_S = 900.0
-
-
-class Turns:
-    """Whose trial is next: every search still running once per time round, in a random order drawn
-    afresh each time round. A search waits for its turn at most wait_s; stop() makes every later turn end
-    its search as Ctrl-C would."""
-
-    def __init__(self, names: list[str], seed: int, wait_s: float) -> None:
-        self._cond = threading.Condition()
-        self._running = list(names)
-        self._order: list[str] = []
-        self._draw = random.Random(seed)
-        self._stopped = False
-        self.wait_s = wait_s
-        self.taken: list[str] = []  # who had each turn, in order: the result keeps it
-
-    def _next(self) -> str | None:
-        if not self._order and self._running:
-            self._order = self._draw.sample(self._running, len(self._running))
-        return self._order[0] if self._order else None
-
-    @contextlib.contextmanager
-    def turn(self, name: str) -> Iterator[None]:
-        """The block runs while it is name's turn and no one else's."""
-        with self._cond:
-            mine = self._cond.wait_for(lambda: self._stopped or self._next() == name, self.wait_s)
-            if self._stopped:
-                raise KeyboardInterrupt
-            if not mine:
-                raise TrialFailed(f"{name} waited {self.wait_s:,.0f} s for its turn: another search hung")
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._order.remove(name)
-                self.taken.append(name)
-                self._cond.notify_all()
-
-    def leave(self, name: str) -> None:
-        """name's search has ended: the turns go round without it."""
-        with self._cond:
-            self._running.remove(name)
-            if name in self._order:
-                self._order.remove(name)
-            self._cond.notify_all()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify_all()
-
-
-@dataclass(frozen=True)
-class Interleaved:
-    """What a search does differently as one of several at once: it waits for its turn before each trial,
-    takes no fingerprint of its own (the others' stacks are up), and says so in its notes."""
-
-    turn: Callable[[], contextlib.AbstractContextManager[None]]
-    note: str
-    ceiling: Ceiling  # where its RATE_MAX came from: set once for every round (compare's burst runs)
 
 
 @dataclass
@@ -107,12 +47,12 @@ def widened(chosen: Search, searches: int) -> Search:
 
 
 def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, note: str,
-        log: Callable[[str], None], ended: Ended) -> None:  # fmt: skip
+        log: Callable[[str], None], ended: Ended, searching: Searching) -> None:  # fmt: skip
     """A thread's search, into folder/capacity/; however it ends, the turns go on without it."""
     chosen, ceiling = side
     shared = Interleaved(lambda: turns.turn(name), note, ceiling)
     try:
-        ended.code = command.run(chosen, folder, build=False, log=lambda line: log(f"[{name}] {line}"),
+        ended.code = searching(chosen, folder, build=False, log=lambda line: log(f"[{name}] {line}"),
                                  project=f"{project_name()}-{folder.name}-{slug(name)}", interleaved=shared)  # fmt: skip
     except KeyboardInterrupt:
         ended.why = "stopped"
@@ -135,8 +75,8 @@ def slug(name: str) -> str:
     return "-".join(part for part in kept.split("-") if part)[:40] or "side"
 
 
-def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int,
-        log: Callable[[str], None], taken: list[str] | None = None) -> dict[str, Ended]:  # fmt: skip
+def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, log: Callable[[str], None],
+        searching: Searching, taken: list[str] | None = None) -> dict[str, Ended]:  # fmt: skip
     """Every search at once (each widened() already, with its ceiling), a trial at a time, each into
     folder/<its number>/capacity/: how each ended; taken gets whose each trial was, in order. Ctrl-C stops
     every search at its next turn; each still writes its result, then KeyboardInterrupt."""
@@ -148,7 +88,9 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int,
             f"time together")  # fmt: skip
     ended = {name: Ended() for name in searches}
     threads = [
-        threading.Thread(target=one, args=(name, side, folder / str(n), turns, note, log, ended[name]))
+        threading.Thread(
+            target=one, args=(name, side, folder / str(n), turns, note, log, ended[name], searching)
+        )
         for n, (name, side) in enumerate(searches.items(), 1)
     ]
     for thread in threads:

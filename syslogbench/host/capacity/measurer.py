@@ -76,7 +76,7 @@ class TrialFailed(TrialStopped):
 
 
 RunTrial = Callable[[float, float], dict]  # (total msg/s, seconds) -> the watcher's trial record
-# A search's turn on the machine (capacity/interleave.py): one trial of several searches at a time.
+# A search's turn on the machine (capacity/turns.py): one trial of several searches at a time.
 Turn = Callable[[], contextlib.AbstractContextManager[None]]
 
 
