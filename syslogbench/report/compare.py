@@ -27,7 +27,7 @@ NOTE = (
     "drain rate and CPU per message, is judged by its own control. With `--capacity` each side runs a "
     "capacity search a round instead, every round's searches at once on stacks of their own, one trial at a "
     "time in a random order, and the NDRs and PDRs are paired the same way; a search whose RATE_MAX held "
-    '("at least") is never paired.'
+    '("at least") is never paired, and its sides are profiles at a tuning only (docs/compare.md).'
 )
 DASH = "-"
 
