@@ -98,7 +98,8 @@ def section(
 ) -> Section | None:
     if not found and not skipped:
         return None
-    blocks: list[Block] = [Heading(TITLE, 2), Note(NOTE)]
+    # How a comparison is judged, folded: the page's height is a goal (tests/browser), the tables are the answer.
+    blocks: list[Block] = [Heading(TITLE, 2), Details("How the sides are run and judged", [Note(NOTE)])]
     for index, one in enumerate(sorted(found, key=lambda c: (c.finished_utc, c.id), reverse=True)):
         shown: list[Block] = [
             Paragraph(cited(one, numbers)),
