@@ -180,10 +180,15 @@ def bursts(sides: list[Side], rounds: int, folder: Path) -> Iterator[model.Run]:
         yield run_one(by_name[name], name, number, folder / "runs")
 
 
+def measure_of(sides: list[Side]) -> str:
+    """What the sides measure (model.MEASURES): a capacity search each, or their burst."""
+    return "capacity" if sides[0].search is not None else "burst"
+
+
 def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
-    measure = "capacity" if sides[0].search is not None else "burst"
+    measure = measure_of(sides)
     cid = f"{result.run_id(began, 'compare', None)}-{scenario}" + (
         "-capacity" if measure == "capacity" else ""
     )
@@ -212,7 +217,7 @@ def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> i
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
           outcome: str = "done", turns: list[list[str]] | None = None) -> Path:  # fmt: skip
-    measure = "capacity" if sides[0].search is not None else "burst"
+    measure = measure_of(sides)
     judged = model.judge(runs, [side.name for side in sides], model.MEASURES[measure])
     found = model.CompareResult(
         kind=model.KIND,

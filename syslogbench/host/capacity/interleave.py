@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,6 @@ class Ended:
     path: Path | None = None
     code: int | None = None
     why: str = ""
-    errors: list[str] = field(default_factory=list)
 
 
 def widened(chosen: Search, searches: int) -> Search:
@@ -81,9 +80,7 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
     folder/<its number>/capacity/: how each ended; taken gets whose each trial was, in order. Ctrl-C stops
     every search at its next turn; each still writes its result, then KeyboardInterrupt."""
     longest = max(capacity.lifetime_s(chosen.cap) for chosen, _ in searches.values())
-    turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S)
-    if taken is not None:
-        turns.taken = taken
+    turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S, taken=taken)
     note = (f"one of {len(searches)} searches interleaved trial by trial (compare), so SEARCH_MAX is their wall "
             f"time together")  # fmt: skip
     ended = {name: Ended() for name in searches}

@@ -19,14 +19,14 @@ class Turns:
     afresh each time round. A search waits for its turn at most wait_s; stop() makes every later turn end
     its search as Ctrl-C would."""
 
-    def __init__(self, names: list[str], seed: int, wait_s: float) -> None:
+    def __init__(self, names: list[str], seed: int, wait_s: float, taken: list[str] | None = None) -> None:
         self._cond = threading.Condition()
         self._running = list(names)
         self._order: list[str] = []
         self._draw = random.Random(seed)
         self._stopped = False
         self.wait_s = wait_s
-        self.taken: list[str] = []  # who had each turn, in order: the result keeps it
+        self.taken = [] if taken is None else taken  # who had each turn, in order: the result keeps it
 
     def _next(self) -> str | None:
         if not self._order and self._running:
