@@ -142,7 +142,10 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     ceiling; "at least" where its RATE_MAX held (never ranked); else its outcome, and why."""
     if ended.path is None:
         return model.Run(name, number, "error", exit_code=ended.code, why=ended.why)
-    found = capacity.read(ended.path)
+    try:
+        found = capacity.read(ended.path)
+    except capacity.CapacityResultError as error:  # a result this version cannot read is that run's error
+        return model.Run(name, number, "error", exit_code=ended.code, why=str(error)[:300])
     verdict = "pass" if found.outcome == "found" else found.outcome
     why = (
         "; ".join([*found.errors, *(b.unconfirmed for b in (found.ndr, found.pdr) if b.unconfirmed)])[:300]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -49,29 +51,35 @@ def test_a_side_against_itself_is_not_told_apart_and_a_side_at_half_its_rate_dif
     assert "differs" in done.stdout and "not told apart" in done.stdout
 
 
-# A short TCP search (test_capacity.py's), each side's RATE_MAX from its burst (no RATE_MAX given)
+# A short TCP search (test_capacity.py's), each side's RATE_MAX from its burst (no RATE_MAX given). CI runs
+# another test worker beside it: a daemon held up there for more than LATENCY_BOUND loses a whole trial, so the
+# bound is 3 s here (1 s by default).
 SEARCH = ["SCENARIO=seed2014", "HOSTS=1", "SENDERS_PER_HOST=4", "RATE_MIN=1000", "SEARCH_WIDTH=0.1",
           "TRIAL_INITIAL=1", "TRIAL_FINAL=2", "TRIAL_PAUSE=0.5", "SEARCH_MAX=150", "TRIAL_SUM=0", "EXCEED_RATIO=0",
-          "CONFIRM_S=0"]  # fmt: skip
+          "CONFIRM_S=0", "LATENCY_BOUND=3"]  # fmt: skip
 
 
 def test_capacity_searches_taking_turns_tell_syslog_ng_from_rsyslog_at_its_default_file_cache(
     built, tmp_path: Path
 ) -> None:
-    """Over seed2014's 192 files, rsyslog-8.2504 at its defaults keeps 10 of them open and holds a fraction of
-    syslog-ng-4.8's rate on any machine (docs/findings/tuning-2026-12.md): the direction is known. The A/A
-    control, the first side searched again in the same round, is not told apart. The searches of a round take
-    turns, one trial at a time; every trial's counts are exact; no search's RATE_MAX is its own default."""
+    """Over seed2014's 192 files, rsyslog-8.2504 at its defaults keeps 10 of them open and holds about half of
+    syslog-ng-4.8's rate (docs/findings/compare-capacity.md): the direction is known. The searches of a round
+    take turns, one trial at a time; every trial's counts are exact; no search's RATE_MAX is its own default;
+    only rounds where both searches found a rate are paired. The verdict is the machine's to allow: with another
+    test worker beside it a search may end unconfirmed, or the A/A control spread so far that nothing is
+    judged (CI's run of 2026-12-06: 0.769 over 2 rounds); the control is then never "differs"."""
     first, other, control = "syslog-ng-4.8", "rsyslog-8.2504", "syslog-ng-4.8 (A/A)"
     argv = ["compare", "--capacity", "--side", first, "--side", other, "--rounds", "3", "--results", str(tmp_path),
             *SEARCH]  # fmt: skip
     done = subprocess.run([sys.executable, "-m", "syslogbench", *argv], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "SYSLOGBENCH_PROJECT": PROJECT}, timeout=2400)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    said = done.stdout[-3000:] + done.stderr[-3000:]
     (path,) = (tmp_path / "compare").glob("*.json")
     data = json.loads(path.read_text())
     assert data["measure"] == "capacity" and len(data["runs"]) == 9, data["runs"]
-    assert {run["verdict"] for run in data["runs"]} == {"pass"}, data["runs"]
+    verdicts = {run["verdict"] for run in data["runs"]}
+    assert verdicts <= {"pass", "unconfirmed"}, data["runs"]  # never "at least", an error or a failed search
+    assert done.returncode == (0 if verdicts == {"pass"} else 3), said
     for turns in data["turns"]:  # every search's trials among the others', not one search after another:
         # until the first search ends, each time round is each search once
         least = min(collections.Counter(turns).values())
@@ -81,12 +89,21 @@ def test_capacity_searches_taking_turns_tell_syslog_ng_from_rsyslog_at_its_defau
     assert len(searches) == 9
     for found in searches:
         search = json.loads(found.read_text())
-        assert search["outcome"] == "found" and "interleaved" in " ".join(search["notes"]), search["notes"]
+        assert search["outcome"] in {"found", "unconfirmed"}, search["outcome"]
+        assert "interleaved" in " ".join(search["notes"]), search["notes"]
         assert search["ceiling"]["source"] == "burst", search["ceiling"]  # never the search's own default
         for trial in search["trials"]:  # every message counted, against each sender's own record
             for sender in trial["senders"]:
                 assert sender["sent"] == sender["received"] + sender["lost"], sender
+    ndr = {
+        (run["side"], run["round"]): run["ndr_msgs_per_s"] for run in data["runs"] if run["verdict"] == "pass"
+    }
+    mine = [ndr[other, r] / ndr[first, r] for r in (1, 2, 3) if (other, r) in ndr and (first, r) in ndr]
     ratios = {side: found["ndr_msgs_per_s"] for side, found in data["ratios"].items()}
-    assert ratios[control]["verdict"] == "not told apart", ratios[control]
-    assert ratios[other]["verdict"] == "differs" and ratios[other]["high"] < 1.0, ratios[other]
+    assert mine and ratios[other]["pairs"] == len(mine), (ratios[other], ndr)  # only rounds both found
+    mean = math.exp(statistics.fmean(math.log(r) for r in mine))
+    assert ratios[other]["value"] == pytest.approx(mean, abs=1e-4) and mean < 1.0, (ratios[other], mine)
+    assert ratios[control]["verdict"] in {"not told apart", "erratic"}, ratios[control]
+    if not data["erratic"]["ndr_msgs_per_s"]:
+        assert ratios[other]["verdict"] == "differs" and ratios[other]["high"] < 1.0, ratios[other]
     assert "(capacity)" in done.stdout and "NDR ratio" in done.stdout

@@ -179,3 +179,13 @@ def test_searches_that_land_on_the_same_rates_are_not_judged_finer_than_their_wi
         b.value == 1.1 and b.low == 1.0 and b.verdict == "not told apart"
     )  # a grid step: not 10% told apart
     assert model.resolution(found, "B", "A", "cpu_us_per_msg") is None  # a burst's figure has no width
+
+
+def test_a_search_result_that_cannot_be_read_is_that_runs_error_in_one_line(tmp_path: Path) -> None:
+    document = json.loads(COMMITTED.read_text())
+    del document["ndr"]
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    run = compare.search_run("A", 1, interleave.Ended(broken, 0))
+    assert run.verdict == "error" and run.why is not None and "ndr" in run.why and "\n" not in run.why, run
+    assert run.ndr_msgs_per_s is None
