@@ -47,7 +47,7 @@ def run(chosen: Plan, results_dir: Path, options: RunOptions | None = None) -> i
     options = options or RunOptions(show_path)
     if reasons := chosen.unsupported:
         return not_applicable(chosen.profile, chosen.cfg, chosen.scenario, reasons, results_dir)
-    chosen.on.check(chosen)
+    chosen.on.refuse_unfit(chosen)
     return chosen.on.run(chosen, results_dir, options)
 
 
@@ -61,7 +61,7 @@ def run_kept(chosen: Plan, folder: Path, options: RunOptions) -> tuple[int, Path
 
 def measure_fingerprint(cfg: settings.Settings, env: dict[str, str]) -> result.Fingerprint | None:
     """The machine's fingerprint under the daemon's limits, handed to the watcher in env."""
-    found, why = fingerprint.measure(cfg)
+    found, why = fingerprint.take(cfg)
     if found is None:
         env.pop(FINGERPRINT_ENV, None)
         log(f"notice: {why}; the watcher measures the fingerprint in its own container")

@@ -29,7 +29,7 @@ def check(profile_name: str, pairs: list[str], on: plan.Orchestrator) -> int:
         log(f"n/a: {profile.profile} cannot run scenario {scenario.id}: {'; '.join(reasons)}")
         return EXIT_CODES["n/a"]
     try:
-        chosen.on.check(chosen)
+        chosen.on.refuse_unfit(chosen)
     except plan.INPUT_ERRORS as error:
         return refuse(settings.items(error))
     log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")

@@ -166,6 +166,30 @@ def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     return compare.command(sides, args.rounds, results, on)
 
 
+def capacity_matrix(args: argparse.Namespace, names: list[str], overrides: dict[str, str]) -> int:
+    """`matrix --capacity`: one capacity comparison of every profile, interleaved trial by trial and paired
+    into ratios over the first (docs/capacity.md); what only a matrix of runs takes is refused in one line."""
+    for flag, given, why in (
+        ("--warmup", args.warmup, "each capacity search warms up with its own first trial"),
+        ("--tunings", args.tunings, "give a capacity matrix TUNING=tuned instead"),
+        ("--fresh", args.fresh, "a capacity matrix is one comparison, searched whole each time"),
+        ("--config", args.config, "a capacity matrix takes profiles only; search a config alone with capacity "
+                                  "--config"),
+    ):  # fmt: skip
+        if given:
+            raise settings.SettingsError(f"{flag} is for a matrix of runs: {why}")
+    if args.replicates < 2:
+        raise settings.SettingsError(
+            f"--replicates {args.replicates}: a capacity matrix pairs its rounds into ratios: give 2 or more"
+        )
+    on = one_host(args, "matrix --capacity")
+    try:
+        sides = compare.profiles(names, overrides, args.replicates, on)
+    except searchplan.Unsupported as reason:
+        raise compare.CompareError(str(reason)) from None
+    return compare.command(sides, args.replicates, options.writable_dir(args.results), on)
+
+
 def knobs_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
@@ -200,15 +224,7 @@ def matrix_command(args: argparse.Namespace, wiring: Wiring) -> int:
     options.writable_dir(args.results)
     on = orchestrator(args)
     if args.capacity:
-        if args.warmup:
-            raise settings.SettingsError(
-                "--warmup is for runs: each capacity search warms up with its own first trial"
-            )
-        if args.tunings:
-            raise settings.SettingsError("--tunings is for runs: give a capacity matrix TUNING=tuned instead")
-        return matrix.run_capacity_matrix(
-            names, args.replicates, overrides, args.results, args.fresh, on, config=config_of(args)
-        )
+        return capacity_matrix(args, names, overrides)
     return matrix.run_matrix(
         names,
         args.replicates,

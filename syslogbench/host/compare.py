@@ -94,7 +94,7 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
         raise CompareError(
             f"--side {word}: {chosen.profile.profile} cannot run scenario {chosen.scenario.id}: {said}"
         )
-    chosen.on.check(chosen)
+    chosen.on.refuse_unfit(chosen)
     return Side(word, chosen)
 
 
@@ -110,6 +110,28 @@ def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
     if rounds < 2:
         raise CompareError(f"--rounds {rounds}: give 2 or more (one round has no interval)")
     return [make_side(word, overrides, on, len(words) + 1 if searches else 0) for word in words]
+
+
+def profiles(names: list[str], overrides: dict[str, str], rounds: int, on: OneHost) -> list[Side]:
+    """`matrix --capacity`: every profile a side of one capacity comparison, the first the one each is over,
+    all at the TUNING given (default the profiles' own). A profile that cannot search the scenario's transport
+    (the baseline has no UDP) is said n/a and left out; fewer than two left is one line."""
+    given = dict(overrides)
+    tuning = given.pop("TUNING", None)
+    canonical = dict.fromkeys(plan.resolve(name).profile for name in names)
+    words = [f"{name}@{tuning}" if tuning else name for name in canonical]
+    able = []
+    for word in words:
+        try:
+            searchplan.plan(side_words(word)[0], {**given, "TUNING": tuning or settings.DEFAULT_TUNING}, on)
+        except searchplan.Unsupported as reason:
+            log(f"n/a: {reason}")
+            continue
+        able.append(word)
+    if len(able) < 2:
+        raise CompareError(f"--profiles: {len(able)} of them can search this scenario; give two or more that can "
+                           "(a capacity matrix ranks each over the first)")  # fmt: skip
+    return make(able, given, rounds, on, searches=True)
 
 
 def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:

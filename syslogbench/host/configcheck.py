@@ -169,7 +169,7 @@ def listener_check(cfg: UserConfig, image: str, transport: str, port: int) -> No
     )
 
 
-def check(cfg: UserConfig, image: str, profile: str, transport: str, port: int) -> str:
+def daemon_and_listener(cfg: UserConfig, image: str, profile: str, transport: str, port: int) -> str:
     """The daemon's own check, then the listener's; what passed, to be said."""
     syntax_check(cfg, image, profile)
     listener_check(cfg, image, transport, port)

@@ -40,7 +40,7 @@ def command(cfg: settings.Settings, image: str, name: str) -> list[str]:
     ]  # fmt: skip
 
 
-def measure(cfg: settings.Settings, image: str | None = None) -> tuple[Fingerprint | None, str]:
+def take(cfg: settings.Settings, image: str | None = None) -> tuple[Fingerprint | None, str]:
     """The fingerprint (its wall time included), or None and why not."""
     began, name = time.monotonic(), f"{project_name()}-fingerprint"
     try:
@@ -113,7 +113,7 @@ def main(cfg: settings.Settings, times: int, log: Callable[[str], None]) -> int:
     """`syslogbench fingerprint`: this machine's fingerprint, `times` times, and its spread."""
     found = []
     for _ in range(times):
-        one, why = measure(cfg)
+        one, why = take(cfg)
         if one is None:
             log(f"error: {why}: build the watcher image first (python -m syslogbench setup --profile P)")
             return contract.EXIT_CODES["error"]

@@ -283,7 +283,7 @@ def problems(
     return [problem for problem in found if problem]
 
 
-def check(
+def refuse_unfit(
     cfg: settings.Settings,
     scenario: scenarios.Scenario,
     profile: profiles.Profile,

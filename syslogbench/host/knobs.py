@@ -120,7 +120,7 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
     knobs = families.get(base.profile.daemon).knobs
     asked = knobsteps.parse_asked(words)
     knobsteps.alone_steps(knobs, render.target(base.profile, base.scenario), asked)  # refuses an unknown knob
-    base.on.check(base)
+    base.on.refuse_unfit(base)
     job = Knobs(base, knobs, asked, replicates, searched, search, fixed)
     if fixed != "off":
         latency_plan(

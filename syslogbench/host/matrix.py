@@ -10,11 +10,9 @@ from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import benchmark, lock, plan, setup
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
-from syslogbench.model import capacity, result, settings
+from syslogbench.model import result, settings
 
 BAR_WIDTH = 30
 # A matrix ends with one run's code: the first of these that any run had, so what most needs a look wins
@@ -28,16 +26,12 @@ def cells(names: list[str], replicates: int) -> list[tuple[int, str]]:
     return [(replicate, name) for replicate in range(1, replicates + 1) for name in names]
 
 
-def matrix_id(
-    names: list[str], overrides: dict[str, str], config_sha256: str | None = None, kind: str = "run"
-) -> str:
-    """The same kind (runs, or capacity searches), profiles, settings and user config (its sha256; none: the
-    profiles' own) give the same id, which is what lets a matrix resume."""
+def matrix_id(names: list[str], overrides: dict[str, str], config_sha256: str | None = None) -> str:
+    """The same profiles, settings and user config (its sha256; none: the profiles' own) give the same id,
+    which is what lets a matrix resume."""
     parts: dict[str, object] = {"profiles": sorted(names), "overrides": overrides}
     if config_sha256:
         parts["config"] = config_sha256
-    if kind != "run":  # a matrix of runs keeps the id it had before capacity matrices existed
-        parts["kind"] = kind
     key = json.dumps(parts, sort_keys=True)
     return "m" + hashlib.sha256(key.encode()).hexdigest()[:10]
 
@@ -76,80 +70,6 @@ def progress_line(finished: int, total: int, elapsed: float, what: str = "runs")
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {finished}/{total} {what}, {share:.0%}, elapsed {clock(elapsed)}, ETA {eta}"
 
 
-def done_searches(results_dir: Path, mid: str) -> dict[tuple[int, str], capacity.CapacityResult]:
-    """The capacity searches of matrix mid already in results_dir/capacity, by (replicate, profile)."""
-    done = {}
-    for path in sorted((results_dir / "capacity").glob("*.json")):
-        try:
-            found = capacity.read(path)
-        except capacity.CapacityResultError:  # not a search: not a cell of any matrix
-            continue
-        cell = found.matrix or {}
-        if cell.get("id") == mid:
-            done[(int(cell["replicate"]), found.profile)] = found  # type: ignore[call-overload]
-    return done
-
-
-def run_capacity_matrix(
-    names: list[str],
-    replicates: int,
-    overrides: dict[str, str],
-    results_dir: Path,
-    fresh: bool,
-    on: plan.Orchestrator,
-    config: tuple[Path, bool] | None = None,
-) -> int:
-    """A capacity search per profile and replicate (`matrix --capacity`), interleaved and resumable as a
-    matrix of runs is. A profile that cannot run the scenario's transport (the baseline has no UDP) is n/a,
-    said before the first search; any other bad input stops the matrix before anything starts."""
-    if replicates < 1:
-        raise benchmark.settings.SettingsError(f"--replicates {replicates}: use 1 or more")
-    canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
-    searches: dict[str, searchplan.Search] = {}
-    for name in canonical:
-        try:
-            searches[name] = searchplan.plan(name, overrides, on, config)
-        except searchplan.Unsupported as reason:
-            log(f"n/a: {reason}")
-    runnable = list(searches)
-    skipped = [name for name in canonical if name not in searches]
-    sha = next(iter(searches.values())).plan.config_sha256 if searches else None
-    mid = matrix_id(canonical, overrides, sha, kind="capacity")
-    with lock.project(project_name()):
-        skip = set() if fresh else set(done_searches(results_dir, mid))
-        todo = [cell for cell in cells(runnable, replicates) if cell not in skip]
-        log(f"capacity matrix {mid}: {len(todo)} searches to do, {len(skip)} already in "
-                      f"{results_dir / 'capacity'} (--fresh searches them again)")  # fmt: skip
-        setup.setup(runnable)
-        started, codes = time.monotonic(), [EXIT_CODES["n/a"]] * len(skipped)
-        try:
-            for index, (replicate, name) in enumerate(todo):
-                log(progress_line(index, len(todo), time.monotonic() - started, "searches"))
-                log(f"replicate {replicate} of {name}")
-                cell = result.Matrix(mid, replicate)
-                codes.append(searchrun.run(searches[name], results_dir, build=False, matrix=cell))
-        except KeyboardInterrupt:
-            log(f"capacity matrix {mid} stopped after {len(codes)} searches: run the same command to resume")  # fmt: skip
-            raise
-    print(searches_table(done_searches(results_dir, mid)))
-    log(f"capacity matrix {mid} done: {summary(codes)}")
-    return matrix_code(codes)
-
-
-def searches_table(done: dict[tuple[int, str], capacity.CapacityResult]) -> str:
-    """One line per search: what a capacity matrix found, with the result to look at."""
-    rows = [f"{'profile':<18} {'rep':>3} {'scenario':<10} {'NDR msg/s':>10} {'PDR msg/s':>10} "
-            f"{'p99 ms at 50% PDR':>17}  {'outcome':<11} result"]  # fmt: skip
-    for (replicate, name), found in sorted(done.items(), key=lambda item: (item[0][1], item[0][0])):
-        half = found.latency_at_pdr.get("50%")
-        p99 = "-" if half is None or half.p99 is None else f"{half.p99:.1f}"
-        rows.append(
-            f"{name:<18} {replicate:>3} {found.scenario:<10} {capacity.rate_text(found.ndr_msgs_per_s):>10} "
-            f"{capacity.rate_text(found.pdr_msgs_per_s):>10} {p99:>17}  {found.outcome:<11} {found.run_id}"
-        )
-    return "\n".join(rows)
-
-
 def warmup_dir(results_dir: Path) -> Path:
     """Warm-up runs are kept, apart: the report reads only the results directory's own files."""
     return results_dir / "warmup"
@@ -178,7 +98,7 @@ def run_matrix(
     # Every setting and load is checked before anything starts (n/a ones become results).
     for chosen in plans.values():
         if not chosen.unsupported:
-            chosen.on.check(chosen)
+            chosen.on.refuse_unfit(chosen)
     mid = matrix_id(list(plans), overrides, plans[next(iter(plans))].config_sha256)
     with lock.project(project_name()):  # held for the whole matrix; each run takes it again, in this process
         if warmup:

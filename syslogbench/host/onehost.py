@@ -32,8 +32,8 @@ class OneHost:
     def make_plan(self, profile_name: str, overrides: dict[str, str], config: Config | None = None) -> Plan:
         return make(profile_name, overrides, self, config)
 
-    def check(self, chosen: Plan) -> None:
-        fits.check(chosen.cfg, chosen.scenario, chosen.profile, log, files=chosen.user_files)
+    def refuse_unfit(self, chosen: Plan) -> None:
+        fits.refuse_unfit(chosen.cfg, chosen.scenario, chosen.profile, log, files=chosen.user_files)
 
     def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
         profile = chosen.profile
@@ -48,7 +48,7 @@ class OneHost:
             ) as files,
             lock.project(project),  # a second run on this project is refused here, before anything is built
         ):
-            return measure(chosen, env, results_dir, Compose(profile.profile, project, files), options)
+            return compose_run(chosen, env, results_dir, Compose(profile.profile, project, files), options)
 
     def images_ready(self, chosen: Plan, build: bool, log: Callable[[str], None]) -> None:
         images_ready(chosen, build, log)
@@ -85,7 +85,7 @@ class OneHost:
         return facts, None
 
 
-def measure(
+def compose_run(
     chosen: Plan, env: dict[str, str], results_dir: Path, runner: Compose, options: RunOptions
 ) -> int:
     """Build, compose up, and show the result this run wrote (the project's lock is held)."""
@@ -156,7 +156,11 @@ def images_ready(chosen: Plan, build: bool, log: Callable[[str], None]) -> None:
         setup.setup([chosen.profile.profile])
     if chosen.user is not None:
         port, transport = contract.CENTRAL_PORT, chosen.scenario.transport
-        log(configcheck.check(chosen.user, chosen.profile.image, chosen.profile.profile, transport, port))
+        log(
+            configcheck.daemon_and_listener(
+                chosen.user, chosen.profile.image, chosen.profile.profile, transport, port
+            )
+        )
 
 
 def container_reasons(containers: list[ContainerState]) -> list[str]:

@@ -38,7 +38,7 @@ class Orchestrator(Protocol):
         """make()'s plan on this orchestrator: for a runner that makes plans of its own (a capacity search's
         run and burst) without importing the making of a plan and the services it reads."""
 
-    def check(self, chosen: Plan) -> None:
+    def refuse_unfit(self, chosen: Plan) -> None:
         """The run's load against what the machine (or the nodes) can give: one line, before any container."""
 
     def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:

@@ -52,12 +52,12 @@ class Swarm:
     def make_plan(self, profile_name: str, overrides: dict[str, str], config: Config | None = None) -> Plan:
         return make(profile_name, overrides, self, config)
 
-    def check(self, chosen: Plan, central_here: bool = False) -> None:
+    def refuse_unfit(self, chosen: Plan, central_here: bool = False) -> None:
         self.nodes, self.placement = checked(chosen, central_here)
 
     def run(self, chosen: Plan, results_dir: Path, options: RunOptions) -> int:
         """Deploy, follow, collect, remove: the exit code is the verdict's, as on one host."""
-        assert self.placement is not None, "Swarm.check first"
+        assert self.placement is not None, "Swarm.refuse_unfit first"
         name = options.project or project_name()
         with lock.project(name):
             self.images(chosen, log)
@@ -86,7 +86,7 @@ class Swarm:
                 f"DAEMON_CORES={daemon_cores} is for one host: on a swarm the daemon has the central node and "
                 "the senders their own nodes; leave it out"
             )
-        self.check(chosen, central_here=True)
+        self.refuse_unfit(chosen, central_here=True)
         assert self.placement is not None
         return {"daemon": f"node {self.placement.central.hostname}",
                 "senders": "nodes " + ", ".join(n.hostname for n in self.placement.generators)}  # fmt: skip
@@ -130,7 +130,9 @@ def checked(chosen: Plan, central_here: bool = False) -> tuple[list[Node], Place
             "CLI points at central"
         )
     unseen = fits.Disk("the nodes' Docker data roots", None, "each node has its own; not checked from here")
-    fits.check(chosen.cfg, chosen.scenario, chosen.profile, log, disk=lambda: unseen, files=chosen.user_files)
+    fits.refuse_unfit(
+        chosen.cfg, chosen.scenario, chosen.profile, log, disk=lambda: unseen, files=chosen.user_files
+    )
     for notice in placement.notices:
         log(f"notice: {notice}")
     return nodes, placement
@@ -161,7 +163,9 @@ def config_checked(chosen: Plan, registry: str | None) -> str:
             f"--config is checked by {profile.daemon} in the image {image} on the engine the docker CLI points "
             "at, which does not have it: load it there as on the nodes (docs/swarm.md), or give --registry"
         )
-    return configcheck.check(user, image, profile.profile, chosen.scenario.transport, contract.CENTRAL_PORT)
+    return configcheck.daemon_and_listener(
+        user, image, profile.profile, chosen.scenario.transport, contract.CENTRAL_PORT
+    )
 
 
 def deploy_and_collect(

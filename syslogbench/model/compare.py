@@ -245,6 +245,12 @@ def result_from_dict(data: object) -> CompareResult:
         raise CompareResultError(
             f"compare result: measure {found.measure!r} is not one of {sorted(MEASURES)}"
         )
+    fields = sorted(MEASURES[found.measure])
+    for name, ratios in found.ratios.items():  # a reader of a measure's figures finds each, or none at all
+        if sorted(ratios) != fields:
+            raise CompareResultError(
+                f"compare result: the ratios of {name!r} are of {sorted(ratios)}, not {found.measure}'s {fields}"
+            )
     return found
 
 

@@ -38,6 +38,7 @@ MACHINES_HEADER = [
     "runs",
     "capacity searches",
     "knob studies",
+    "comparisons",
     "first result",
     "last result",
     *(f"{label}, {unit.strip()} per CPU s" for label, _, _, _, unit in FINGERPRINT_COLUMNS),
@@ -64,15 +65,21 @@ NO_FINGERPRINT_NOTE = (
 
 
 def all_machine_numbers(
-    runs: Sequence[Result], searches: Sequence[Mapping], studies: Sequence[KnobsResult] = ()
+    runs: Sequence[Result],
+    searches: Sequence[Mapping],
+    studies: Sequence[KnobsResult] = (),
+    compared: Sequence[tuple[str, str]] = (),
 ) -> dict[str, int]:
     """The runs' machines numbered as their sections name them (load.machine_numbers), then the machines
-    only capacity searches ran on, by their first search, then those only knob studies ran on."""
+    only capacity searches ran on, by their first search, then those only knob studies ran on, then those
+    only comparisons ran on (compared: each comparison's machine label and end)."""
     numbers = machine_numbers(runs)
     for search in sorted(searches, key=capacity_rows.finished):
         numbers.setdefault(capacity_rows.machine_of(search), len(numbers) + 1)
     for study in sorted(studies, key=lambda s: s.finished_utc):
         numbers.setdefault(knobs.machine_of(study, numbers), len(numbers) + 1)
+    for label, _ in sorted(compared, key=lambda pair: pair[1]):
+        numbers.setdefault(label, len(numbers) + 1)
     return numbers
 
 
@@ -149,23 +156,26 @@ def machines_rows(
     numbers: Mapping[str, int],
     searches: Sequence[Mapping] = (),
     studies: Sequence[tuple[str, str]] = (),
+    compared: Sequence[tuple[str, str]] = (),
 ) -> list[list[str]]:
     """One row per machine, numbered as the report's sections name them, with its fingerprint's medians:
-    the machines of the runs, of the capacity searches (report/capacity_rows.py names them alike) and of the
-    knob studies, each given as its machine's label and its end (report/knobs.py, machine_of)."""
+    the machines of the runs, of the capacity searches (report/capacity_rows.py names them alike), of the
+    knob studies and of the comparisons, each of the last two given as its machine's label and its end."""
     rows = []
     for label, number in numbers.items():
         runs = sorted((r for r in results if machine_label(r.host) == label), key=finished_at)
         caps = [s for s in searches if capacity_rows.machine_of(s) == label]
         knobs = [{"finished_utc": end} for machine, end in studies if machine == label]
+        compares = [{"finished_utc": end} for machine, end in compared if machine == label]
         figures = [
             values_cell(per_cpu_values(runs, caps, name), spec, scale)
             for _, name, scale, spec, _ in FINGERPRINT_COLUMNS
         ]
-        ends = [*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in [*caps, *knobs])]
-        times = sorted(ends)
+        others = [*caps, *knobs, *compares]
+        times = sorted([*(finished_at(run) for run in runs), *(capacity_rows.finished(s) for s in others)])
         dates = [f"{times[0]:%Y-%m-%d %H:%M}", f"{times[-1]:%Y-%m-%d %H:%M}"] if times else [NA, NA]
-        rows.append([str(number), label, str(len(runs)), str(len(caps)), str(len(knobs)), *dates, *figures])
+        counts = [str(len(runs)), str(len(caps)), str(len(knobs)), str(len(compares))]
+        rows.append([str(number), label, *counts, *dates, *figures])
     return rows
 
 
@@ -174,13 +184,14 @@ def machines_section(
     numbers: Mapping[str, int],
     searches: Sequence[Mapping],
     studies: Sequence[KnobsResult] = (),
+    compared: Sequence[tuple[str, str]] = (),
 ) -> Section:
     ran = [(knobs.machine_of(study, numbers), study.finished_utc) for study in studies]
     return Section(
         [
             Heading(MACHINES_TITLE, 2),
             Note(MACHINES_NOTE),
-            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, ran)),
+            Table(MACHINES_HEADER, machines_rows(results, numbers, searches, ran, compared)),
         ],
         anchor=MACHINES_ANCHOR,
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result
-from syslogbench.report import burst, capacity, capacity_answer, knobs, stats
+from syslogbench.report import burst, capacity, capacity_answer, compare_answer, knobs, stats
 from syslogbench.report import compare as comparisons
 from syslogbench.report.blocks import (
     Block,
@@ -343,17 +343,19 @@ def document(
     searches, skipped = capacity_results or capacity.load(results_dir)
     studies, unread = knob_results or load_knobs(results_dir)
     chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
-    numbers = all_machine_numbers(chosen, searches, studies)
+    compared, unread_compared = comparisons.load(results_dir)
+    ended = [(compare_answer.machine_of(one), one.finished_utc) for one in compared]
+    numbers = all_machine_numbers(chosen, searches, studies, ended)
     multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
-    lead = capacity_answer.lead_blocks(searches, numbers, anchors)
+    lead = compare_answer.blocks(compared, numbers) + capacity_answer.lead_blocks(searches, numbers, anchors)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
-    sections += [comparisons.section(*comparisons.load(results_dir), numbers)]
-    if grouped or searches or studies:
-        sections += [machines_section(chosen, numbers, searches, studies)]
+    sections += [comparisons.section(compared, unread_compared, numbers)]
+    if grouped or searches or studies or compared:
+        sections += [machines_section(chosen, numbers, searches, studies, ended)]
     if grouped:
         sections += [
             overview_section(grouped),

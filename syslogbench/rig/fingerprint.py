@@ -176,7 +176,7 @@ def figure(probe: Callable[[], Timing], unit: str, repeats: int) -> Figure:
     )
 
 
-def measure(directory: Path, source: str, work: Work = Work()) -> Fingerprint:
+def probe(directory: Path, source: str, work: Work = Work()) -> Fingerprint:
     """All three figures; `directory` must be on a volume of the logs volume's kind."""
     directory.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
@@ -212,7 +212,7 @@ def for_run(logs: Path, notes: list[str]) -> Fingerprint | None:
 
 def measured(directory: Path, notes: list[str]) -> Fingerprint | None:
     try:
-        return measure(directory, "watcher")
+        return probe(directory, "watcher")
     except OSError as error:
         notes.append(f"no fingerprint: {error}")
         return None
@@ -224,7 +224,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python3 -m syslogbench.rig.fingerprint DIRECTORY", file=sys.stderr)
         return 2
-    print(json.dumps(measure(Path(argv[0]), "container").to_dict(), sort_keys=True))
+    print(json.dumps(probe(Path(argv[0]), "container").to_dict(), sort_keys=True))
     return 0
 
 

@@ -68,17 +68,17 @@ def machine_fingerprint(built: None) -> Fingerprint | None:
     test_fingerprint_run.py's, `syslogbench run`'s test_matrix_and_calibration.py's. None: it failed, and
     each run measures its own."""
     cfg, _ = environment.run_env(dict(SMALL))
-    found, _ = fingerprint.measure(cfg)
+    found, _ = fingerprint.take(cfg)
     return found
 
 
 @pytest.fixture(scope="module")
 def fingerprint_once(machine_fingerprint: Fingerprint | None) -> Iterator[None]:
     """`syslogbench run` and `capacity` called in this process (benchmark.run, search.run) get the session's
-    fingerprint from fingerprint.measure instead of measuring one each."""
+    fingerprint from fingerprint.take instead of measuring one each."""
     why = "" if machine_fingerprint is not None else "the session's fingerprint failed"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fingerprint, "measure", lambda cfg, image=None: (machine_fingerprint, why))
+        patch.setattr(fingerprint, "take", lambda cfg, image=None: (machine_fingerprint, why))
         yield
 
 

@@ -42,7 +42,7 @@ def fake_burst(monkeypatch: pytest.MonkeyPatch, msgs_per_s: float, verdict: str 
         (staging / f"{found['run_id']}.json").write_text(json.dumps(found))
         return 0
 
-    monkeypatch.setattr(onehost.OneHost, "check", lambda self, chosen: None)
+    monkeypatch.setattr(onehost.OneHost, "refuse_unfit", lambda self, chosen: None)
     monkeypatch.setattr(onehost.OneHost, "run", run)
     return seen
 

@@ -540,7 +540,7 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
     monkeypatch.setattr(searchrun, "search", stopped_after_one_trial)
     rig = StoppedRig()
     with pytest.raises(type(signal)):
-        searchrun.measure(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
+        searchrun.search_stack(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
     [path] = (tmp_path / "capacity").glob("*.json")
     written = capacity.read(path)
     assert (written.outcome, len(written.trials), rig.downs) == ("interrupted", 1, 1)

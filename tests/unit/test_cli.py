@@ -250,7 +250,7 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setattr(compose.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(compose.Compose, "states", lambda self, env: [])
     # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
-    monkeypatch.setattr(fingerprint, "measure", lambda cfg: (None, "no fingerprint in a unit test"))
+    monkeypatch.setattr(fingerprint, "take", lambda cfg: (None, "no fingerprint in a unit test"))
     monkeypatch.setattr(events.Recorder, "start", lambda self: self)
     monkeypatch.setattr(events.Recorder, "stop", lambda self: [])
     return calls

@@ -114,6 +114,11 @@ def test_the_comparison_is_written_as_the_model_reads_it_and_its_table_says_the_
     broken = json.loads(path.read_text()) | {"kind": "knobs"}
     with pytest.raises(model.CompareResultError, match="compare result: kind is \"knobs\", not 'compare'"):
         model.result_from_dict(broken)
+    mixed = json.loads(path.read_text()) | {"measure": "capacity"}  # a burst's ratios read as NDRs
+    with pytest.raises(
+        model.CompareResultError, match=r"the ratios of 'A \(A/A\)' are of .*msgs_per_s.*, not capacity's"
+    ):
+        model.result_from_dict(mixed)
 
 
 def test_the_interval_is_of_the_geometric_mean() -> None:

@@ -149,7 +149,7 @@ TINY = probes.Work(cpu_loops=200_000, churn_ops=2000, tcp_bytes=8 * 2**20, repea
 
 
 def test_measure_gives_three_positive_figures_and_leaves_no_file(tmp_path: Path) -> None:
-    found = probes.measure(tmp_path / "fingerprint", "watcher", TINY)
+    found = probes.probe(tmp_path / "fingerprint", "watcher", TINY)
     assert [(name, f.unit, len(f.repeats)) for name, f in found.figures().items()] == [
         ("cpu", "loops/s", 3),
         ("file_churn", "ops/s", 3),
@@ -171,8 +171,8 @@ def without_busy(notes: list[str]) -> list[str]:
 
 @pytest.fixture
 def tiny_measure(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = probes.measure
-    monkeypatch.setattr(probes, "measure", lambda directory, source: real(directory, source, TINY))
+    real = probes.probe
+    monkeypatch.setattr(probes, "probe", lambda directory, source: real(directory, source, TINY))
 
 
 def test_the_watcher_takes_the_hosts_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,7 +213,7 @@ def test_a_fingerprint_that_fails_is_a_note_not_the_end_of_the_run(
         raise OSError(28, "No space left on device")
 
     monkeypatch.delenv(contract.FINGERPRINT_ENV, raising=False)
-    monkeypatch.setattr(probes, "measure", full)
+    monkeypatch.setattr(probes, "probe", full)
     notes: list[str] = []
     assert probes.for_run(tmp_path, notes) is None
     assert (notes, list(tmp_path.iterdir())) == (["no fingerprint: [Errno 28] No space left on device"], [])
@@ -251,7 +251,7 @@ def fake_run(stdout: str = "", code: int = 0, stderr: str = "", raises: Exceptio
 
 def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(host_fingerprint.subprocess, "run", fake_run(json.dumps(SAMPLE) + "\n"))
-    found, why = host_fingerprint.measure(from_env(ENV), "img")
+    found, why = host_fingerprint.take(from_env(ENV), "img")
     assert why == "" and found is not None
     assert found.cpu.value == 3973188.2 and found.wall_s is not None and found.wall_s >= 0
     assert host_fingerprint.summary(found).startswith(
@@ -273,7 +273,7 @@ def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPat
 )  # fmt: skip
 def test_a_failed_container_says_why(monkeypatch: pytest.MonkeyPatch, run: object, why: str) -> None:
     monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
-    found, said = host_fingerprint.measure(from_env(ENV), "img")
+    found, said = host_fingerprint.take(from_env(ENV), "img")
     assert found is None and said.startswith(why)
 
 
@@ -288,7 +288,7 @@ def test_a_container_past_its_time_is_removed(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "sb-t")
     monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
-    found, _ = host_fingerprint.measure(from_env(ENV), "img")
+    found, _ = host_fingerprint.take(from_env(ENV), "img")
     assert found is None
     assert [call[:3] for call in calls] == [["docker", "run", "--rm"], ["docker", "rm", "-f"]]
     assert "sb-t-fingerprint" in calls[0] and calls[1][3] == "sb-t-fingerprint"
@@ -296,11 +296,11 @@ def test_a_container_past_its_time_is_removed(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.MonkeyPatch) -> None:
     sample = model.Fingerprint.from_json(SAMPLE_TEXT)
-    monkeypatch.setattr(host_fingerprint, "measure", lambda cfg: (sample, ""))
+    monkeypatch.setattr(host_fingerprint, "take", lambda cfg: (sample, ""))
     env: dict[str, str] = {}
     assert benchmark.measure_fingerprint(from_env(ENV), env) is sample
     assert json.loads(env[contract.FINGERPRINT_ENV]) == SAMPLE
-    monkeypatch.setattr(host_fingerprint, "measure", lambda cfg: (None, "the engine is gone"))
+    monkeypatch.setattr(host_fingerprint, "take", lambda cfg: (None, "the engine is gone"))
     assert benchmark.measure_fingerprint(from_env(ENV), env) is None
     assert contract.FINGERPRINT_ENV not in env  # the watcher measures its own
 
@@ -348,7 +348,7 @@ def test_the_command_gives_each_fingerprint_and_their_spread(
         limits.append((cfg.central_cpus, cfg.central_mem))  # type: ignore[attr-defined]
         return model.Fingerprint.from_json(next(takes)), ""
 
-    monkeypatch.setattr(host_fingerprint, "measure", measure)
+    monkeypatch.setattr(host_fingerprint, "take", measure)
     assert cli.main(["fingerprint", "--times", "2", "CENTRAL_CPUS=1", "CENTRAL_MEM=1g"]) == 0
     assert limits == [(1, 2**30), (1, 2**30)]
     lines = capsys.readouterr().out.splitlines()
@@ -368,7 +368,7 @@ def test_the_command_without_a_watcher_image_says_what_to_do(
 
     monkeypatch.setattr(
         host_fingerprint,
-        "measure",
+        "take",
         lambda cfg: (None, "the fingerprint container exited with code 125: no image"),
     )
     assert cli.main(["fingerprint"]) == 3

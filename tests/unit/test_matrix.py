@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import calibrate, cli, matrix, onehost, ownconfig, setup
+from syslogbench.host import calibrate, cli, compare, matrix, onehost, ownconfig, setup
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
-from tests.unit.test_report_capacity import a_result
 from tests.unit.test_result import document_of, observed
 
 ONE_HOST = onehost.OneHost()
@@ -84,7 +83,7 @@ class FakePlan:
     def on(self) -> FakePlan:
         return self  # its own orchestrator, whose load check passes
 
-    def check(self, chosen: object) -> None:
+    def refuse_unfit(self, chosen: object) -> None:
         return None
 
     @property
@@ -245,71 +244,48 @@ def test_matrix_config_mistakes_are_one_line_before_anything_runs(
     assert out.count("\n") == 1 and line in out, out
 
 
-def quiet_capacity_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """run_capacity_matrix with searchrun.run faked: each search writes a result through the model, as the real
-    one does; what it was asked to search, in order."""
-    calls: list[tuple[str, int]] = []
-
-    def fake_search(chosen: searchplan.Search, results_dir: Path, build: bool, matrix: Matrix) -> int:
-        name = chosen.plan.profile.profile
-        calls.append((name, matrix.replicate))
-        number = len(list(results_dir.glob("capacity/*.json"))) + 1
-        written = a_result(f"r{number}-{name}") | {"profile": name, "matrix": {"id": matrix.id,
-                                                                                     "replicate": matrix.replicate}}  # fmt: skip
-        (results_dir / "capacity").mkdir(exist_ok=True)
-        (results_dir / "capacity" / f"r{number}.json").write_text(json.dumps(written))
-        return EXIT_CODES["pass"]
-
-    monkeypatch.setattr(matrix.searchrun, "run", fake_search)
-    monkeypatch.setattr(setup, "setup", lambda names: None)
-    monkeypatch.setattr(matrix, "log", lambda line: calls.append((line, 0)))
-    monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
-    return calls
-
-
-def test_a_capacity_matrix_skips_what_a_profile_cannot_search_and_resumes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_a_capacity_matrix_is_one_comparison_of_its_profiles_leaving_out_what_cannot_search(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls = quiet_capacity_matrix(monkeypatch)
-    names = ["rsyslog8", "baseline", "syslog-ng"]
-    code = matrix.run_capacity_matrix(names, 2, {"SCENARIO": "udp"}, tmp_path, False, ONE_HOST)
-    assert code == EXIT_CODES["n/a"]  # the baseline has no UDP: said, not searched
-    assert calls[0][0].startswith("n/a: baseline cannot run scenario udp")
-    searched = [call for call in calls if call[1]]
-    assert searched == [
-        ("rsyslog-8.2504", 1),
-        ("syslog-ng-4.8", 1),
-        ("rsyslog-8.2504", 2),
-        ("syslog-ng-4.8", 2),
-    ]
-    table = capsys.readouterr().out
-    assert table.count("3,800") == 4 and "r4-syslog-ng-4.8" in table  # each of the 4 searches' NDR
-    calls.clear()
-    matrix.run_capacity_matrix(names, 3, {"SCENARIO": "udp"}, tmp_path, False, ONE_HOST)
-    assert [call for call in calls if call[1]] == [("rsyslog-8.2504", 3), ("syslog-ng-4.8", 3)]
-    other = matrix.matrix_id(["rsyslog-8.2504", "baseline", "syslog-ng-4.8"], {"SCENARIO": "udp"})
-    assert other != matrix.matrix_id(
-        ["rsyslog-8.2504", "baseline", "syslog-ng-4.8"], {"SCENARIO": "udp"}, kind="capacity"
-    )
+    said: list[str] = []
+    monkeypatch.setattr(compare, "log", said.append)
+    names = ["rsyslog8", "baseline", "syslog-ng", "rsyslog-8.2504"]
+    overrides = {"SCENARIO": "udp", "TUNING": "tuned", "SEARCH_MAX": "200"}
+    sides = compare.profiles(names, overrides, 2, ONE_HOST)
+    assert [side.name for side in sides] == ["rsyslog-8.2504@tuned", "syslog-ng-4.8@tuned"]  # named once each
+    assert len(said) == 1 and said[0].startswith("n/a: baseline cannot run scenario udp"), said
+    assert overrides["TUNING"] == "tuned"  # the caller's settings are left as given
+    for side in sides:  # three searches share the machine, the first side's control among them
+        assert side.search is not None and side.search.cap.search_max_s == 600
+        assert side.record.tuning == "tuned"
+    with pytest.raises(compare.CompareError, match="--profiles: 1 of them can search this scenario"):
+        compare.profiles(["baseline", "rsyslog8"], {"SCENARIO": "udp"}, 2, ONE_HOST)
 
 
-def test_a_capacity_matrix_refuses_bad_search_settings_before_any_search(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_capacity_matrix_refuses_bad_search_settings_before_any_search() -> None:
+    with pytest.raises(searchplan.capacity.CapacityError, match="PDR_TARGET=1.5 is outside"):
+        compare.profiles(["rsyslog8", "syslog-ng"], {"PDR_TARGET": "1.5"}, 2, ONE_HOST)
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--warmup", "1"], "error: --warmup is for a matrix of runs"),
+        (["--fresh"], "error: --fresh is for a matrix of runs: a capacity matrix is one comparison"),
+        (["--config", "examples/syslog-ng-debian-trixie.conf"], "error: --config is for a matrix of runs"),
+        (["--tunings", "default,tuned"], "error: --tunings is for a matrix of runs"),
+        (["--replicates", "1"], "error: --replicates 1: a capacity matrix pairs its rounds into ratios"),
+    ],
+)
+def test_what_a_capacity_matrix_does_not_take_is_one_line_before_anything_runs(
+    argv: list[str], line: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = quiet_capacity_matrix(monkeypatch)
-    with pytest.raises(matrix.capacity.CapacityError, match="PDR_TARGET=1.5 is outside"):
-        matrix.run_capacity_matrix(
-            ["rsyslog8", "syslog-ng"], 1, {"PDR_TARGET": "1.5"}, tmp_path, False, ONE_HOST
-        )
-    assert calls == []
-
-
-def test_matrix_capacity_takes_no_warmup(capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        cli.main(["matrix", "--capacity", "--warmup", "1", "--profiles", "rsyslog8"])
-        == EXIT_CODES["bad-input"]
-    )
-    assert "error: --warmup is for runs" in capsys.readouterr().out
+    ran: list[object] = []
+    monkeypatch.setattr(compare, "command", lambda *a: ran.append(a) or 0)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code = cli.main(["matrix", "--capacity", "--profiles", "rsyslog8,syslog-ng", *argv])
+    out = capsys.readouterr().out
+    assert code == EXIT_CODES["bad-input"] and ran == [] and out.count("\n") == 1 and line in out, out
 
 
 def test_the_calibration_file_is_read_strictly(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tupl
     options = RunOptions(lambda path: None, extra_env=cores_env(chosen), build=build, extra_files=extra_files)
     burst = chosen.burst  # a run as `run` makes it; n/a it cannot be: the search's plan refused that
     with kept(results_dir / "capacity" / "bursts") as (staging, written):
-        burst.on.check(burst)
+        burst.on.refuse_unfit(burst)
         code = burst.on.run(burst, staging, options)
     if not written:
         return f"it wrote no result, exit code {code}", None

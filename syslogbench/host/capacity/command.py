@@ -3,8 +3,8 @@ MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 
 Without RATE_MAX, a burst run sets it (capacity/ceiling.py). The daemon, the watcher and the generators then
 come up once, on the plan's orchestrator (compose on one host, or a swarm stack), staged by host/lifecycle.py
-(capacity/session.py has the trials); each trial is asked of the watcher. `matrix --capacity` and `knobs` run
-their searches through run() and fixed_rate() here too. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
+(capacity/session.py has the trials); each trial is asked of the watcher. `knobs` and `compare --capacity` (so
+`matrix --capacity`) run their searches through run() and fixed_rate() here too. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
 capacity/search.py, the confirmation and latency capacity/confirm.py; the result, written to
 results/capacity/<run id>.json once the rig is down, capacity/record.py.
 """
@@ -29,7 +29,7 @@ from syslogbench.host.capacity.session import trial_env, trials
 from syslogbench.host.compose import project_name
 from syslogbench.host.lifecycle import staged
 from syslogbench.host.log import log
-from syslogbench.model import capacity, result
+from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound, Latency, Trial
 
 if TYPE_CHECKING:
@@ -48,14 +48,12 @@ def run(
     extra_files: tuple[Path, ...] = (),
     log: Callable[[str], None] = log,
     project: str | None = None,
-    matrix: result.Matrix | None = None,
     tuning: dict[str, object] | None = None,
     interleaved: Interleaved | None = None,
 ) -> int:
     """Bring the stack up on the plan's orchestrator, search, write the result, bring it down. extra_files:
     compose files over compose.yaml (a test's daemon config, a step of `knobs`); a user's config is checked by
-    the daemon in its image before the stack comes up, as `run --config` does; matrix: the cell of `matrix
-    --capacity` this search is; tuning: the config's tuning and knobs where the plan does not say them;
+    the daemon in its image before the stack comes up, as `run --config` does; tuning: the config's tuning and knobs where the plan does not say them;
     interleaved: this search is one of several taking turns (capacity/turns.py), its ceiling set."""
     project = project or project_name()
     if interleaved is None:
@@ -64,12 +62,11 @@ def run(
         ceiling = interleaved.ceiling
     on = chosen.plan.on
     with lock.project(project), on.running_stack(chosen.plan, project, build, extra_files, log) as stack:
-        return measure(chosen, stack, results_dir, log, matrix, tuning, ceiling, interleaved)
+        return search_stack(chosen, stack, results_dir, log, tuning, ceiling, interleaved)
 
 
-def measure(chosen: Search, runner: RunningStack, results_dir: Path, log: Callable[[str], None],
-            matrix: result.Matrix | None = None, tuning: dict[str, object] | None = None,
-            ceiling: capacity.Ceiling | None = None, interleaved: Interleaved | None = None) -> int:  # fmt: skip
+def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: Callable[[str], None],
+            tuning: dict[str, object] | None = None, ceiling: capacity.Ceiling | None = None, interleaved: Interleaved | None = None) -> int:  # fmt: skip
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     latency: dict[str, Latency] = {}
@@ -81,7 +78,7 @@ def measure(chosen: Search, runner: RunningStack, results_dir: Path, log: Callab
         found.notes.append(interleaved.note)
     turn = None if interleaved is None else interleaved.turn
     with staged(runner, trial_env(chosen), results_dir, "capacity", fingerprint, keep=False) as stage:
-        start = Start(stage.began, stage.fingerprint, project_commit(), matrix, tuning, ceiling)
+        start = Start(stage.began, stage.fingerprint, project_commit(), tuning, ceiling)
         log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
             f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
         with trials(stage, cap, turn) as measurer:

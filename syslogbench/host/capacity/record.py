@@ -25,12 +25,11 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Start:
     """What the result keeps of the search's start: when it began, the machine's fingerprint, the project's
-    commit, and the cell of `matrix --capacity` it is (None: a search of its own)."""
+    commit."""
 
     began: datetime
     fingerprint: result.Fingerprint | None = None
     commit: str | None = None
-    matrix: result.Matrix | None = None
     # The config's tuning and knobs where the search's plan does not say them (a step of `knobs`).
     tuning: dict[str, object] | None = None
     ceiling: capacity.Ceiling | None = None  # where RATE_MAX came from (host/capacity/ceiling.py)
@@ -40,7 +39,6 @@ def record(chosen: Search, measurer: Measurer, found: Found, latency: dict[str, 
            results_dir: Path, log: Callable[[str], None]) -> CapacityResult:  # fmt: skip
     """The result, written to results/capacity/<run id>.json; its table printed, its errors logged."""
     data = build(chosen, measurer.trials, found, latency, start.began, start.fingerprint, measurer.machine)
-    data.matrix = None if start.matrix is None else asdict(start.matrix)
     data.commit = start.commit
     data.ceiling = start.ceiling
     if data.at_ceiling:  # the result says it too, not only its table

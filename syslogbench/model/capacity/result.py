@@ -96,8 +96,8 @@ class CapacityResult:
     # A user config's (--config): its sha256, file names and sizes, and text unless private
     # (model.userconfig.identity); None: the profile's own rendered config.
     config: dict[str, object] | None = None
-    # `matrix --capacity`: the matrix's id and the replicate (model.result.Matrix's fields), which let a
-    # matrix resume; None: a search of its own.
+    # A search of the capacity matrix before it was a comparison (until 2026-12-06): the matrix's id and the
+    # replicate (model.result.Matrix's fields); None: a search of its own, as every search since.
     matrix: dict[str, object] | None = None
     # capacity --swarm: every node of the swarm as `docker node inspect` described it (host/swarmnodes.py's
     # Node); machine is then the central node's. None: one host.

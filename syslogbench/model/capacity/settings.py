@@ -103,11 +103,11 @@ def split(overrides: Mapping[str, str]) -> tuple[CapacitySettings, dict[str, str
         except settings.SettingsError as error:
             raise CapacityError(str(error)) from None
     cap = CapacitySettings(**values)
-    check(cap)
+    refuse_invalid(cap)
     return cap, {k: v for k, v in overrides.items() if k not in KEYS}
 
 
-def check(cap: CapacitySettings) -> None:
+def refuse_invalid(cap: CapacitySettings) -> None:
     """Every rule at once would hide which one to fix first: the first broken one, with the fix."""
     if not 0 <= cap.pdr_target < 1:
         raise CapacityError(f"PDR_TARGET={cap.pdr_target:.12g} is outside [0, 1): 0.005 is CSIT's 0.5%")

@@ -1,0 +1,155 @@
+"""The first screen's side-by-side answer, from the capacity comparisons (`compare --capacity`,
+results/compare/): per scenario and set of sides, on each machine its newest comparison, the sides ranked by
+their NDR over the first side's, paired by round, with the 95% interval, a bar relative to the top (as
+ClickBench draws its), the verdict, and each side's absolute NDR on that machine. Sides whose intervals
+overlap are said to be not told apart. A ratio is the answer that repeats across machines where absolute
+rates do not (docs/compare.md); the absolute NDR says what the machine gave.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+from syslogbench.model import capacity
+from syslogbench.model import compare as model
+from syslogbench.report import capacity_rows
+from syslogbench.report.blocks import Block, Heading, Lead, Note, Table
+
+FIELD = "ndr_msgs_per_s"
+BAR = 20  # characters of the longest bar
+TITLE = "Which holds more, searched side by side"
+HEADER = ("rank", "side", "NDR over the first [95%]", "relative", "verdict", "NDR msg/s (rounds)", "machine")
+NOTE = (
+    "Each comparison searched every side's capacity in the same rounds, the searches taking turns trial by "
+    "trial, so a drift of the machine met every side (docs/compare.md). *NDR over the first*: the geometric "
+    "mean of the rounds' ratios to the first side, with its 95% interval, never narrower than the searches' "
+    "own width. *not told apart*: the interval holds 1 or sits within the floor (the larger of 5% and the "
+    "A/A control's distance from 1); *erratic*: the A/A control spread over 10%, nothing judged. *NDR msg/s*: "
+    "the median of the side's rounds on that machine, and their range; the whole comparison is in the "
+    "[comparisons](#compare)."
+)
+
+
+def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
+    """The newest finished capacity comparison of each scenario, set of sides and machine, newest first."""
+    done = [one for one in found if one.measure == "capacity" and one.outcome == "done"]
+    kept: dict[tuple, model.CompareResult] = {}
+    for one in sorted(done, key=lambda c: (c.finished_utc, c.id)):
+        key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
+        kept[key] = one
+    return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
+
+
+def machine_of(found: model.CompareResult) -> str:
+    return capacity_rows.machine_of({"machine": found.machine})
+
+
+def ranked(found: model.CompareResult) -> list[tuple[str, model.Ratio | None]]:
+    """The sides, highest NDR ratio first, the first side (None: it is the 1) among them and ahead of a tie;
+    a side with no ratio last. The A/A control is left out: it is the floor the verdicts stand on."""
+    first = [(found.sides[0].name, None)]
+    others = [(side.name, found.ratios.get(side.name, {}).get(FIELD)) for side in found.sides[1:]]
+    return sorted([*first, *others], key=lambda pair: -(value(pair[1]) or 0.0))
+
+
+def value(ratio: model.Ratio | None) -> float | None:
+    return 1.0 if ratio is None else ratio.value
+
+
+def bar(ratio: float | None, top: float) -> str:
+    if ratio is None or top <= 0:
+        return "-"
+    return "█" * max(1, round(BAR * ratio / top))
+
+
+def ratio_cell(ratio: model.Ratio | None) -> str:
+    if ratio is None:
+        return "1 (the first)"
+    if ratio.value is None:
+        return "-"
+    if ratio.low is None or ratio.high is None:
+        return f"{ratio.value:.3f}"
+    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}]"
+
+
+def absolute(found: model.CompareResult, side: str) -> str:
+    """The side's NDRs over the rounds it found one in: their median, and their range."""
+    rates = [run.ndr_msgs_per_s for run in found.runs if run.side == side and run.verdict == "pass"]
+    rates = [rate for rate in rates if rate is not None]
+    if not rates:
+        return "-"
+    middle = capacity.rate_text(statistics.median(rates))
+    if len(rates) == 1:
+        return f"{middle} (1)"
+    return f"{middle} ({capacity.rate_text(min(rates))}–{capacity.rate_text(max(rates))}, {len(rates)})"
+
+
+def rows(found: model.CompareResult, numbers: Mapping[str, int]) -> list[list[str]]:
+    order = ranked(found)
+    top = max((v for _, ratio in order if (v := value(ratio)) is not None), default=0.0)
+    where = numbers.get(machine_of(found))
+    machine = f"[{where}](#machines)" if where else machine_of(found).split(", kernel")[0]
+    return [
+        [
+            str(rank),
+            f"`{name}`",
+            ratio_cell(ratio),
+            bar(value(ratio), top),
+            "the first" if ratio is None else ratio.verdict,
+            absolute(found, name),
+            machine,
+        ]
+        for rank, (name, ratio) in enumerate(order, start=1)
+    ]
+
+
+def overlapping(found: model.CompareResult) -> list[str]:
+    """Pairs of sides other than the first whose intervals share a ratio: their order is not settled."""
+    intervals = {
+        name: (ratio.low, ratio.high)
+        for name, ratio in ranked(found)
+        if ratio is not None and ratio.low is not None and ratio.high is not None
+    }
+    return [
+        f"`{a}` and `{b}`"
+        for a, b in combinations(intervals, 2)
+        if intervals[a][0] <= intervals[b][1] and intervals[b][0] <= intervals[a][1]
+    ]
+
+
+def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
+    """One comparison's answer: the side that holds the most, and by how much over the first."""
+    (best, ratio), first = ranked(found)[0], found.sides[0].name
+    where = numbers.get(machine_of(found))
+    machine = f"[machine {where}](#machines)" if where else "a machine"
+    head = f"**`{found.scenario}`**, {found.rounds} rounds, on {machine} ({machine_of(found).split(', kernel')[0]}): "
+    if ratio is None:
+        second = ranked(found)[1][1] if len(found.sides) > 1 else None
+        if second is None or second.verdict != "differs":
+            return head + f"no side told apart from `{first}` ({ratio_cell(second)}, {verdict_of(second)})."
+        return head + f"**`{first}`** holds the most: the next holds {ratio_cell(second)} of its NDR."
+    if ratio.verdict != "differs":
+        return head + f"`{best}` holds {ratio_cell(ratio)} of `{first}`'s NDR: {ratio.verdict}."
+    within = "" if ratio.low is None else f" (95% interval {ratio.low:.3f} to {ratio.high:.3f})"
+    return head + f"**`{best}`** holds **{ratio.value:.3f}×** `{first}`'s NDR{within}: differs."
+
+
+def verdict_of(ratio: model.Ratio | None) -> str:
+    return "-" if ratio is None else ratio.verdict
+
+
+def blocks(found: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[Block]:
+    """The answer's blocks; nothing where no capacity comparison finished."""
+    chosen = newest(found)
+    if not chosen:
+        return []
+    out: list[Block] = [Heading(TITLE, 2)]
+    for one in chosen:
+        out.append(Lead(lead_text(one, numbers)))
+        out.append(Table(HEADER, rows(one, numbers), css_class="stack"))
+        if pairs := overlapping(one):
+            out.append(Note(f"Not told apart (their intervals overlap): {'; '.join(pairs)}."))
+    out.append(Note(NOTE))
+    return out

@@ -1,0 +1,111 @@
+"""The first screen's side-by-side answer (report/compare_answer.py): the capacity comparisons' sides ranked by
+their NDR ratio over the first, with intervals, bars and each side's absolute NDR on its machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from syslogbench.model import compare as model
+from syslogbench.report import compare_answer, markdown, sections
+
+AMD = {"cgroup_version": 1, "cores": 2, "cpu_model": "AMD EPYC", "docker_version": "20.10.24", "fingerprint": None,
+       "kernel": "6.18.44", "memory_bytes": 25_276_182_528}  # fmt: skip
+INTEL = AMD | {"cpu_model": "Intel(R) Xeon(R) Processor"}
+BASE = [500_000.0, 560_000.0, 470_000.0]  # the machine drifts; every side with it
+WOBBLE = [1.0, 1.01, 0.99]
+
+
+def write(
+    folder: Path, cid: str, finished: str, host: dict, factors: dict[str, float], **extra: object
+) -> None:
+    """A capacity comparison of these sides (the first's factor 1), each side's NDR its factor of BASE, the
+    A/A control the first side's again."""
+    names = [*factors, f"{next(iter(factors))} (A/A)"]
+    factor = factors | {names[-1]: 1.0}
+    runs = [
+        model.Run(
+            name,
+            n,
+            "pass",
+            f"{name}-{n}",
+            ndr_msgs_per_s=round(rate * factor[name] * (w if name != names[0] else 1.0)),
+            pdr_msgs_per_s=round(rate * factor[name]),
+        )
+        for name in names
+        for n, (rate, w) in enumerate(zip(BASE, WOBBLE, strict=True), start=1)
+    ]
+    measure = str(extra.pop("measure", "capacity"))
+    judged = model.judge(runs, list(factors), model.MEASURES[measure])
+    found = model.CompareResult(
+        kind=model.KIND, id=cid, outcome="done", scenario="seed2014", started_utc=finished,
+        finished_utc=finished, rounds=3, seed=47, machine=host,
+        sides=[model.Side(name, name.split("@")[0], "tuned") for name in factors], runs=runs,
+        measure=measure, ratios=judged.ratios, floor=judged.floor, control_spread=judged.control_spread,
+        erratic=judged.erratic,
+    )  # fmt: skip
+    for key, value in extra.items():
+        setattr(found, key, value)
+    (folder / "compare").mkdir(parents=True, exist_ok=True)
+    (folder / "compare" / f"{cid}.json").write_text(json.dumps(found.to_dict()))
+
+
+def first_screen(folder: Path) -> str:
+    doc = sections.document([], folder, None)
+    (part,) = [part for part in doc.sections if part.anchor == "capacity-answer"]
+    return markdown.blocks(part.blocks)
+
+
+def table_rows(text: str) -> list[list[str]]:
+    lines = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| rank")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines if "---" not in line]
+
+
+def test_the_sides_are_ranked_by_their_ratio_with_bars_and_an_overlap_said(tmp_path: Path) -> None:
+    write(tmp_path, "cid", "2026-12-05T23:00:00Z", AMD, {"A@tuned": 1.0, "B@tuned": 1.5, "C@tuned": 1.47})
+    text = first_screen(tmp_path)
+    assert text.startswith(f"## {compare_answer.TITLE}")
+    assert "**`B@tuned`** holds **1.500×** `A@tuned`'s NDR (95% interval 1.4" in text and "differs" in text
+    rows = table_rows(text)
+    assert [row[1] for row in rows] == ["`B@tuned`", "`C@tuned`", "`A@tuned`"]  # the control left out
+    assert [len(row[3]) for row in rows] == [20, 20, 13]  # 20 x 1.47/1.5 is 19.6: rounded
+    assert rows[2][2] == "1 (the first)" and rows[2][4] == "the first"
+    assert rows[0][5] == "750,000 (697,950–848,400, 3)"  # B's rounds: median, range, how many
+    assert rows[0][6] == "[1](#machines)"
+    assert "Not told apart (their intervals overlap): `B@tuned` and `C@tuned`." in text
+
+
+def test_each_machine_shows_its_newest_comparison_and_is_numbered_in_the_machines_table(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "old", "2026-12-05T22:00:00Z", AMD, {"A@tuned": 1.0, "B@tuned": 1.2})
+    write(tmp_path, "new", "2026-12-05T23:00:00Z", AMD, {"A@tuned": 1.0, "B@tuned": 1.15})
+    write(tmp_path, "intel", "2026-12-06T01:00:00Z", INTEL, {"A@tuned": 1.0, "B@tuned": 1.14})
+    write(
+        tmp_path,
+        "cut",
+        "2026-12-06T02:00:00Z",
+        INTEL,
+        {"A@tuned": 1.0, "B@tuned": 3.0},
+        outcome="interrupted",
+    )
+    write(tmp_path, "burst", "2026-12-06T03:00:00Z", INTEL, {"A@tuned": 1.0, "B@tuned": 3.0}, measure="burst")
+    text = first_screen(tmp_path)
+    assert "1.140×" in text and "1.150×" in text and "1.200×" not in text and "3.000" not in text
+    assert text.index("on [machine 2](#machines) (Intel") < text.index("on [machine 1](#machines) (AMD")
+    whole = markdown.document(sections.document([], tmp_path, None))
+    machines = [
+        line for line in whole.splitlines() if line.startswith("| 1 | AMD") or line.startswith("| 2 | Intel")
+    ]
+    assert len(machines) == 2 and all("| 0 | 0 | 0 |" in line for line in machines), machines
+    counts = [line.split("|")[6].strip() for line in machines]
+    assert counts == ["2", "3"], machines  # comparisons of either measure and outcome ran there
+
+
+def test_no_capacity_comparison_no_answer(tmp_path: Path) -> None:
+    write(tmp_path, "burst", "2026-12-06T03:00:00Z", INTEL, {"A@tuned": 1.0, "B@tuned": 3.0}, measure="burst")
+    assert compare_answer.blocks(compare_answer_found(tmp_path), {}) == []
+
+
+def compare_answer_found(folder: Path) -> list[model.CompareResult]:
+    return [model.read(path) for path in sorted((folder / "compare").glob("*.json"))]
