@@ -105,8 +105,10 @@ def section(
             Paragraph(cited(one, numbers)),
             Table(header(one), rows(one), css_class="stack"),
         ]
-        # The newest open, the earlier ones folded: the page stays short as comparisons add up.
-        blocks += shown if index == 0 else [Details(f"Comparison `{one.id}` ({len(one.sides)} sides)", shown)]
+        # The newest open, the earlier ones folded: the page stays short as comparisons add up. A capacity
+        # comparison is folded too: the first screen has it (report/compare_answer.py).
+        opened = index == 0 and one.measure != "capacity"
+        blocks += shown if opened else [Details(f"Comparison `{one.id}` ({len(one.sides)} sides)", shown)]
     if skipped:
         blocks.append(Notes([f"not read: {line}" for line in skipped]))
     return Section(blocks, anchor=ANCHOR)

@@ -15,7 +15,7 @@ from itertools import combinations
 from syslogbench.model import capacity
 from syslogbench.model import compare as model
 from syslogbench.report import capacity_rows
-from syslogbench.report.blocks import Block, Heading, Lead, Note, Table
+from syslogbench.report.blocks import Block, Details, Heading, Note, Paragraph, Table
 
 FIELD = "ndr_msgs_per_s"
 BAR = 20  # characters of the longest bar
@@ -83,6 +83,8 @@ def absolute(found: model.CompareResult, side: str) -> str:
     middle = capacity.rate_text(statistics.median(rates))
     if len(rates) == 1:
         return f"{middle} (1)"
+    if min(rates) == max(rates):  # searches often land on the same grid rate every round
+        return f"{middle} (each of {len(rates)})"
     return f"{middle} ({capacity.rate_text(min(rates))}–{capacity.rate_text(max(rates))}, {len(rates)})"
 
 
@@ -141,15 +143,16 @@ def verdict_of(ratio: model.Ratio | None) -> str:
 
 
 def blocks(found: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[Block]:
-    """The answer's blocks; nothing where no capacity comparison finished."""
+    """The answer's blocks: a sentence per comparison, the rankings folded below them (the first screen's
+    height is a goal: tests/browser); nothing where no capacity comparison finished."""
     chosen = newest(found)
     if not chosen:
         return []
     out: list[Block] = [Heading(TITLE, 2)]
+    tables: list[Block] = []
     for one in chosen:
-        out.append(Lead(lead_text(one, numbers)))
-        out.append(Table(HEADER, rows(one, numbers), css_class="stack"))
+        out.append(Paragraph(lead_text(one, numbers)))
+        tables.append(Table(HEADER, rows(one, numbers), css_class="stack"))
         if pairs := overlapping(one):
-            out.append(Note(f"Not told apart (their intervals overlap): {'; '.join(pairs)}."))
-    out.append(Note(NOTE))
-    return out
+            tables.append(Note(f"Not told apart (their intervals overlap): {'; '.join(pairs)}."))
+    return [*out, Details("The sides ranked, with bars and absolute NDRs", [*tables, Note(NOTE)])]
