@@ -271,11 +271,7 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
 
 
 def cell(ratio: model.Ratio) -> str:
-    if ratio.value is None:
-        return "-"
-    if ratio.low is None or ratio.high is None:
-        return f"{ratio.value:.3f} (n={ratio.pairs})"
-    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] (n={ratio.pairs})"
+    return ratio.text() if ratio.value is None else f"{ratio.text()} (n={ratio.pairs})"
 
 
 def control_line(found: model.CompareResult, name: str) -> str:

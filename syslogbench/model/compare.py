@@ -88,6 +88,14 @@ class Ratio:
     pairs: int
     verdict: str  # "differs", "not told apart", "erratic" or "no ratio"
 
+    def text(self) -> str:
+        """ "1.148 [1.090, 1.208]", the value alone where it has no interval, "-" where there is none."""
+        if self.value is None:
+            return "-"
+        if self.low is None or self.high is None:
+            return f"{self.value:.3f}"
+        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
 
 @dataclass
 class Judged:

@@ -50,14 +50,6 @@ def load(results_dir: Path) -> tuple[list[model.CompareResult], list[str]]:
     return found, skipped
 
 
-def ratio_text(ratio: model.Ratio) -> str:
-    if ratio.value is None:
-        return DASH
-    if ratio.low is None or ratio.high is None:
-        return f"{ratio.value:.3f}"
-    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}]"
-
-
 def rows(found: model.CompareResult) -> list[list[str]]:
     sides = {side.name: side for side in found.sides}
     first = found.sides[0]
@@ -66,7 +58,7 @@ def rows(found: model.CompareResult) -> list[list[str]]:
     for name, ratios in found.ratios.items():
         side = sides.get(name, first)  # the control is the first side's second run
         a, b = ratios[one], ratios[two]
-        out.append([f"`{name}`", side.profile, side.tuning, ratio_text(a), a.verdict, ratio_text(b), b.verdict,
+        out.append([f"`{name}`", side.profile, side.tuning, a.text(), a.verdict, b.text(), b.verdict,
                     str(a.pairs)])  # fmt: skip
     return out
 

@@ -65,13 +65,7 @@ def bar(ratio: float | None, top: float) -> str:
 
 
 def ratio_cell(ratio: model.Ratio | None) -> str:
-    if ratio is None:
-        return "1 (the first)"
-    if ratio.value is None:
-        return "-"
-    if ratio.low is None or ratio.high is None:
-        return f"{ratio.value:.3f}"
-    return f"{ratio.value:.3f} [{ratio.low:.3f}, {ratio.high:.3f}]"
+    return "1 (the first)" if ratio is None else ratio.text()
 
 
 def absolute(found: model.CompareResult, side: str) -> str:
