@@ -45,7 +45,9 @@ def test_a_side_against_itself_is_not_told_apart_and_a_side_at_half_its_rate_dif
     ratios = {side: found["msgs_per_s"] for side, found in data["ratios"].items()}
     half, control = ratios[f"syslog-ng-4.8={HALF}"], ratios[f"syslog-ng-4.8={FULL} (A/A)"]
     assert not data["erratic"]["msgs_per_s"], (data["control_spread"], ratios)
-    assert control["verdict"] == "not told apart" and 0.9 < control["low"] <= control["high"] < 1.1, control
+    # Not told apart: its interval holds 1. How narrow it is depends on the machine: beside the other test worker
+    # (make test, 2026-12-06) it was 0.861 to 1.101 over 3 rounds; that is a benchmark's figure, not this test's.
+    assert control["verdict"] == "not told apart" and control["low"] <= 1.0 <= control["high"], control
     assert half["verdict"] == "differs" and 0.4 < half["value"] < 0.6 and half["high"] < 1.0, half
     assert [side["tuning"] for side in data["sides"]] == ["user", "user"]
     assert "differs" in done.stdout and "not told apart" in done.stdout
