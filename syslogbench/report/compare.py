@@ -63,8 +63,13 @@ def rows(found: model.CompareResult) -> list[list[str]]:
     return out
 
 
+def machine_of(found: model.CompareResult) -> str:
+    """The comparison's machine as the Machines table names it (report/capacity_rows.py)."""
+    return capacity_rows.machine_of({"machine": found.machine})
+
+
 def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
-    machine = capacity_rows.machine_of({"machine": found.machine})
+    machine = machine_of(found)
     number = numbers.get(machine)
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"

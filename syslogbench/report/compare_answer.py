@@ -14,8 +14,8 @@ from itertools import combinations
 
 from syslogbench.model import capacity
 from syslogbench.model import compare as model
-from syslogbench.report import capacity_rows
 from syslogbench.report.blocks import Block, Details, Heading, Note, Paragraph, Table
+from syslogbench.report.compare import machine_of
 
 FIELD = "ndr_msgs_per_s"
 BAR = 20  # characters of the longest bar
@@ -40,10 +40,6 @@ def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
         key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
         kept[key] = one
     return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
-
-
-def machine_of(found: model.CompareResult) -> str:
-    return capacity_rows.machine_of({"machine": found.machine})
 
 
 def ranked(found: model.CompareResult) -> list[tuple[str, model.Ratio | None]]:

@@ -347,7 +347,7 @@ def document(
     studies, unread = knob_results or load_knobs(results_dir)
     chosen = [run for groups in grouped.values() for group in groups for run in group.runs]
     compared, unread_compared = comparisons.load(results_dir)
-    ended = [(compare_answer.machine_of(one), one.finished_utc) for one in compared]
+    ended = [(comparisons.machine_of(one), one.finished_utc) for one in compared]
     numbers = all_machine_numbers(chosen, searches, studies, ended)
     multi = {name: groups for name, groups in grouped.items() if not single_run(groups)}
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
