@@ -59,17 +59,20 @@ def test_a_side_against_itself_is_not_told_apart_and_a_side_at_half_its_rate_dif
 SEARCH = ["SCENARIO=seed2014", "HOSTS=1", "SENDERS_PER_HOST=4", "RATE_MIN=1000", "SEARCH_WIDTH=0.1",
           "TRIAL_INITIAL=1", "TRIAL_FINAL=2", "TRIAL_PAUSE=0.5", "SEARCH_MAX=150", "TRIAL_SUM=0", "EXCEED_RATIO=0",
           "CONFIRM_S=0", "LATENCY_BOUND=3"]  # fmt: skip
+NDR = "ndr_msgs_per_s"
 
 
-def test_capacity_searches_taking_turns_tell_syslog_ng_from_rsyslog_at_its_default_file_cache(
+def test_capacity_searches_taking_turns_are_paired_round_by_round_with_every_trial_counted(
     built, tmp_path: Path
 ) -> None:
-    """Over seed2014's 192 files, rsyslog-8.2504 at its defaults keeps 10 of them open and holds about half of
-    syslog-ng-4.8's rate (docs/findings/compare-capacity.md): the direction is known. The searches of a round
-    take turns, one trial at a time; every trial's counts are exact; no search's RATE_MAX is its own default;
-    only rounds where both searches found a rate are paired. The verdict is the machine's to allow: with another
-    test worker beside it a search may end unconfirmed, or the A/A control spread so far that nothing is
-    judged (CI's run of 2026-12-06: 0.769 over 2 rounds); the control is then never "differs"."""
+    """syslog-ng-4.8 against rsyslog-8.2504 over seed2014, both at their defaults. The searches of a round take
+    turns, one trial at a time; every trial's counts are exact; no search's RATE_MAX is its own default; only
+    rounds where both searches found a rate are paired, and the ratio is their geometric mean; a verdict follows
+    its interval. Which side holds more is a benchmark's answer (docs/findings/compare-capacity.md), not this
+    test's: with 2 s trials, a 3 s bound and another test worker beside it, queues decide as much as daemons
+    (CI's run of 2026-12-06 paired one round at 1.505, rsyslog above syslog-ng), a search may end unconfirmed
+    or at least its RATE_MAX, and the A/A control may spread so far that nothing is judged (0.769 over 2
+    rounds). The control is never "differs"."""
     first, other, control = "syslog-ng-4.8", "rsyslog-8.2504", "syslog-ng-4.8 (A/A)"
     argv = ["compare", "--capacity", "--side", first, "--side", other, "--rounds", "3", "--results", str(tmp_path),
             *SEARCH]  # fmt: skip
@@ -103,14 +106,21 @@ def test_capacity_searches_taking_turns_tell_syslog_ng_from_rsyslog_at_its_defau
         (run["side"], run["round"]): run["ndr_msgs_per_s"] for run in data["runs"] if run["verdict"] == "pass"
     }
     mine = [ndr[other, r] / ndr[first, r] for r in (1, 2, 3) if (other, r) in ndr and (first, r) in ndr]
-    ratios = {side: found["ndr_msgs_per_s"] for side, found in data["ratios"].items()}
+    ratios = {side: found[NDR] for side, found in data["ratios"].items()}
     assert ratios[other]["pairs"] == len(mine), (ratios[other], ndr)  # only rounds both found below RATE_MAX
-    if mine:  # the direction, where any round paired
+    ratio = ratios[other]
+    if mine:  # the ratio is the paired rounds' geometric mean, whichever way it points
         mean = math.exp(statistics.fmean(math.log(r) for r in mine))
-        assert ratios[other]["value"] == pytest.approx(mean, abs=1e-4) and mean < 1.0, (ratios[other], mine)
+        assert ratio["value"] == pytest.approx(mean, abs=1e-4), (ratio, mine)
     else:
-        assert ratios[other]["value"] is None, ratios[other]
+        assert ratio["value"] is None and ratio["verdict"] == "no ratio", ratio
+    if len(mine) < 2:  # one pair has no interval, and so no verdict that it differs
+        assert ratio["low"] is None and ratio["high"] is None and ratio["verdict"] != "differs", ratio
+    elif data["erratic"][NDR]:
+        assert ratio["verdict"] == "erratic", ratio
+    else:  # "differs" only where the interval leaves 1 out and the ratio is past the control's floor
+        apart = (ratio["high"] < 1.0 or ratio["low"] > 1.0) and abs(ratio["value"] - 1) >= data["floor"][NDR]
+        assert ratio["verdict"] == ("differs" if apart else "not told apart"), (ratio, data["floor"])
+        assert ratio["low"] <= ratio["value"] <= ratio["high"], ratio
     assert ratios[control]["verdict"] in {"not told apart", "erratic", "no ratio"}, ratios[control]
-    if len(mine) >= 2 and not data["erratic"]["ndr_msgs_per_s"]:
-        assert ratios[other]["verdict"] == "differs" and ratios[other]["high"] < 1.0, ratios[other]
     assert "(capacity)" in done.stdout and "NDR ratio" in done.stdout
