@@ -178,15 +178,8 @@ def capacity_matrix(args: argparse.Namespace, names: list[str], overrides: dict[
     ):  # fmt: skip
         if given:
             raise settings.SettingsError(f"{flag} is for a matrix of runs: {why}")
-    if args.replicates < 2:
-        raise settings.SettingsError(
-            f"--replicates {args.replicates}: a capacity matrix pairs its rounds into ratios: give 2 or more"
-        )
     on = one_host(args, "matrix --capacity")
-    try:
-        sides = compare.profiles(names, overrides, args.replicates, on)
-    except searchplan.Unsupported as reason:
-        raise compare.CompareError(str(reason)) from None
+    sides = compare.profiles(names, overrides, args.replicates, on)
     return compare.command(sides, args.replicates, options.writable_dir(args.results), on)
 
 

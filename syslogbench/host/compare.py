@@ -86,8 +86,7 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
             "(docs/findings/user-config-interleaved.md); search it alone with capacity --config"
         )
     if searches:
-        found = interleave.widened(searchplan.plan(name, given, on, own), searches)
-        return Side(word, found.plan, found)
+        return searched_side(word, searchplan.plan(name, given, on, own), searches)
     chosen = plan.make(name, given, on, own)
     if chosen.unsupported:
         said = "; ".join(chosen.unsupported)
@@ -96,6 +95,18 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
         )
     chosen.on.refuse_unfit(chosen)
     return Side(word, chosen)
+
+
+def searched_side(word: str, found: searchplan.Search, searches: int) -> Side:
+    """A capacity side: its search, widened for the searches that share the machine in a round."""
+    widened = interleave.widened(found, searches)
+    return Side(word, widened.plan, widened)
+
+
+def refuse_few_rounds(rounds: int, flag: str = "--rounds") -> None:
+    if rounds < 2:
+        raise CompareError(f"{flag} {rounds}: the rounds are paired into ratios: give 2 or more (one round has "
+                           "no interval)")  # fmt: skip
 
 
 def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
@@ -107,8 +118,7 @@ def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
     if len(set(words)) != len(words):
         raise CompareError(f"--side given twice: {sorted({w for w in words if words.count(w) > 1})}; the A/A "
                            "control of the first side is run for you")  # fmt: skip
-    if rounds < 2:
-        raise CompareError(f"--rounds {rounds}: give 2 or more (one round has no interval)")
+    refuse_few_rounds(rounds)
     return [make_side(word, overrides, on, len(words) + 1 if searches else 0) for word in words]
 
 
@@ -116,22 +126,21 @@ def profiles(names: list[str], overrides: dict[str, str], rounds: int, on: OneHo
     """`matrix --capacity`: every profile a side of one capacity comparison, the first the one each is over,
     all at the TUNING given (default the profiles' own). A profile that cannot search the scenario's transport
     (the baseline has no UDP) is said n/a and left out; fewer than two left is one line."""
+    refuse_few_rounds(rounds, "--replicates")
     given = dict(overrides)
     tuning = given.pop("TUNING", None)
-    canonical = dict.fromkeys(plan.resolve(name).profile for name in names)
-    words = [f"{name}@{tuning}" if tuning else name for name in canonical]
-    able = []
-    for word in words:
+    found: dict[str, searchplan.Search] = {}
+    for name in dict.fromkeys(plan.resolve(name).profile for name in names):
         try:
-            searchplan.plan(side_words(word)[0], {**given, "TUNING": tuning or settings.DEFAULT_TUNING}, on)
+            one = searchplan.plan(name, {**given, "TUNING": tuning or settings.DEFAULT_TUNING}, on)
         except searchplan.Unsupported as reason:
             log(f"n/a: {reason}")
             continue
-        able.append(word)
-    if len(able) < 2:
-        raise CompareError(f"--profiles: {len(able)} of them can search this scenario; give two or more that can "
-                           "(a capacity matrix ranks each over the first)")  # fmt: skip
-    return make(able, given, rounds, on, searches=True)
+        found[f"{name}@{tuning}" if tuning else name] = one
+    if len(found) < 2:
+        raise CompareError(f"--profiles: {len(found)} of them can search this scenario; give two or more that "
+                           "can (a capacity matrix ranks each over the first)")  # fmt: skip
+    return [searched_side(word, one, len(found) + 1) for word, one in found.items()]
 
 
 def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
@@ -274,14 +283,6 @@ def cell(ratio: model.Ratio) -> str:
     return ratio.text() if ratio.value is None else f"{ratio.text()} (n={ratio.pairs})"
 
 
-def control_line(found: model.CompareResult, name: str) -> str:
-    """A field's floor and its control's spread, in words."""
-    spread = found.control_spread.get(name)
-    erratic = " (erratic: nothing judged)" if found.erratic.get(name) else ""
-    return (f"floor {found.floor.get(name, model.MIN_EFFECT):.1%} (the larger of {model.MIN_EFFECT:.0%} and the A/A "
-            f"control's distance from 1), the control's spread {'-' if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
-
-
 def table(found: model.CompareResult) -> str:
     """One row per side over the first: its ratio of each figure paired (the drain rate and CPU per message,
     or the NDR and PDR), and the verdicts."""
@@ -293,6 +294,9 @@ def table(found: model.CompareResult) -> str:
         a, b = ratios[one], ratios[two]
         rows.append(f"{name[:40]:<40} {cell(a):<34} {cell(b):<34} {a.verdict}; {label2}: {b.verdict}")
     for name in (one, two):
-        rows.append(f"{model.LABELS[name]}: {control_line(found, name)}")
+        rows.append(
+            f"{model.LABELS[name]}: {found.control_text(name)} (the floor: the larger of "
+            f"{model.MIN_EFFECT:.0%} and the control's distance from 1)"
+        )
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)

@@ -135,6 +135,13 @@ class CompareResult:
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
 
+    def control_text(self, name: str) -> str:
+        """A field's floor and its A/A control's spread, in words: the command and the report say it alike."""
+        spread = self.control_spread.get(name)
+        erratic = " (erratic: nothing judged)" if self.erratic.get(name) else ""
+        return (f"floor {self.floor.get(name, MIN_EFFECT):.1%}, the A/A control's spread "
+                f"{'-' if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
+
 
 def control_name(first: str) -> str:
     return first + CONTROL_SUFFIX

@@ -29,7 +29,6 @@ NOTE = (
     "time in a random order, and the NDRs and PDRs are paired the same way; a search whose RATE_MAX held "
     '("at least") is never paired, and its sides are profiles at a tuning only (docs/compare.md).'
 )
-DASH = "-"
 
 
 def header(found: model.CompareResult) -> tuple[str, ...]:
@@ -78,16 +77,9 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     return (
         f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "
-        f"{found.finished_utc}. {model.LABELS[one]}: {control(found, one)}. {model.LABELS[two]}: "
-        f"{control(found, two)}."
+        f"{found.finished_utc}. {model.LABELS[one]}: {found.control_text(one)}. {model.LABELS[two]}: "
+        f"{found.control_text(two)}."
     )
-
-
-def control(found: model.CompareResult, name: str) -> str:
-    spread = found.control_spread.get(name)
-    erratic = " (erratic: nothing judged)" if found.erratic.get(name) else ""
-    return (f"floor {found.floor.get(name, model.MIN_EFFECT):.1%}, the A/A control's spread "
-            f"{DASH if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
 
 
 def section(

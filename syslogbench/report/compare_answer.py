@@ -3,7 +3,9 @@ results/compare/): per scenario and set of sides, on each machine its newest com
 their NDR over the first side's, paired by round, with the 95% interval, a bar relative to the top (as
 ClickBench draws its), the verdict, and each side's absolute NDR on that machine. Sides whose intervals
 overlap are said to be not told apart. A ratio is the answer that repeats across machines where absolute
-rates do not (docs/compare.md); the absolute NDR says what the machine gave.
+rates do not (docs/compare.md); the absolute NDR says what the machine gave. Only comparisons whose sides share
+one tuning are ranked here: a tuned daemon is never ranked against a default one (a comparison of tunings is in
+the comparisons section, as what the tuning buys).
 """
 
 from __future__ import annotations
@@ -32,9 +34,20 @@ NOTE = (
 )
 
 
+def tuning_of(found: model.CompareResult) -> str | None:
+    """The one tuning every side runs at; None where the sides differ in tuning."""
+    tunings = {side.tuning for side in found.sides}
+    return tunings.pop() if len(tunings) == 1 else None
+
+
+def tuning_words(tuning: str) -> str:
+    return {"default": "at the package defaults", "tuned": "at `tuned`"}.get(tuning, f"at `{tuning}`")
+
+
 def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
-    """The newest finished capacity comparison of each scenario, set of sides and machine, newest first."""
-    done = [one for one in found if one.measure == "capacity" and one.outcome == "done"]
+    """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
+    those whose sides share one tuning."""
+    done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and tuning_of(one)]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (c.finished_utc, c.id)):
         key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
@@ -116,7 +129,9 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     (best, ratio), first = ranked(found)[0], found.sides[0].name
     where = numbers.get(machine_of(found))
     machine = f"[machine {where}](#machines)" if where else "a machine"
-    head = f"**`{found.scenario}`**, {found.rounds} rounds, on {machine} ({machine_of(found).split(', kernel')[0]}): "
+    where_said = machine_of(found).split(", kernel")[0]
+    tuning = tuning_words(tuning_of(found) or "")
+    head = f"**`{found.scenario}`** {tuning}, {found.rounds} rounds, on {machine} ({where_said}): "
     if ratio is None:
         second = ranked(found)[1][1] if len(found.sides) > 1 else None
         if second is None or second.verdict != "differs":

@@ -274,7 +274,7 @@ def test_a_capacity_matrix_refuses_bad_search_settings_before_any_search() -> No
         (["--fresh"], "error: --fresh is for a matrix of runs: a capacity matrix is one comparison"),
         (["--config", "examples/syslog-ng-debian-trixie.conf"], "error: --config is for a matrix of runs"),
         (["--tunings", "default,tuned"], "error: --tunings is for a matrix of runs"),
-        (["--replicates", "1"], "error: --replicates 1: a capacity matrix pairs its rounds into ratios"),
+        (["--replicates", "1"], "error: --replicates 1: the rounds are paired into ratios: give 2 or more"),
     ],
 )
 def test_what_a_capacity_matrix_does_not_take_is_one_line_before_anything_runs(

@@ -40,7 +40,7 @@ def write(
     found = model.CompareResult(
         kind=model.KIND, id=cid, outcome="done", scenario="seed2014", started_utc=finished,
         finished_utc=finished, rounds=3, seed=47, machine=host,
-        sides=[model.Side(name, name.split("@")[0], "tuned") for name in factors], runs=runs,
+        sides=[model.Side(name, name.split("@")[0], tuning_in(name)) for name in factors], runs=runs,
         measure=measure, ratios=judged.ratios, floor=judged.floor, control_spread=judged.control_spread,
         erratic=judged.erratic,
     )  # fmt: skip
@@ -48,6 +48,10 @@ def write(
         setattr(found, key, value)
     (folder / "compare").mkdir(parents=True, exist_ok=True)
     (folder / "compare" / f"{cid}.json").write_text(json.dumps(found.to_dict()))
+
+
+def tuning_in(name: str) -> str:
+    return name.split("@")[1] if "@" in name else "default"
 
 
 def first_screen(folder: Path) -> str:
@@ -64,7 +68,7 @@ def table_rows(text: str) -> list[list[str]]:
 def test_the_sides_are_ranked_by_their_ratio_with_bars_and_an_overlap_said(tmp_path: Path) -> None:
     write(tmp_path, "cid", "2026-12-05T23:00:00Z", AMD, {"A@tuned": 1.0, "B@tuned": 1.5, "C@tuned": 1.47})
     text = first_screen(tmp_path)
-    assert f"## {compare_answer.TITLE}" in text
+    assert f"## {compare_answer.TITLE}" in text and "**`seed2014`** at `tuned`, 3 rounds" in text
     assert "**`B@tuned`** holds **1.500×** `A@tuned`'s NDR (95% interval 1.4" in text and "differs" in text
     rows = table_rows(text)
     assert [row[1] for row in rows] == ["`B@tuned`", "`C@tuned`", "`A@tuned`"]  # the control left out
@@ -100,6 +104,16 @@ def test_each_machine_shows_its_newest_comparison_and_is_numbered_in_the_machine
     assert len(machines) == 2 and all("| 0 | 0 | 0 |" in line for line in machines), machines
     counts = [line.split("|")[6].strip() for line in machines]
     assert counts == ["2", "3"], machines  # comparisons of either measure and outcome ran there
+
+
+def test_a_comparison_of_tunings_is_never_ranked_on_the_first_screen(tmp_path: Path) -> None:
+    """Like with like: a tuned side beside a default one is what the tuning buys, not a ranking of daemons."""
+    write(tmp_path, "mixed", "2026-12-06T04:00:00Z", INTEL, {"A": 1.0, "A@tuned": 2.0, "B@tuned": 2.2})
+    assert compare_answer.blocks(compare_answer_found(tmp_path), {}) == []
+    write(tmp_path, "plain", "2026-12-06T03:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
+    text = first_screen(tmp_path)
+    assert "**`seed2014`** at the package defaults, 3 rounds" in text and "0.500×" not in text
+    assert "`A`** holds the most" in text and "@tuned" not in text
 
 
 def test_no_capacity_comparison_no_answer(tmp_path: Path) -> None:
