@@ -1,0 +1,99 @@
+"""Does the next search fall inside the interval the one before stated? Reads committed results only.
+
+A search publishes its NDR and the lowest rate that failed above it (`ndr.upper_msgs_per_s`): the true rate
+lies in [NDR, upper) for that search. This script asks how often the next search of the same command, on the
+same machine and kernel, lands there, and how often in that bracket widened by its own width on each side
+([NDR / w, upper * w), w = upper / NDR). Two kinds of "next":
+
+- standalone searches (results/capacity/): grouped by profile, tuning, scenario, CPU model, kernel, placement,
+  UDP buffers, nodes and settings, in the order they started;
+- the rounds of a capacity comparison (results/compare/*-capacity.json): each side's next round.
+
+    PYTHONPATH=. python bench/next_search.py [RESULTS_DIR]
+
+Figures: docs/findings/ndr-next-search.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from datetime import datetime
+from itertools import pairwise
+from pathlib import Path
+
+Bracket = tuple[float, float]  # a search's NDR and the lowest rate that failed above it
+
+
+def inside(before: Bracket, after: float, widened: bool) -> bool:
+    """after in [low, high), or widened by the bracket's own width on each side: one search step, whose grid
+    rates are rounded, so a rate on the step's edge is within 0.1% of it."""
+    low, high = before
+    width = high / low * 1.001 if widened else 1.0
+    return low / width <= after < high * width
+
+
+def minutes(earlier: str, later: str) -> int:
+    start, end = (datetime.fromisoformat(stamp.replace("Z", "+00:00")) for stamp in (earlier, later))
+    return round((end - start).total_seconds() / 60)
+
+
+def standalone(folder: Path) -> list[tuple[str, Bracket, float]]:
+    """(the later search's id, the earlier's bracket, the later's NDR) for each pair in a row."""
+    groups: dict[str, list[tuple[str, str, Bracket]]] = defaultdict(list)
+    for path in sorted((folder / "capacity").glob("*.json")):
+        found = json.loads(path.read_text())
+        ndr, upper = found.get("ndr_msgs_per_s"), (found.get("ndr") or {}).get("upper_msgs_per_s")
+        if found.get("outcome") != "found" or not ndr or not upper:
+            continue
+        machine, given = found.get("machine") or {}, dict(found["settings"])
+        given.pop("search_max_s", None)  # how long it may take, not what it measures
+        key = json.dumps([found["profile"], found.get("tuning"), found["scenario"], machine.get("cpu_model"),
+                          machine.get("kernel"), found.get("cpu_placement"), found.get("udp_buffers"),
+                          found.get("nodes"), given], sort_keys=True)  # fmt: skip
+        groups[key].append((found["started_utc"], found["run_id"], (ndr, upper)))
+    pairs = []
+    for searches in groups.values():
+        searches.sort()
+        pairs += [(f"{b[1]} ({minutes(a[0], b[0])} min later)", a[2], b[2][0]) for a, b in pairwise(searches)]
+    return pairs
+
+
+def rounds(folder: Path) -> list[tuple[str, Bracket, float]]:
+    """Each capacity comparison's sides (the A/A control too), round after round."""
+    pairs = []
+    for path in sorted((folder / "compare").glob("*-capacity.json")):
+        found = json.loads(path.read_text())
+        runs = {(r["side"], r["round"]): r for r in found["runs"] if r["verdict"] == "pass"}
+        for side, number in sorted(runs):
+            after = runs.get((side, number + 1))
+            if after is not None:
+                before = runs[(side, number)]
+                bracket = (before["ndr_msgs_per_s"], before["ndr_upper_msgs_per_s"])
+                pairs.append((f"{found['id']} {side} round {number + 1}", bracket, after["ndr_msgs_per_s"]))
+    return pairs
+
+
+def main() -> None:
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
+    for kind, pairs in (("standalone searches", standalone(folder)), ("comparison rounds", rounds(folder))):
+        print(f"## {kind}: {len(pairs)} pairs")
+        for name, before, after in pairs:
+            said = (
+                "inside"
+                if inside(before, after, False)
+                else "widened"
+                if inside(before, after, True)
+                else "out"
+            )
+            print(f"{name}: [{before[0]:,.0f}, {before[1]:,.0f}) -> {after:,.0f} {said}")
+        bare = sum(inside(b, a, False) for _, b, a in pairs)
+        wide = sum(inside(b, a, True) for _, b, a in pairs)
+        print(
+            f"inside the bracket: {bare} of {len(pairs)}; inside it widened by its width each side: {wide}\n"
+        )
+
+
+if __name__ == "__main__":
+    main()
