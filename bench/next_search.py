@@ -23,6 +23,8 @@ from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 
+from syslogbench.model import capacity, compare
+
 Bracket = tuple[float, float]  # a search's NDR and the lowest rate that failed above it
 
 
@@ -43,16 +45,15 @@ def standalone(folder: Path) -> list[tuple[str, Bracket, float]]:
     """(the later search's id, the earlier's bracket, the later's NDR) for each pair in a row."""
     groups: dict[str, list[tuple[str, str, Bracket]]] = defaultdict(list)
     for path in sorted((folder / "capacity").glob("*.json")):
-        found = json.loads(path.read_text())
-        ndr, upper = found.get("ndr_msgs_per_s"), (found.get("ndr") or {}).get("upper_msgs_per_s")
-        if found.get("outcome") != "found" or not ndr or not upper:
+        found = capacity.read(path)
+        ndr, upper = found.ndr_msgs_per_s, found.ndr.upper_msgs_per_s
+        if found.outcome != "found" or not ndr or not upper:
             continue
-        machine, given = found.get("machine") or {}, dict(found["settings"])
-        given.pop("search_max_s", None)  # how long it may take, not what it measures
-        key = json.dumps([found["profile"], found.get("tuning"), found["scenario"], machine.get("cpu_model"),
-                          machine.get("kernel"), found.get("cpu_placement"), found.get("udp_buffers"),
-                          found.get("nodes"), given], sort_keys=True)  # fmt: skip
-        groups[key].append((found["started_utc"], found["run_id"], (ndr, upper)))
+        given = {k: v for k, v in found.settings.items() if k != "search_max_s"}  # how long, not what
+        key = json.dumps([found.profile, found.tuning, found.scenario, found.machine.get("cpu_model"),
+                          found.machine.get("kernel"), found.cpu_placement, repr(found.udp_buffers),
+                          found.nodes, given], sort_keys=True, default=str)  # fmt: skip
+        groups[key].append((found.started_utc, found.run_id, (ndr, upper)))
     pairs = []
     for searches in groups.values():
         searches.sort()
@@ -64,32 +65,35 @@ def rounds(folder: Path) -> list[tuple[str, Bracket, float]]:
     """Each capacity comparison's sides (the A/A control too), round after round."""
     pairs = []
     for path in sorted((folder / "compare").glob("*-capacity.json")):
-        found = json.loads(path.read_text())
-        runs = {(r["side"], r["round"]): r for r in found["runs"] if r["verdict"] == "pass"}
+        found = compare.read(path)
+        runs = {(r.side, r.round): r for r in found.runs if r.verdict == "pass"}
         for side, number in sorted(runs):
-            after = runs.get((side, number + 1))
-            if after is not None:
-                before = runs[(side, number)]
-                bracket = (before["ndr_msgs_per_s"], before["ndr_upper_msgs_per_s"])
-                pairs.append((f"{found['id']} {side} round {number + 1}", bracket, after["ndr_msgs_per_s"]))
+            before, after = runs[(side, number)], runs.get((side, number + 1))
+            if (
+                after is not None
+                and before.ndr_msgs_per_s
+                and before.ndr_upper_msgs_per_s
+                and after.ndr_msgs_per_s
+            ):
+                bracket = (before.ndr_msgs_per_s, before.ndr_upper_msgs_per_s)
+                pairs.append((f"{found.id} {side} round {number + 1}", bracket, after.ndr_msgs_per_s))
     return pairs
+
+
+def judged(before: Bracket, after: float) -> str:
+    if inside(before, after, False):
+        return "inside"
+    return "widened" if inside(before, after, True) else "out"
 
 
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
     for kind, pairs in (("standalone searches", standalone(folder)), ("comparison rounds", rounds(folder))):
         print(f"## {kind}: {len(pairs)} pairs")
-        for name, before, after in pairs:
-            said = (
-                "inside"
-                if inside(before, after, False)
-                else "widened"
-                if inside(before, after, True)
-                else "out"
-            )
-            print(f"{name}: [{before[0]:,.0f}, {before[1]:,.0f}) -> {after:,.0f} {said}")
-        bare = sum(inside(b, a, False) for _, b, a in pairs)
-        wide = sum(inside(b, a, True) for _, b, a in pairs)
+        said = [judged(before, after) for _, before, after in pairs]
+        for (name, before, after), word in zip(pairs, said, strict=True):
+            print(f"{name}: [{before[0]:,.0f}, {before[1]:,.0f}) -> {after:,.0f} {word}")
+        bare, wide = said.count("inside"), said.count("inside") + said.count("widened")
         print(
             f"inside the bracket: {bare} of {len(pairs)}; inside it widened by its width each side: {wide}\n"
         )

@@ -18,6 +18,7 @@ from syslogbench.model import capacity
 from syslogbench.model import compare as model
 from syslogbench.report.blocks import Block, Details, Heading, Note, Paragraph, Table
 from syslogbench.report.compare import machine_of
+from syslogbench.report.load import tuning_words
 
 FIELD = "ndr_msgs_per_s"
 BAR = 20  # characters of the longest bar
@@ -34,20 +35,18 @@ NOTE = (
 )
 
 
-def tuning_of(found: model.CompareResult) -> str | None:
+def shared_tuning(found: model.CompareResult) -> str | None:
     """The one tuning every side runs at; None where the sides differ in tuning."""
     tunings = {side.tuning for side in found.sides}
     return tunings.pop() if len(tunings) == 1 else None
 
 
-def tuning_words(tuning: str) -> str:
-    return {"default": "at the package defaults", "tuned": "at `tuned`"}.get(tuning, f"at `{tuning}`")
-
-
 def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
     """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
     those whose sides share one tuning."""
-    done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and tuning_of(one)]
+    done = [
+        one for one in found if one.measure == "capacity" and one.outcome == "done" and shared_tuning(one)
+    ]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (c.finished_utc, c.id)):
         key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
@@ -130,8 +129,8 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     where = numbers.get(machine_of(found))
     machine = f"[machine {where}](#machines)" if where else "a machine"
     where_said = machine_of(found).split(", kernel")[0]
-    tuning = tuning_words(tuning_of(found) or "")
-    head = f"**`{found.scenario}`** {tuning}, {found.rounds} rounds, on {machine} ({where_said}): "
+    tuning = tuning_words(shared_tuning(found) or "")
+    head = f"**`{found.scenario}`**, {tuning}, {found.rounds} rounds, on {machine} ({where_said}): "
     if ratio is None:
         second = ranked(found)[1][1] if len(found.sides) > 1 else None
         if second is None or second.verdict != "differs":

@@ -68,7 +68,7 @@ def table_rows(text: str) -> list[list[str]]:
 def test_the_sides_are_ranked_by_their_ratio_with_bars_and_an_overlap_said(tmp_path: Path) -> None:
     write(tmp_path, "cid", "2026-12-05T23:00:00Z", AMD, {"A@tuned": 1.0, "B@tuned": 1.5, "C@tuned": 1.47})
     text = first_screen(tmp_path)
-    assert f"## {compare_answer.TITLE}" in text and "**`seed2014`** at `tuned`, 3 rounds" in text
+    assert f"## {compare_answer.TITLE}" in text and "**`seed2014`**, tuned, 3 rounds" in text
     assert "**`B@tuned`** holds **1.500×** `A@tuned`'s NDR (95% interval 1.4" in text and "differs" in text
     rows = table_rows(text)
     assert [row[1] for row in rows] == ["`B@tuned`", "`C@tuned`", "`A@tuned`"]  # the control left out
@@ -112,7 +112,7 @@ def test_a_comparison_of_tunings_is_never_ranked_on_the_first_screen(tmp_path: P
     assert compare_answer.blocks(compare_answer_found(tmp_path), {}) == []
     write(tmp_path, "plain", "2026-12-06T03:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
     text = first_screen(tmp_path)
-    assert "**`seed2014`** at the package defaults, 3 rounds" in text and "0.500×" not in text
+    assert "**`seed2014`**, at the defaults, 3 rounds" in text and "0.500×" not in text
     assert "`A`** holds the most" in text and "@tuned" not in text
 
 
