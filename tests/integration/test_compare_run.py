@@ -47,7 +47,9 @@ def test_a_side_against_itself_is_not_told_apart_and_a_side_at_half_its_rate_dif
     assert not data["erratic"]["msgs_per_s"], (data["control_spread"], ratios)
     # Not told apart: its interval holds 1. How narrow it is depends on the machine: beside the other test worker
     # (make test, 2026-12-06) it was 0.861 to 1.101 over 3 rounds; that is a benchmark's figure, not this test's.
-    assert control["verdict"] == "not told apart" and control["low"] <= 1.0 <= control["high"], control
+    # Not told apart where it is within the 5% floor, even where its interval leaves 1 out: throttled runs are
+    # near exact, and make test of 2026-12-06 gave 1.0019 [1.001, 1.0029].
+    assert control["verdict"] == "not told apart" and abs(control["value"] - 1.0) < 0.05, control
     assert half["verdict"] == "differs" and 0.4 < half["value"] < 0.6 and half["high"] < 1.0, half
     assert [side["tuning"] for side in data["sides"]] == ["user", "user"]
     assert "differs" in done.stdout and "not told apart" in done.stdout
