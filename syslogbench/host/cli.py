@@ -158,12 +158,16 @@ def with_scenario(args: argparse.Namespace) -> dict[str, str]:
 def compare_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = with_scenario(args)
     results = options.writable_dir(args.results)
+    if args.capacity and args.duet is not None:
+        raise compare.CompareError(
+            "give --capacity or --duet RATE, not both: a duet runs every side at one rate"
+        )
     on = one_host(args, "compare")
     try:
-        sides = compare.make(args.side, overrides, args.rounds, on, args.capacity)
+        sides = compare.make(args.side, overrides, args.rounds, on, args.capacity, args.duet)
     except searchplan.Unsupported as reason:
         raise compare.CompareError(str(reason)) from None
-    return compare.command(sides, args.rounds, results, on)
+    return compare.command(sides, args.rounds, results, on, args.duet)
 
 
 def capacity_matrix(args: argparse.Namespace, names: list[str], overrides: dict[str, str]) -> int:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from syslogbench import contract
 from syslogbench.host import benchmark, environment, lock, plan
-from syslogbench.host.capacity import ceiling, interleave
+from syslogbench.host.capacity import ceiling, duet, interleave
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
@@ -81,7 +81,7 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
     own = None if config is None else (config, False)
     if searches and config is not None:
         raise CompareError(
-            f"--side {word}: compare --capacity takes profiles at a tuning only, not a config of your own: in "
+            f"--side {word}: compare --capacity and --duet take profiles at a tuning only, not a config of your own: in "
             "searches that take turns, syslog-ng with a user's config lost whole trials, which it did not alone "
             "(docs/findings/user-config-interleaved.md); search it alone with capacity --config"
         )
@@ -110,16 +110,30 @@ def refuse_few_rounds(rounds: int, flag: str = "--rounds") -> None:
 
 
 def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
-         searches: bool = False) -> list[Side]:  # fmt: skip
+         searches: bool = False, duet_rate: float | None = None) -> list[Side]:  # fmt: skip
     """Every bad input as one line, before any container: the sides, the settings, the rounds. on: this
-    machine's compose (the runs are interleaved on one machine); searches: --capacity."""
+    machine's compose (the runs are interleaved on one machine); searches: --capacity; duet_rate: --duet's
+    fixed rate (each side a stack with a search's settings, its daemon beside the others')."""
     if len(words) < 2:
         raise CompareError("give two sides or more: --side A --side B (the first is the one each is over)")
     if len(set(words)) != len(words):
         raise CompareError(f"--side given twice: {sorted({w for w in words if words.count(w) > 1})}; the A/A "
                            "control of the first side is run for you")  # fmt: skip
     refuse_few_rounds(rounds)
+    if duet_rate is not None:
+        sides = [make_side(word, overrides, on, 1) for word in words]
+        try:
+            duet.check(stacks(sides), duet_rate, rounds)
+        except duet.DuetError as error:
+            raise CompareError(str(error)) from None
+        return sides
     return [make_side(word, overrides, on, len(words) + 1 if searches else 0) for word in words]
+
+
+def stacks(sides: list[Side]) -> dict[str, searchplan.Search]:
+    """--duet: every side's search settings by name, the first's twice (its A/A control)."""
+    found = {side.name: side.search for side in sides if side.search is not None}
+    return {**found, model.control_name(sides[0].name): found[sides[0].name]}
 
 
 def profiles(names: list[str], overrides: dict[str, str], rounds: int, on: OneHost) -> list[Side]:
@@ -214,17 +228,26 @@ def bursts(sides: list[Side], rounds: int, folder: Path) -> Iterator[model.Run]:
         yield run_one(by_name[name], name, number, folder / "runs")
 
 
-def measure_of(sides: list[Side]) -> str:
-    """What the sides measure (model.MEASURES): a capacity search each, or their burst."""
+def measure_of(sides: list[Side], duet_rate: float | None = None) -> str:
+    """What the sides measure (model.MEASURES): their daemons at once, a capacity search each, or their burst."""
+    if duet_rate is not None:
+        return "duet"
     return "capacity" if sides[0].search is not None else "burst"
 
 
-def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> int:
+def duet_facts(sides: list[Side], rate: float | None) -> tuple[float | None, float | None]:
+    """--duet's fixed rate and window length, as the result records them."""
+    return (None, None) if rate is None or sides[0].search is None else (rate, duet.window_s(sides[0].search))
+
+
+def command(
+    sides: list[Side], rounds: int, results_dir: Path, on: OneHost, duet_rate: float | None = None
+) -> int:
     began = datetime.now(UTC)
     scenario = sides[0].plan.scenario.id
-    measure = measure_of(sides)
+    measure = measure_of(sides, duet_rate)
     cid = f"{result.run_id(began, 'compare', None)}-{scenario}" + (
-        "-capacity" if measure == "capacity" else ""
+        "" if measure == "burst" else f"-{measure}"
     )
     folder = results_dir / "compare" / cid
     runs: list[model.Run] = []
@@ -233,16 +256,20 @@ def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> i
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
                 on.images_ready(side.plan, True, log)
-            made = (
-                searched(sides, rounds, folder, turns)
-                if measure == "capacity"
-                else bursts(sides, rounds, folder)
-            )
-            runs.extend(made)
+            if measure == "duet":
+                assert duet_rate is not None
+                runs.extend(duet.run(stacks(sides), folder, duet_rate, rounds, log))
+            else:
+                made = (
+                    searched(sides, rounds, folder, turns)
+                    if measure == "capacity"
+                    else bursts(sides, rounds, folder)
+                )
+                runs.extend(made)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
-        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns)
+        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate)
         raise
-    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns)
+    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate)
     print(table(model.read(path)))
     log(f"compare: {path}")
     verdicts = {run.verdict for run in runs}
@@ -250,8 +277,9 @@ def command(sides: list[Side], rounds: int, results_dir: Path, on: OneHost) -> i
 
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
-          outcome: str = "done", turns: list[list[str]] | None = None) -> Path:  # fmt: skip
-    measure = measure_of(sides)
+          outcome: str = "done", turns: list[list[str]] | None = None, duet_rate: float | None = None) -> Path:  # fmt: skip
+    measure = measure_of(sides, duet_rate)
+    rate, window = duet_facts(sides, duet_rate)
     judged = model.judge(runs, [side.name for side in sides], model.MEASURES[measure])
     found = model.CompareResult(
         kind=model.KIND,
@@ -271,6 +299,8 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
         floor=judged.floor,
         control_spread=judged.control_spread,
         erratic=judged.erratic,
+        rate_msgs_per_s=rate,
+        window_s=window,
     )
     path = results_dir / "compare" / f"{cid}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -288,8 +318,8 @@ def table(found: model.CompareResult) -> str:
     or the NDR and PDR), and the verdicts."""
     first, (one, two) = found.sides[0].name, model.MEASURES[found.measure]
     label1, label2 = model.LABELS[one], model.LABELS[two]
-    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario} ({found.measure}): ratio [95% "
-            "interval] (pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
+    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario} ({model.MEASURE_WORDS[found.measure]}"
+            f"{duet_words(found)}): ratio [95% interval] (pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
     for name, ratios in found.ratios.items():
         a, b = ratios[one], ratios[two]
         rows.append(f"{name[:40]:<40} {cell(a):<34} {cell(b):<34} {a.verdict}; {label2}: {b.verdict}")
@@ -300,3 +330,10 @@ def table(found: model.CompareResult) -> str:
         )
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)
+
+
+def duet_words(found: model.CompareResult) -> str:
+    """A duet's rate and window, in words: ", each at 20,000 msg/s, windows of 10 s"."""
+    if found.rate_msgs_per_s is None or found.window_s is None:
+        return ""
+    return f", each at {found.rate_msgs_per_s:,.0f} msg/s, windows of {found.window_s:g} s"

@@ -91,6 +91,14 @@ def compare_options(cmd: argparse.ArgumentParser) -> None:
         help="compare capacity searches (NDR, PDR), every round's searches at once, one trial at a time "
         "in a random order; SEARCH_MAX is then each search's own trials' time (docs/capacity.md)",
     )
+    cmd.add_argument(
+        "--duet",
+        type=float,
+        metavar="RATE",
+        help="every side's daemon at once on the same core(s), each under its own senders at RATE msg/s (below "
+        "saturation): each round one window of TRIAL_FINAL seconds, CPU per message and p99 paired by window "
+        "(docs/compare.md)",
+    )
     results_option(
         cmd,
         "writes <results>/compare/<id>.json, each run's result in <results>/compare/<id>/runs/ (a "

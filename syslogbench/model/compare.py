@@ -1,6 +1,7 @@
 """A comparison, typed: what `syslogbench compare` writes to results/compare/<id>.json and the report reads.
 With --capacity a run is a capacity search and its NDR and PDR are paired in place of the drain rate and CPU
-per message (MEASURES); the rest below holds for both.
+per message (MEASURES); with --duet a run is one window of every side's daemon under load at once, and its
+CPU per message and p99 latency are paired (host/capacity/duet.py). The rest below holds for all three.
 
 Two or more sides (a profile at a tuning, or with a user's config) run the same scenario's burst in rounds,
 every side once a round, in a fresh random order each round, so that all sides meet the same machine
@@ -35,9 +36,15 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8:
        20: 2.086, 25: 2.060, 30: 2.042}  # fmt: skip
 FIELDS = ("msgs_per_s", "cpu_us_per_msg")  # what is paired: the drain rate, the daemon's CPU per message
 # What is paired by what the sides measure: their burst, or a capacity search each (`compare --capacity`).
-MEASURES = {"burst": FIELDS, "capacity": ("ndr_msgs_per_s", "pdr_msgs_per_s")}
+# With --duet every side's daemon runs at once on the same core(s), each under its own senders at one fixed
+# rate: what is paired there is each window's CPU per message and p99 latency.
+MEASURES = {"burst": FIELDS, "capacity": ("ndr_msgs_per_s", "pdr_msgs_per_s"),
+            "duet": ("cpu_us_per_msg", "p99_ms")}  # fmt: skip
 LABELS = {"msgs_per_s": "msgs/s", "cpu_us_per_msg": "CPU per message", "ndr_msgs_per_s": "NDR",
-          "pdr_msgs_per_s": "PDR"}  # fmt: skip
+          "pdr_msgs_per_s": "PDR", "p99_ms": "p99 latency"}  # fmt: skip
+# What a comparison's runs are, in words (the command's table and the report).
+MEASURE_WORDS = {"burst": "bursts", "capacity": "capacity searches",
+                 "duet": "daemons under load at once (duet)"}  # fmt: skip
 
 
 class CompareResultError(ValueError):
@@ -47,8 +54,9 @@ class CompareResultError(ValueError):
 @dataclass
 class Run:
     """One burst run of a side in one round, or one capacity search (its result id in run_id, its verdict
-    "pass" where it found an NDR below its ceiling); an error run that wrote no result has its exit code
-    only."""
+    "pass" where it found an NDR below its ceiling), or with --duet one window (its "round") of the daemon
+    under its fixed rate beside the others ("pass" where every message arrived in time); an error run that
+    wrote no result has its exit code only."""
 
     side: str
     round: int
@@ -64,6 +72,10 @@ class Run:
     # search's own resolution (SEARCH_WIDTH), which a ratio's interval must not be narrower than.
     ndr_upper_msgs_per_s: float | None = None
     pdr_upper_msgs_per_s: float | None = None
+    # --duet: the window's p99 latency (ms), and how busy the daemons' shared core(s) were over it (0 to 1):
+    # near 1 the fixed rate was not below saturation.
+    p99_ms: float | None = None
+    core_busy: float | None = None
 
 
 @dataclass
@@ -131,6 +143,9 @@ class CompareResult:
     floor: dict[str, float] = field(default_factory=dict)
     control_spread: dict[str, float | None] = field(default_factory=dict)
     erratic: dict[str, bool] = field(default_factory=dict)
+    # --duet: each side's fixed rate (msg/s, all its senders together) and a window's length; None otherwise.
+    rate_msgs_per_s: float | None = None
+    window_s: float | None = None
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]

@@ -27,7 +27,10 @@ NOTE = (
     "drain rate and CPU per message, is judged by its own control. With `--capacity` each side runs a "
     "capacity search a round instead, every round's searches at once on stacks of their own, one trial at a "
     "time in a random order, and the NDRs and PDRs are paired the same way; a search whose RATE_MAX held "
-    '("at least") is never paired, and its sides are profiles at a tuning only (docs/compare.md).'
+    '("at least") is never paired, and its sides are profiles at a tuning only. With `--duet RATE` every '
+    "side's daemon runs at the same time on the same core(s), each under its own senders at RATE, and each "
+    "window's CPU per message and p99 latency are paired by window: a ratio over 1 there is the side using "
+    "more CPU, or taking longer, than the first (docs/compare.md)."
 )
 
 
@@ -73,7 +76,9 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
     one, two = model.MEASURES[found.measure]
-    what = "capacity searches" if found.measure == "capacity" else "bursts"
+    what = model.MEASURE_WORDS[found.measure]
+    if found.rate_msgs_per_s is not None and found.window_s is not None:
+        what += f", each at {found.rate_msgs_per_s:,.0f} msg/s in windows of {found.window_s:g} s"
     return (
         f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "

@@ -157,7 +157,7 @@ def test_a_config_of_ones_own_is_refused_as_a_side_of_capacity_in_one_line(
     assert cli.main(argv) == 2
     out = capsys.readouterr().out
     assert out.startswith(
-        f"syslogbench: error: --side syslog-ng-4.8={config}: compare --capacity takes profiles"
+        f"syslogbench: error: --side syslog-ng-4.8={config}: compare --capacity and --duet take profiles"
     )
     assert out.endswith("search it alone with capacity --config\n") and out.count("\n") == 1, out
 

@@ -148,7 +148,7 @@ HOST_TIERS = {
     "commands": {"check", "matrix", "knobs", "compare", "faults", "calibrate"},
     # capacity.command runs a search for `capacity`, `matrix --capacity` and `knobs`: a runner they share
     "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.command", "capacity.ceiling",
-                "capacity.confirm", "capacity.cores", "capacity.interleave", "capacity.turns", "capacity.histogram", "capacity.measurer", "capacity.plan",
+                "capacity.confirm", "capacity.cores", "capacity.duet", "capacity.interleave", "capacity.turns", "capacity.histogram", "capacity.measurer", "capacity.plan",
                 "capacity.record", "capacity.search", "capacity.session"},
 }  # fmt: skip
 TIER_ORDER = ("services", "runners", "commands", "entry")
