@@ -124,10 +124,12 @@ def runs_of(lanes: dict[str, Lane], windows: int) -> list[model.Run]:
     return out
 
 
-def one(name: str, chosen: Search, folder: Path, rate: float, windows: int, barrier: threading.Barrier,
+def one(name: str, chosen: Search, where: tuple[Path, int], rate: float, windows: int, barrier: threading.Barrier,
         lane: Lane, log: Callable[[str], None]) -> None:  # fmt: skip
-    """A side's stack up, warmed up, then a window at a time when every side is ready for it."""
-    project = f"{project_name()}-{folder.name}-{slug(name)}"
+    """A side's stack up (its compose project numbered by its place), warmed up, then a window at a time when
+    every side is ready for it."""
+    folder, number = where
+    project = f"{project_name()}-duet{number}-{slug(name)}"
     on, cap = chosen.plan.on, chosen.cap
     said = lambda line: log(f"[{name}] {line}")  # noqa: E731
     try:
@@ -163,8 +165,10 @@ def run(sides: dict[str, Search], folder: Path, rate: float, windows: int,
     lanes = {name: Lane() for name in sides}
     barrier = threading.Barrier(len(sides))
     threads = [
-        threading.Thread(target=one, args=(name, chosen, folder, rate, windows, barrier, lanes[name], log))
-        for name, chosen in sides.items()
+        threading.Thread(
+            target=one, args=(name, chosen, (folder, n), rate, windows, barrier, lanes[name], log)
+        )
+        for n, (name, chosen) in enumerate(sides.items(), 1)
     ]
     for thread in threads:
         thread.start()
