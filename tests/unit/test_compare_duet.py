@@ -47,9 +47,12 @@ def test_a_window_with_lost_or_late_messages_is_not_paired_and_says_the_rate_is_
     assert no_cpu.verdict == "loss" and no_cpu.cpu_us_per_msg is None
 
 
-def test_a_window_on_a_near_full_core_is_still_paired_and_says_so() -> None:
+def test_a_window_on_a_full_core_is_not_paired_since_each_daemons_cpu_was_its_share() -> None:
     run = duet.window_run("a", 1, trial(daemon_cores_busy_s=9.5, daemon_cores_idle_s=0.5))
-    assert run.verdict == "pass" and run.core_busy == 0.95 and "95% busy" in (run.why or "")
+    assert run.verdict == "core full" and run.core_busy == 0.95 and "95% busy" in (run.why or "")
+    late = duet.window_run("a", 1, trial(daemon_cores_busy_s=9.5, daemon_cores_idle_s=0.5, late=10))
+    assert late.verdict == "loss" and "give a lower rate" in (late.why or "")
+    assert duet.window_run("a", 1, trial(daemon_cores_busy_s=8.9, daemon_cores_idle_s=1.1)).verdict == "pass"
 
 
 def test_cpu_per_message_holds_its_ratio_where_the_core_drifts_under_both_sides() -> None:
