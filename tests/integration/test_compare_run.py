@@ -155,6 +155,7 @@ def test_a_duet_runs_every_sides_daemon_at_once_and_pairs_each_windows_cpu_per_m
     runs = {(run["side"], run["round"]): run for run in data["runs"]}
     assert sorted(runs) == sorted((s, r) for s in (first, other, control) for r in (1, 2, 3)), said
     assert done.returncode == (0 if all(r["verdict"] == "pass" for r in runs.values()) else 3), said
+    assert {r["verdict"] for r in runs.values()} <= {"pass", "loss", "core full"}, said
     kept = list((tmp_path / "compare" / data["id"] / "windows").glob("*.json"))
     assert len(kept) == 3, kept
     for found in kept:  # every window a trial at the duet's rate, every message counted against its sender
@@ -172,16 +173,26 @@ def test_a_duet_runs_every_sides_daemon_at_once_and_pairs_each_windows_cpu_per_m
             assert run["cpu_us_per_msg"] == pytest.approx(
                 trial["daemon_cpu_s"] / trial["received"] * 1e6, abs=1e-3
             )
-            assert run["verdict"] == (
-                "pass" if trial["received"] == 6000 and trial["late"] == 0 else "loss"
-            ), run
+            busy = trial["daemon_cores_busy_s"] / (
+                trial["daemon_cores_busy_s"] + trial["daemon_cores_idle_s"]
+            )
+            delivered = trial["received"] == 6000 and trial["late"] == 0
+            # A core the other test worker's daemon filled too is "core full": never paired.
+            assert run["verdict"] == ("loss" if not delivered else "core full" if busy >= 0.9 else "pass"), (
+                run
+            )
     mine = [runs[other, r][CPU] / runs[first, r][CPU] for r in (1, 2, 3)
             if runs[other, r]["verdict"] == runs[first, r]["verdict"] == "pass"]  # fmt: skip
     ratio = data["ratios"][other][CPU]
-    assert ratio["pairs"] == len(mine) >= 2, (ratio, said)
-    mean = math.exp(statistics.fmean(math.log(r) for r in mine))
-    assert ratio["value"] == pytest.approx(mean, abs=2e-4), (ratio, mine)
-    assert data["ratios"][control][CPU]["verdict"] in {"not told apart", "erratic"}, data["ratios"][control]
+    assert ratio["pairs"] == len(mine), (ratio, said)  # only windows both passed
+    if mine:  # the geometric mean of the windows' ratios
+        mean = math.exp(statistics.fmean(math.log(r) for r in mine))
+        assert ratio["value"] == pytest.approx(mean, abs=2e-4), (ratio, mine)
+    else:
+        assert ratio["verdict"] == "no ratio", ratio
+    assert data["ratios"][control][CPU]["verdict"] in {"not told apart", "erratic", "no ratio"}, data[
+        "ratios"
+    ]
     assert "duet" in done.stdout and "CPU per message ratio" in done.stdout
 
 
