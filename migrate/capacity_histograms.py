@@ -9,9 +9,11 @@ Run from the checkout's root (host side: it needs requirements-dev.txt's hdrhist
 With no file named, every *.json under results/capacity. Run on 2026-12-06 over the other committed capacity
 results too: results/rig/trials, results/knobs/*/capacity and results/timeline (28 files, 303 trials,
 21,925,995 -> 2,298,534 bytes). A trial is converted only when its histogram
-decodes back to every bucket and count it had, and to the same p50 to max; the Python watcher's trials from
-before the compiled follower (values rounded to 3 decimal digits, not the follower's buckets) keep their
-object, which the reader still reads. Each rewritten file is read back through the strict reader before it
+decodes back to every bucket and count it had, and to the same p50 to max. The Python watcher's trials from
+before the compiled follower (values rounded to 3 decimal digits, not the follower's buckets) are encoded at
+5 significant digits, where each such value is a bucket's lowest and reads back as it was
+(histogram.encode_exact; run over results/capacity on 2026-12-06); a trial with a value that would not keeps
+its object, which the reader still reads. Each rewritten file is read back through the strict reader before it
 is written. Prints a line per file and the totals; a check that fails stops it with one line, and the file
 it was on is left as it was (exit 3; 2 for a file the strict reader refuses).
 """
@@ -73,7 +75,10 @@ def converted(trial: dict) -> bool:
     try:
         text = histogram.encode(counts)
     except histogram.HistogramError:
-        return False
+        try:  # the Python watcher's values, at the digits that keep each as it was
+            text = histogram.encode_exact(counts)
+        except histogram.HistogramError:
+            return False
     back = histogram.decode(text)
     if back != counts:
         raise MigrationError(f"trial {trial['number']}: {len(back)} buckets read back, {len(counts)} written")

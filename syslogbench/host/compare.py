@@ -258,7 +258,7 @@ def command(
                 on.images_ready(side.plan, True, log)
             if measure == "duet":
                 assert duet_rate is not None
-                runs.extend(duet.run(stacks(sides), folder, duet_rate, rounds, log))
+                duet.run(stacks(sides), folder, duet_rate, rounds, log, runs)
             else:
                 made = (
                     searched(sides, rounds, folder, turns)

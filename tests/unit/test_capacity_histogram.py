@@ -59,7 +59,7 @@ def test_a_text_that_is_not_the_followers_histogram_is_the_same_error() -> None:
         histogram.decode("not base64 at all")
     other = histogram.HdrHistogram(1, 1000, 2)
     other.record_value(5)
-    with pytest.raises(histogram.HistogramError, match="1 to 1,000 us at 2 significant digits"):
+    with pytest.raises(histogram.HistogramError, match="1 to 1,000 us at 2 significant digits, not the"):
         histogram.decode(other.encode().decode("ascii"))
 
 
@@ -80,3 +80,14 @@ def test_an_answer_whose_histogram_does_not_fit_is_the_trials_error_not_a_traceb
     assert "latency_histogram_us" not in fits and histogram.decode(fits["latency_histogram"]) == {"1000": 3}
     refused = session.encoded({"number": 1, "latency_histogram_us": {"7200000000": 1}})
     assert list(refused) == ["error"] and "outside the follower's histogram" in refused["error"], refused
+
+
+def test_the_python_watchers_values_round_trip_at_five_digits_and_one_that_would_not_is_refused() -> None:
+    # 3 significant digits, as model.capacity.rounded_us made them: 10,800 us and 1,230,000 us are no middles
+    # of the follower's buckets, but each is a bucket's lowest value at 5 digits.
+    counts = {"1": 2, "999": 3, "10800": 5, "262000": 1, "1230000": 4, "3000000": 1}
+    text = histogram.encode_exact(counts)
+    assert histogram.decode(text) == counts
+    with pytest.raises(histogram.HistogramError) as raised:
+        histogram.encode_exact({"1230000000": 1})  # 1,230 s: its bucket at 5 digits is 4,096 us wide
+    assert str(raised.value) == "latency 1,230,000,000 us would read back as 1,229,996,032 us at 5 digits"

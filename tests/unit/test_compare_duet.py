@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -112,3 +113,33 @@ def test_bad_duet_input_is_one_line_before_any_container(
     assert cli.main(argv) == 2
     out = capsys.readouterr().out
     assert out.startswith(f"syslogbench: error: {said}") and out.count("\n") == 1, out
+
+
+def test_every_side_runs_in_a_thread_of_its_own_and_the_windows_meet_at_a_barrier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Docker faked: each side's stack is a function that takes its windows at the shared barrier."""
+    met: list[tuple[str, int, int]] = []
+    cpu = {"A": 1.0, "B": 2.0, "A (A/A)": 1.0}
+    stack = SimpleNamespace(cap=capacity.CapacitySettings())
+
+    def fake(name, chosen, where, rate, windows, barrier, lane, log):  # noqa: ANN001, ANN202
+        for window in range(1, windows + 1):
+            barrier.wait(5)
+            met.append((name, where[1], window))
+            lane.trials.append(trial(offered_msgs_per_s=rate, daemon_cpu_s=cpu[name]))
+        if name == "B":
+            lane.why = "not reached"
+
+    monkeypatch.setattr(duet, "one", fake)
+    runs: list[model.Run] = []
+    duet.run(dict.fromkeys(cpu, stack), tmp_path, 20_000.0, 3, print, runs)  # type: ignore[arg-type]
+    assert sorted(met) == sorted(
+        (name, n, w) for n, name in enumerate(["A", "B", "A (A/A)"], 1) for w in (1, 2, 3)
+    )
+    assert [w for _, _, w in met] == sorted(
+        w for _, _, w in met
+    )  # no side starts a window before all ended one
+    assert len(runs) == 9 and {r.verdict for r in runs} == {"pass"}
+    assert [r.cpu_us_per_msg for r in runs if r.side == "B"] == [10.0] * 3
+    assert sorted(p.name for p in (tmp_path / "windows").iterdir()) == ["a-aa.json", "a.json", "b.json"]

@@ -160,10 +160,11 @@ def one(name: str, chosen: Search, where: tuple[Path, int], rate: float, windows
         barrier.abort()
 
 
-def run(sides: dict[str, Search], folder: Path, rate: float, windows: int,
-        log: Callable[[str], None]) -> list[model.Run]:  # fmt: skip
+def run(sides: dict[str, Search], folder: Path, rate: float, windows: int, log: Callable[[str], None],
+        into: list[model.Run]) -> None:  # fmt: skip
     """Every side's stack at once, windows of TRIAL_FINAL at `rate` each; every side's trials kept in
-    folder/windows/<side>.json; the runs, a window each. Ctrl-C ends the windows where they are."""
+    folder/windows/<side>.json; the runs, a window each, into `into`. Ctrl-C ends the windows where they
+    are: the windows so far still go into `into` before KeyboardInterrupt."""
     lanes = {name: Lane() for name in sides}
     barrier = threading.Barrier(len(sides))
     threads = [
@@ -182,13 +183,16 @@ def run(sides: dict[str, Search], folder: Path, rate: float, windows: int,
         barrier.abort()
         for thread in threads:
             thread.join(longest)
+        for lane in lanes.values():
+            lane.why = lane.why or "stopped (Ctrl-C or SIGTERM)"
         keep(lanes, folder)
+        into.extend(runs_of(lanes, windows))
         raise
     for name, thread in zip(sides, threads, strict=True):
         if thread.is_alive():
             lanes[name].why = lanes[name].why or "the side did not end in its lifetime"
     keep(lanes, folder)
-    return runs_of(lanes, windows)
+    into.extend(runs_of(lanes, windows))
 
 
 def keep(lanes: dict[str, Lane], folder: Path) -> None:
