@@ -1,5 +1,5 @@
 """migrate/capacity_histograms.py: a committed trial in either form gives its counts and the follower's
-percentiles, a search from before the follower keeps its object, and a check that fails is one line and an
+percentiles, a search from before the follower reads back the counts its object had, and a check that fails is one line and an
 exit code, with the file left as it was."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = json.loads((ROOT / "tests/unit/samples/capacity-trial-histogram.json").read_text())
 # A search from the Python watcher, before the compiled follower: its values are rounded to 3 decimal digits.
 BEFORE_THE_FOLLOWER = ROOT / "results/capacity/20261125T213020.379Z-rsyslog-8.2504-dde3-seed2014.json"
+# Its first trial's histogram as committed before migrate/capacity_histograms.py encoded it (2026-12-06).
+BEFORE = json.loads((ROOT / "tests/unit/samples/python-watcher-histogram.json").read_text())
 
 
 def committed_document(form: str) -> dict:
@@ -62,12 +64,15 @@ def test_the_committed_file_reads_with_the_same_figures() -> None:
     assert asdict(migration.latency_ms(migration.counts_of(trial))) == asdict(trial.latency_ms)
 
 
-def test_a_search_from_before_the_follower_keeps_its_object_and_still_reads() -> None:
-    trial = capacity.read(BEFORE_THE_FOLLOWER).trials[0]
-    assert trial.latency_histogram is None and trial.latency_histogram_us
-    assert migration.counts_of(trial) == trial.latency_histogram_us
+def test_a_search_from_before_the_follower_reads_back_its_objects_counts_and_keeps_its_percentiles() -> None:
+    """Its first trial's object, as committed before the migration (tests/unit/samples), against the file now:
+    encoded at 5 digits, the same counts, and the Python watcher's own percentiles unchanged."""
+    trial = next(t for t in capacity.read(BEFORE_THE_FOLLOWER).trials if t.number == BEFORE["trial"])
+    assert trial.latency_histogram is not None and trial.latency_histogram_us is None
+    assert migration.counts_of(trial) == BEFORE["latency_histogram_us"]
+    assert asdict(trial.latency_ms) == BEFORE["latency_ms"]
     with pytest.raises(histogram.HistogramError, match="is not a bucket of the follower's histogram"):
-        histogram.encode(trial.latency_histogram_us)
+        histogram.encode(BEFORE["latency_histogram_us"])  # not the follower's buckets: hence the 5 digits
 
 
 def test_a_file_in_the_older_form_is_encoded_and_reads_the_same(tmp_path: Path) -> None:
