@@ -126,7 +126,7 @@ def test_capacity_searches_taking_turns_are_paired_round_by_round_with_every_tri
         assert ratio["verdict"] == ("differs" if apart else "not told apart"), (ratio, data["floor"])
         assert ratio["low"] <= ratio["value"] <= ratio["high"], ratio
     assert ratios[control]["verdict"] in {"not told apart", "erratic", "no ratio"}, ratios[control]
-    assert "(capacity)" in done.stdout and "NDR ratio" in done.stdout
+    assert "(capacity searches)" in done.stdout and "NDR ratio" in done.stdout
 
 
 # Each side at a rate far below saturation on a shared core, beside the other test worker.
