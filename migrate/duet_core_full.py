@@ -12,16 +12,14 @@ import json
 import sys
 from pathlib import Path
 
-from syslogbench.host.capacity.duet import CORE_FULL
+from syslogbench.host.capacity.duet import CORE_FULL, core_full_words
 from syslogbench.model import compare as model
-
-WHY = "its core(s) {busy:.0%} busy: each daemon's CPU was the scheduler's share, not its work; give a lower rate"
 
 
 def rejudged(found: model.CompareResult) -> model.CompareResult:
     for run in found.runs:
         if run.verdict == model.PASS and run.core_busy is not None and run.core_busy >= CORE_FULL:
-            run.verdict, run.why = "core full", WHY.format(busy=run.core_busy)
+            run.verdict, run.why = "core full", core_full_words(run.core_busy)
     judged = model.judge(found.runs, [side.name for side in found.sides], model.MEASURES[found.measure])
     found.ratios, found.floor = judged.ratios, judged.floor
     found.control_spread, found.erratic = judged.control_spread, judged.erratic

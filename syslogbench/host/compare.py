@@ -318,8 +318,9 @@ def table(found: model.CompareResult) -> str:
     or the NDR and PDR), and the verdicts."""
     first, (one, two) = found.sides[0].name, model.MEASURES[found.measure]
     label1, label2 = model.LABELS[one], model.LABELS[two]
-    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario} ({model.MEASURE_WORDS[found.measure]}"
-            f"{duet_words(found)}): ratio [95% interval] (pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
+    what = found.measure_text()
+    rows = [f"over {first}, {found.rounds} rounds, scenario {found.scenario} ({what}): ratio [95% interval] "
+            "(pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
     for name, ratios in found.ratios.items():
         a, b = ratios[one], ratios[two]
         rows.append(f"{name[:40]:<40} {cell(a):<34} {cell(b):<34} {a.verdict}; {label2}: {b.verdict}")
@@ -330,10 +331,3 @@ def table(found: model.CompareResult) -> str:
         )
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)
-
-
-def duet_words(found: model.CompareResult) -> str:
-    """A duet's rate and window, in words: ", each at 20,000 msg/s, windows of 10 s"."""
-    if found.rate_msgs_per_s is None or found.window_s is None:
-        return ""
-    return f", each at {found.rate_msgs_per_s:,.0f} msg/s, windows of {found.window_s:g} s"

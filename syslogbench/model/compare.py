@@ -150,6 +150,14 @@ class CompareResult:
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
 
+    def measure_text(self) -> str:
+        """What the runs were, in words, a duet's rate and window with it ("daemons under load at once (duet),
+        each at 3,000 msg/s in windows of 10 s"): the command's table and the report say it alike."""
+        words = MEASURE_WORDS[self.measure]
+        if self.rate_msgs_per_s is None or self.window_s is None:
+            return words
+        return f"{words}, each at {self.rate_msgs_per_s:,.0f} msg/s in windows of {self.window_s:g} s"
+
     def control_text(self, name: str) -> str:
         """A field's floor and its A/A control's spread, in words: the command and the report say it alike."""
         spread = self.control_spread.get(name)

@@ -76,9 +76,7 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
     one, two = model.MEASURES[found.measure]
-    what = model.MEASURE_WORDS[found.measure]
-    if found.rate_msgs_per_s is not None and found.window_s is not None:
-        what += f", each at {found.rate_msgs_per_s:,.0f} msg/s in windows of {found.window_s:g} s"
+    what = found.measure_text()
     return (
         f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "

@@ -81,6 +81,11 @@ def check(sides: dict[str, Search], rate: float, windows: int) -> None:
         )
 
 
+def core_full_words(busy: float) -> str:
+    """Why a window on a full core is not paired, in one line (the run's why)."""
+    return f"its core(s) {busy:.0%} busy: each daemon's CPU was the scheduler's share, not its work; give a lower rate"
+
+
 def core_busy(trial: Trial) -> float | None:
     """How busy the daemons' shared core(s) were over the window: busy over busy and idle time."""
     busy, idle = trial.daemon_cores_busy_s, trial.daemon_cores_idle_s
@@ -106,8 +111,7 @@ def window_run(side: str, number: int, trial: Trial) -> model.Run:
     verdict = "loss" if problems else model.PASS
     busy = core_busy(trial)
     if busy is not None and busy >= CORE_FULL:
-        problems.append(f"its core(s) {busy:.0%} busy: each daemon's CPU was the scheduler's share, not its work; "
-                        "give a lower rate")  # fmt: skip
+        problems.append(core_full_words(busy))
         verdict = "core full" if verdict == model.PASS else verdict
     return model.Run(side, number, verdict, msgs_per_s=round(trial.received / trial.duration_s, 1),
                      cpu_us_per_msg=per_msg, p99_ms=trial.latency_ms.p99, core_busy=busy,
