@@ -75,6 +75,25 @@ def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
     assert said == [f"notice: {ceiling.why}"]
 
 
+def test_a_paced_scenario_runs_no_burst_and_keeps_the_default_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """udp sends 1,000 msg/s a sender: its burst drains at that pace, whatever the daemon can take."""
+    seen = fake_burst(monkeypatch, 20_000.0)
+    chosen = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp"}, onehost.OneHost())
+    assert chosen.burst is None and chosen.paced is not None
+    said: list[str] = []
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    assert not seen and searched.cap.rate_max == capacity.CapacitySettings().rate_max
+    assert (ceiling.source, ceiling.burst_run_id) == ("default", None)
+    assert (
+        ceiling.why == chosen.paced and "fixed 4,000 msg/s" in ceiling.why and "give RATE_MAX" in ceiling.why
+    )
+    assert said == [f"notice: {ceiling.why}"]
+    given = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp", "RATE_MAX": "50000"}, onehost.OneHost())
+    assert given.burst is None and given.paced is None
+
+
 def test_a_given_rate_max_is_recorded_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_burst(monkeypatch, 1.0)
     chosen = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, onehost.OneHost())

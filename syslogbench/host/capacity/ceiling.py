@@ -2,7 +2,8 @@
 burst run (as `run`, on the search's own placement) just before the search, times BURST_FACTOR. The default
 RATE_MAX of 100,000 msg/s was the answer the default search of syslog-ng 4.8 published, where the same
 search with a higher one confirmed 238,306 (issue 47): a bound of the search's own must never be its answer.
-A search whose lower bound still reaches its RATE_MAX is "at least" in its result and the report."""
+A search whose lower bound still reaches its RATE_MAX is "at least" in its result and the report. A paced
+scenario (udp: a fixed rate per sender) has no burst of its own to tell: its search keeps the default."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def ceiling(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[P
     """The search with its RATE_MAX, and where it came from: as given, or from the burst run (its result
     kept in results/capacity/bursts/), or the default when the burst gave no drain rate."""
     cap = chosen.cap
+    if chosen.paced is not None:
+        log(f"notice: {chosen.paced}")
+        return chosen, Ceiling("default", cap.rate_max, why=chosen.paced)
     if chosen.burst is None:
         return chosen, Ceiling("given", cap.rate_max)
     found, run_id = burst_rate(chosen, results_dir, build, extra_files, log)

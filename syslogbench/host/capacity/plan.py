@@ -34,8 +34,10 @@ class Search:
     plan: Plan
     cap: CapacitySettings
     cpu_placement: dict[str, str]
-    # Without RATE_MAX: the burst run whose drain rate sets it (host/capacity/ceiling.py); None: RATE_MAX given.
+    # Without RATE_MAX: the burst run whose drain rate sets it (host/capacity/ceiling.py); None: RATE_MAX given,
+    # or the scenario is paced, and then `paced` says why its burst would not tell the daemon's rate.
     burst: Plan | None = None
+    paced: str | None = None
 
 
 def plan(
@@ -62,11 +64,23 @@ def plan(
         )
     cores = on.default_daemon_cores() if cap.daemon_cores is None else int(cap.daemon_cores)
     cap = replace(cap, daemon_cores=float(cores))  # the result records the number in force
-    burst = None
-    if "RATE_MAX" not in overrides:
+    burst, paced = None, None
+    if "RATE_MAX" not in overrides and scenario.rate:
+        paced = paced_words(chosen, cap)
+    elif "RATE_MAX" not in overrides:
         per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
         burst = on.make_plan(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, config)
-    return Search(chosen, cap, on.search_placement(chosen, cores), burst)
+    return Search(chosen, cap, on.search_placement(chosen, cores), burst, paced)
+
+
+def paced_words(chosen: Plan, cap: CapacitySettings) -> str:
+    """Why a paced scenario's search keeps RATE_MAX's default: its burst would drain at the scenario's pace
+    (udp, 1,000 msg/s a sender: 20261206T105528.391Z-syslog-ng-4.8-3cca drained 19,627 msg/s over 20
+    senders), which says nothing of the daemon's rate, and 3 times it is below NDRs found over UDP."""
+    pace = chosen.scenario.rate * chosen.cfg.senders
+    return (f"scenario {chosen.scenario.id} sends at a fixed {pace:,} msg/s, so a burst of it drains at that "
+            f"pace, not the daemon's: RATE_MAX stays at its default ({cap.rate_max:,.0f}); give RATE_MAX to "
+            "set it")  # fmt: skip
 
 
 # Run settings a search has no use for: its trials set their own length and message count, and it ends
