@@ -207,9 +207,12 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     return run
 
 
-def searched(sides: list[Side], rounds: int, folder: Path, turns: list[list[str]]) -> Iterator[model.Run]:
-    """The searches, round by round: each side's RATE_MAX once, from its burst (one after another, before
-    any search), then every round's searches at once, a trial at a time (whose each was: into turns)."""
+def searched(
+    sides: list[Side], rounds: int, folder: Path, turns: list[list[str]], runs: list[model.Run]
+) -> None:
+    """The searches, round by round, into runs: each side's RATE_MAX once, from its burst (one after
+    another, before any search), then every round's searches at once, a trial at a time (whose each was:
+    into turns). A round that Ctrl-C ends still gives its searches' runs, each as it ended."""
     ceilings = {
         side.name: ceiling.ceiling(side.search, folder, False, (), log) for side in sides if side.search
     }
@@ -217,8 +220,11 @@ def searched(sides: list[Side], rounds: int, folder: Path, turns: list[list[str]
     for number in range(1, rounds + 1):
         turns.append([])
         where = folder / "searches" / f"round-{number}"
-        ended = interleave.run(ceilings, where, SEED + number, log, searchrun.run, turns[-1])
-        yield from (search_run(name, number, how) for name, how in ended.items())
+        ended: dict[str, interleave.Ended] = {}
+        try:
+            interleave.run(ceilings, where, SEED + number, log, searchrun.run, turns[-1], ended)
+        finally:
+            runs.extend(search_run(name, number, how) for name, how in ended.items())
 
 
 def bursts(sides: list[Side], rounds: int, folder: Path) -> Iterator[model.Run]:
@@ -260,12 +266,10 @@ def command(
                 assert duet_rate is not None
                 duet.run(stacks(sides), folder, duet_rate, rounds, log, runs)
             else:
-                made = (
-                    searched(sides, rounds, folder, turns)
-                    if measure == "capacity"
-                    else bursts(sides, rounds, folder)
-                )
-                runs.extend(made)
+                if measure == "capacity":
+                    searched(sides, rounds, folder, turns, runs)
+                else:
+                    runs.extend(bursts(sides, rounds, folder))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
         write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate)
         raise

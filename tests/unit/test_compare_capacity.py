@@ -5,18 +5,22 @@ every side (model/compare.py), without containers."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from syslogbench.host import cli, compare
 from syslogbench.host.capacity import interleave
 from syslogbench.host.capacity.measurer import TrialFailed
-from syslogbench.host.capacity.turns import Turns
+from syslogbench.host.capacity.turns import Interleaved, Turns
 from syslogbench.model import capacity
 from syslogbench.model import compare as model
+from syslogbench.model.capacity import Ceiling
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "results/capacity/20261204T234253.494Z-syslog-ng-4.8-8605-tls.json"
@@ -189,3 +193,33 @@ def test_a_search_result_that_cannot_be_read_is_that_runs_error_in_one_line(tmp_
     run = compare.search_run("A", 1, interleave.Ended(broken, 0))
     assert run.verdict == "error" and run.why is not None and "ndr" in run.why and "\n" not in run.why, run
     assert run.ndr_msgs_per_s is None
+
+
+def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(tmp_path: Path) -> None:
+    """The caller's `ended` holds every search's end after the KeyboardInterrupt: the compare's result then
+    keeps that round's runs (an interrupted UDP compare of 2026-12-06 kept none of its round's five)."""
+
+    def searching(chosen: object, folder: Path, build: bool, log: object, project: str,
+                  interleaved: Interleaved) -> int:  # fmt: skip
+        with interleaved.turn():
+            if folder.name == "1":
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, while every search is under way
+        try:
+            while True:
+                with interleaved.turn():
+                    time.sleep(0.01)
+        except KeyboardInterrupt:
+            (folder / "capacity").mkdir(parents=True)
+            (folder / "capacity" / f"{folder.name}.json").write_text("{}")
+            raise
+
+    search = (SimpleNamespace(cap=capacity.CapacitySettings()), Ceiling("given", 1000.0))
+    ended: dict[str, interleave.Ended] = {}
+    with pytest.raises(KeyboardInterrupt):
+        interleave.run({"A": search, "B": search}, tmp_path, 7, lambda line: None, searching, [], ended)  # type: ignore[dict-item]
+    assert sorted(ended) == ["A", "B"]
+    for number, name in enumerate(["A", "B"], 1):
+        assert (
+            ended[name].why == "stopped"
+            and ended[name].path == tmp_path / str(number) / "capacity" / f"{number}.json"
+        )

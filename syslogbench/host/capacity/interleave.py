@@ -75,15 +75,18 @@ def slug(name: str) -> str:
 
 
 def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, log: Callable[[str], None],
-        searching: Searching, taken: list[str] | None = None) -> dict[str, Ended]:  # fmt: skip
+        searching: Searching, taken: list[str] | None = None,
+        ended: dict[str, Ended] | None = None) -> dict[str, Ended]:  # fmt: skip
     """Every search at once (each widened() already, with its ceiling), a trial at a time, each into
-    folder/<its number>/capacity/: how each ended; taken gets whose each trial was, in order. Ctrl-C stops
-    every search at its next turn; each still writes its result, then KeyboardInterrupt."""
+    folder/<its number>/capacity/: how each ended (into `ended`, which the caller still has when Ctrl-C
+    ends the round); taken gets whose each trial was, in order. Ctrl-C stops every search at its next turn;
+    each still writes its result, then KeyboardInterrupt."""
     longest = max(capacity.lifetime_s(chosen.cap) for chosen, _ in searches.values())
     turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S, taken=taken)
     note = (f"one of {len(searches)} searches interleaved trial by trial (compare), so SEARCH_MAX is their wall "
             f"time together")  # fmt: skip
-    ended = {name: Ended() for name in searches}
+    ended = {} if ended is None else ended
+    ended.update({name: Ended() for name in searches})
     threads = [
         threading.Thread(
             target=one, args=(name, side, folder / str(n), turns, note, log, ended[name], searching)
