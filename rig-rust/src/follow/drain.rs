@@ -5,11 +5,16 @@ use super::records::{DrainRequest, DrainedRecord};
 use crate::clock::{cpu_seconds, now, round};
 use crate::key::keys;
 
-/// Read until no line has arrived for quiet_s (at most max_s): every line is an earlier trial's.
+/// Read until no line has arrived for quiet_s (at most max_s): every line is an earlier trial's. One look
+/// at every file comes first: when it finds nothing, every byte was written before the follower last read
+/// one, so the quiet began then, not now (between trials the pause, and other searches' turns, have
+/// usually been quiet for longer than quiet_s: no wait at all).
 pub fn drain(output: &mut Output, request: &DrainRequest) -> DrainedRecord {
     let (began, cpu0) = (now(), cpu_seconds());
-    let mut last = began;
     let mut stale = 0u64;
+    output.scan();
+    output.read_dirty(&mut |_, _, data| stale += keys(data).count() as u64);
+    let mut last = output.last_data_at.min(began);
     while now() - last < request.quiet_s && now() - began < request.max_s {
         output.wait(-1, 10);
         output.poll_due(now());

@@ -52,6 +52,8 @@ pub struct Output {
     pub(super) by_watch: HashMap<i32, usize>,
     pub(super) poll_s: f64,
     pub(super) last_poll: f64,
+    /// When a read last returned bytes: every byte the daemon wrote before it has been read by then.
+    pub last_data_at: f64,
 }
 
 impl Output {
@@ -76,6 +78,7 @@ impl Output {
             by_watch: HashMap::new(),
             poll_s: POLL_MAX_S,
             last_poll: now(),
+            last_data_at: now(),
         };
         output.watch(directory)?;
         output.scan();
@@ -179,6 +182,7 @@ impl Output {
                     Ok(got) => got,
                 };
                 let read_at = now(); // every line in these bytes was written by now
+                self.last_data_at = read_at;
                 let data = &self.buffer[..got];
                 if let Some(last) = memchr::memrchr(b'\n', data) {
                     any |= sampled;

@@ -1,9 +1,10 @@
 //! The follower's own tests: the tally's counts and latency, the files followed and sampled, the looks.
 
+use super::drain::drain;
 use super::looks::Looks;
 use super::names::{is_output_name, split_pri};
 use super::output::Output;
-use super::records::TrialRequest;
+use super::records::{DrainRequest, TrialRequest};
 use super::sample::SAMPLE_LINES_S;
 use super::tally::Tally;
 use super::trial::trial;
@@ -385,5 +386,48 @@ fn a_trial_ends_when_the_host_says_stop_or_goes_and_refuses_other_requests() {
         libc::close(write_end.unwrap());
         libc::close(requests.fd());
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn drain_dir(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("follow-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("test.x.all.log");
+    std::fs::write(&path, b"old syslogbench h=1 s=1 q=1\n").unwrap();
+    (dir, path)
+}
+
+const QUIET: DrainRequest = DrainRequest {
+    quiet_s: 0.2,
+    max_s: 10.0,
+};
+
+#[test]
+fn an_output_quiet_since_the_followers_last_read_is_drained_at_once() {
+    let (dir, _) = drain_dir("drain-quiet");
+    let mut output = Output::new(&dir, false).unwrap();
+    output.read_dirty(&mut |_, _, _| {});
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let drained = drain(&mut output, &QUIET);
+    assert_eq!(drained.stale, 0);
+    assert!(drained.waited_s < 0.2, "waited {} s", drained.waited_s);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_line_written_since_the_last_read_is_stale_and_the_drain_waits_a_whole_quiet() {
+    let (dir, path) = drain_dir("drain-late");
+    let mut output = Output::new(&dir, false).unwrap();
+    output.read_dirty(&mut |_, _, _| {});
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(b"late syslogbench h=1 s=1 q=2\n").unwrap();
+    let drained = drain(&mut output, &QUIET);
+    assert_eq!(drained.stale, 1);
+    assert!(drained.waited_s >= 0.2, "waited {} s", drained.waited_s);
     std::fs::remove_dir_all(&dir).unwrap();
 }
