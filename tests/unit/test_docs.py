@@ -214,8 +214,12 @@ def user_files(tmp: Path) -> None:
 
 def stop_before_containers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every way a command starts a container or changes the machine raises WouldStart; the engine's
-    version and free disk are answered without it."""
+    version and free disk are answered without it. Matplotlib's font cache is built first: on a machine
+    without one its first import runs fc-list, which would be taken for a container (both report commands
+    failed so on this session's first run)."""
     import subprocess
+
+    import matplotlib.font_manager  # noqa: F401 - builds the font cache, with fc-list, before the patch
 
     from syslogbench.host import fits, lock, onehost, render
 
