@@ -5,8 +5,6 @@ every side (model/compare.py), without containers."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -195,17 +193,26 @@ def test_a_search_result_that_cannot_be_read_is_that_runs_error_in_one_line(tmp_
     assert run.ndr_msgs_per_s is None
 
 
-def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(tmp_path: Path) -> None:
+def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The caller's `ended` holds every search's end after the KeyboardInterrupt: the compare's result then
-    keeps that round's runs (an interrupted UDP compare of 2026-12-06 kept none of its round's five)."""
+    keeps that round's runs (an interrupted UDP compare of 2026-12-06 kept none of its round's five). Ctrl-C
+    comes as KeyboardInterrupt from the main thread's first wait for a search (no signal: a test worker may
+    ignore SIGINT)."""
+    real_join = threading.Thread.join
+    interrupted: list[bool] = []
+
+    def join(self: threading.Thread, timeout: float | None = None) -> None:
+        if getattr(self, "_target", None) is interleave.one and not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        real_join(self, timeout)
 
     def searching(chosen: object, folder: Path, build: bool, log: object, project: str,
                   interleaved: Interleaved) -> int:  # fmt: skip
-        with interleaved.turn():
-            if folder.name == "1":
-                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, while every search is under way
         try:
-            while True:
+            while True:  # every search under way until the stop turns its next turn into Ctrl-C
                 with interleaved.turn():
                     time.sleep(0.01)
         except KeyboardInterrupt:
@@ -213,13 +220,12 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(tmp_
             (folder / "capacity" / f"{folder.name}.json").write_text("{}")
             raise
 
+    monkeypatch.setattr(threading.Thread, "join", join)
     search = (SimpleNamespace(cap=capacity.CapacitySettings()), Ceiling("given", 1000.0))
     ended: dict[str, interleave.Ended] = {}
     with pytest.raises(KeyboardInterrupt):
         interleave.run({"A": search, "B": search}, tmp_path, 7, lambda line: None, searching, [], ended)  # type: ignore[dict-item]
-    assert sorted(ended) == ["A", "B"]
+    assert interrupted and sorted(ended) == ["A", "B"]
     for number, name in enumerate(["A", "B"], 1):
-        assert (
-            ended[name].why == "stopped"
-            and ended[name].path == tmp_path / str(number) / "capacity" / f"{number}.json"
-        )
+        found = tmp_path / str(number) / "capacity" / f"{number}.json"
+        assert (ended[name].why, ended[name].path) == ("stopped", found), ended[name]
