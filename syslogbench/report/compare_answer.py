@@ -43,15 +43,23 @@ def shared_tuning(found: model.CompareResult) -> str | None:
 
 def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
     """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
-    those whose sides share one tuning."""
+    those whose sides share one tuning. One whose every side has an interval (two pairs or more) comes before
+    a newer one that paired less: a comparison of one pair has no interval to rank by (ce05, at TRIAL_SUM=12,
+    paired one round where 47c2 on the same kind of machine paired three)."""
     done = [
         one for one in found if one.measure == "capacity" and one.outcome == "done" and shared_tuning(one)
     ]
     kept: dict[tuple, model.CompareResult] = {}
-    for one in sorted(done, key=lambda c: (c.finished_utc, c.id)):
+    for one in sorted(done, key=lambda c: (has_intervals(c), c.finished_utc, c.id)):
         key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
         kept[key] = one
     return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
+
+
+def has_intervals(found: model.CompareResult) -> bool:
+    """Every side's NDR ratio over the first has a 95% interval (the A/A control's aside)."""
+    ratios = [found.ratios.get(side.name, {}).get(FIELD) for side in found.sides[1:]]
+    return all(ratio is not None and ratio.low is not None for ratio in ratios)
 
 
 def ranked(found: model.CompareResult) -> list[tuple[str, model.Ratio | None]]:

@@ -123,3 +123,18 @@ def test_no_capacity_comparison_no_answer(tmp_path: Path) -> None:
 
 def compare_answer_found(folder: Path) -> list[model.CompareResult]:
     return [model.read(path) for path in sorted((folder / "compare").glob("*.json"))]
+
+
+def test_a_newer_comparison_without_an_interval_does_not_hide_one_with_intervals(tmp_path: Path) -> None:
+    """A comparison that paired one round has no interval to rank by: the newest with intervals is shown."""
+    write(tmp_path, "paired", "2026-12-06T08:00:00Z", AMD, {"A": 1.0, "B": 0.415})
+    write(tmp_path, "one-pair", "2026-12-06T11:00:00Z", AMD, {"A": 1.0, "B": 0.517})
+    path = tmp_path / "compare" / "one-pair.json"
+    data = json.loads(path.read_text())
+    data["ratios"]["B"]["ndr_msgs_per_s"].update(low=None, high=None, pairs=1, verdict="not told apart")
+    path.write_text(json.dumps(data))
+    text = first_screen(tmp_path)
+    assert "0.415" in text and "0.517" not in text
+    data["ratios"]["B"]["ndr_msgs_per_s"].update(low=0.5, high=0.53, pairs=2, verdict="differs")
+    path.write_text(json.dumps(data))
+    assert "0.517" in first_screen(tmp_path) and "0.415" not in first_screen(tmp_path)
