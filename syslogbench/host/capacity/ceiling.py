@@ -39,7 +39,8 @@ def rounded_up(rate: float) -> float:
 def ceiling(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[Path, ...],
             log: Callable[[str], None]) -> tuple[Search, Ceiling]:  # fmt: skip
     """The search with its RATE_MAX, and where it came from: as given, or from the burst run (its result
-    kept in results/capacity/bursts/), or the default when the burst gave no drain rate."""
+    kept in results/capacity/bursts/), or the default when the burst gave no drain rate or the scenario is
+    paced (no burst then)."""
     cap = chosen.cap
     if chosen.paced is not None:
         log(f"notice: {chosen.paced}")
