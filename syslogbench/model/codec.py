@@ -22,6 +22,10 @@ KINDS: dict[object, str] = {float: "a number", int: "a whole number", str: "text
 # A trial's latency histogram holds thousands of counts and a result dozens of trials: lists and objects of
 # these are checked, built and copied in one pass each, not value by value through the type machinery.
 SCALARS = (str, int, float, bool, type(None))
+# A list of records whose field says `metadata=COLUMNS` is written as one list per key, {"id": [...], "sent":
+# [...]}: a trial's 20 senders as rows repeated every key 20 times, 22.6 MB of the 58 MB of committed trials.
+# Read back, either layout gives the same records (rows: results written before it).
+COLUMNS = {"layout": "columns"}
 
 
 class CodecError(ValueError):
@@ -111,8 +115,10 @@ def value_of(hint: object, value: object, where: str) -> object:
     if made is not None:
         return build(made, value, where)
     origin = typing.get_origin(next((arm for arm in arms(hint) if arm is not type(None)), hint))
+    if origin is list and isinstance(value, dict) and dataclass_in(list_item(hint)) is not None:
+        value = rows(value, where)
     if origin is list and isinstance(value, list):
-        item = typing.get_args(next(arm for arm in arms(hint) if typing.get_origin(arm) is list))[0]
+        item = list_item(hint)
         if item in KINDS:
             return list(value)
         return [value_of(item, entry, f"{where}.{i}") for i, entry in enumerate(value)]
@@ -122,6 +128,30 @@ def value_of(hint: object, value: object, where: str) -> object:
             return dict(value)
         return {key: value_of(item, entry, f"{where}.{key}") for key, entry in value.items()}
     return value
+
+
+def list_item(hint: object) -> object:
+    """What a `list[X] | None` hint holds: X."""
+    return typing.get_args(next(arm for arm in arms(hint) if typing.get_origin(arm) is list))[0]
+
+
+def rows(columns: dict, where: str) -> list[dict]:
+    """Records written as columns (COLUMNS), one dict each; CodecError where a column is not a list or is
+    shorter or longer than the first."""
+    count = None
+    for key, column in columns.items():
+        if not isinstance(column, list):
+            raise CodecError(f"{where}.{key} is {json_text(column)[:40]}, not a list (a column)")
+        if count is not None and len(column) != count:
+            first = next(iter(columns))
+            raise CodecError(f"{where}.{key} has {len(column)} entries where {where}.{first} has {count}")
+        count = len(column)
+    return [{key: column[i] for key, column in columns.items()} for i in range(count or 0)]
+
+
+def columns(records: list[dict]) -> dict[str, list]:
+    """Records as one list per key (COLUMNS); every record has the same keys (plain() of one dataclass)."""
+    return {key: [record[key] for record in records] for key in (records[0] if records else {})}
 
 
 def build(kind_: type[T], data: object, where: str) -> T:
@@ -171,7 +201,11 @@ def plain(value: object) -> object:
     """A model part as JSON-ready dicts and lists, like dataclasses.asdict, which deep-copies every count of
     every histogram one by one (40 s of a report's 90 over the committed capacity results)."""
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+        made = {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+        for f in fields(value):
+            if f.metadata == COLUMNS:
+                made[f.name] = columns(made[f.name])  # type: ignore[arg-type]
+        return made
     if isinstance(value, dict):
         if all(isinstance(v, SCALARS) for v in value.values()):
             return dict(value)

@@ -21,6 +21,7 @@ from syslogbench.host import onehost, plan
 from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import Compose
+from syslogbench.model.codec import rows
 from syslogbench.rig.procstat import cpu_list
 
 from .conftest import PROJECT
@@ -76,7 +77,7 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     for trial in result["trials"]:
         assert trial["sent"] == trial["received"] + trial["lost"], trial
         assert 0 <= trial["late"] <= trial["received"], trial
-        for sender in trial["senders"]:
+        for sender in rows(trial["senders"], "senders"):  # written as columns
             assert sender["sent"] == sender["received"] + sender["lost"], sender
             assert sender["late"] <= sender["received"], sender
     ndr = result["ndr"]
@@ -194,7 +195,7 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
     for trial in result["trials"]:
         assert trial["sent"] == trial["intended"] == trial["received"] > 0, f"{trial}\n{table}"
         assert trial["lost"] == trial["duplicated"] == 0, trial
-        for sender in trial["senders"]:
+        for sender in rows(trial["senders"], "senders"):  # written as columns
             assert sender["sent"] == sender["received"] == sender["intended"], sender
         # The last hop is part of the rig in a relay, and its CPU is in the rig's share (none elsewhere).
         hop = trial["rig"]["last_hop_cpu_s"]

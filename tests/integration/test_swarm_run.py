@@ -18,6 +18,7 @@ import pytest
 
 from syslogbench.contract import EXIT_CODES, image_name
 from syslogbench.host import profiles
+from syslogbench.model.codec import rows
 
 from .conftest import PROJECT, ROOT, SMALL
 from .swarm import Swarm, Unavailable, docker
@@ -169,7 +170,7 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
         )
         # Each line is written to two files: the second sighting is a copy (it may come after the trial's end).
         assert trial["duplicated"] == 0 and trial["copies"] <= trial["received"], trial
-        for sender in trial["senders"]:
+        for sender in rows(trial["senders"], "senders"):  # written as columns
             assert sender["sent"] == sender["received"] + sender["lost"], sender
     assert any(trial["copies"] > 0 for trial in result["trials"]), table
     final, bound = float(shape["TRIAL_FINAL"]), float(shape["LATENCY_BOUND"])
@@ -245,7 +246,7 @@ def test_capacity_on_three_nodes_measures_and_corrects_a_node_s_clock_offset(
     for trial in result["trials"]:
         assert trial["early"] == 0 and trial["late"] == 0 and trial["lost"] == 0, trial
         assert trial["latency_ms"]["max"] < 1000 * abs(INJECTED_OFFSET_S) / 2, trial["latency_ms"]
-        for sender in trial["senders"]:
+        for sender in rows(trial["senders"], "senders"):  # written as columns
             assert sender["clock_offset_s"] is not None and sender["node"] in by_node, sender
     assert result["outcome"] == "found", result["errors"]
 

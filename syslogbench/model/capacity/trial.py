@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 from syslogbench.model.capacity.rigcost import RigCost
+from syslogbench.model.codec import COLUMNS
 from syslogbench.model.capacity.sender import SenderTrial
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
@@ -105,7 +106,8 @@ class Trial:
     watcher_cpu_s: float | None
     udp_rcvbuf_errors: int | None
     udp_in_errors: int | None
-    senders: list[SenderTrial] = field(default_factory=list)
+    # Written as columns (model/codec.py COLUMNS); read in either layout.
+    senders: list[SenderTrial] = field(default_factory=list, metadata=COLUMNS)
     # Before the trial: how long the earlier trials' lines took to stop arriving, and how many there were.
     drain_s: float | None = None
     # The longest gap between two looks at the output. Past half of LATENCY_BOUND the watcher itself was held
