@@ -155,10 +155,12 @@ class Trials:
         if self.failure:
             return {"error": self.failure}
         with self.one_at_a_time:
+            asked = time.time()
             try:
-                return self.trial(rate, duration)
+                record = self.trial(rate, duration)
             except RigError as error:
                 return {"error": f"trial {self.number}: the compiled follower: {error}"}
+            return timed(record, asked, (self.spec or {}).get("start"), duration)
 
     def trial(self, rate: float, duration: float) -> dict:
         per_sender = rate / len(self.names)
@@ -308,6 +310,15 @@ class Trials:
             "daemon_exit": died,
             "errors": errors,
         }
+
+
+def timed(record: dict, asked: float, start: float | None, duration: float) -> dict:
+    """A trial's record with where the watcher's time went around it (model.capacity.Trial setup_s, wrapup_s):
+    what a trial costs beyond its length, measured apart from the host's exec."""
+    if "number" in record and start is not None:
+        record["setup_s"] = round(start - asked, 3)
+        record["wrapup_s"] = round(time.time() - start - duration, 3)
+    return record
 
 
 def sender_clock(request: dict) -> tuple[float, float, str | None] | None:

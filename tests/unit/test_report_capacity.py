@@ -133,8 +133,12 @@ def test_the_model_reads_back_what_it_wrote() -> None:
     # to_dict is asdict (faster), but for a trial's senders, which it writes as columns; read as rows (results
     # written before the columns) they are the same records.
     rows = dataclasses.asdict(model.result_from_dict(written))
-    assert isinstance(rows["trials"][0]["senders"], list) and isinstance(written["trials"][0]["senders"], dict)
-    assert rows["trials"][0]["senders"] == [dataclasses.asdict(s) for s in model.result_from_dict(written).trials[0].senders]
+    assert isinstance(rows["trials"][0]["senders"], list) and isinstance(
+        written["trials"][0]["senders"], dict
+    )
+    assert rows["trials"][0]["senders"] == [
+        dataclasses.asdict(s) for s in model.result_from_dict(written).trials[0].senders
+    ]
     assert model.result_from_dict(rows) == model.result_from_dict(written)
     assert written["trials"][0]["senders"]["sent"] == [s["sent"] for s in rows["trials"][0]["senders"]]
 

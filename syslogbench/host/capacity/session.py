@@ -69,6 +69,7 @@ def ask(runner: RunningStack, env: dict[str, str], rate: float, seconds: float, 
     timeout = seconds + cap.latency_bound_s + EXEC_ALLOWANCE_S + capacity.READY_WAIT_S
     timeout += 0 if done_before else FIRST_TRIAL_ALLOWANCE_S
     args = ["python3", "-m", "syslogbench.rig.trials", "run", f"{rate:.3f}", f"{seconds:.3f}"]
+    asked = time.monotonic()
     for _ in range(60):  # until the watcher's port is open (it opens it once the volumes are reset)
         try:
             done = runner.exec(env, "watcher", args, timeout)
@@ -76,7 +77,9 @@ def ask(runner: RunningStack, env: dict[str, str], rate: float, seconds: float, 
             return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
         answer = last_json(done.stdout)
         if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
-            return encoded(answer)
+            return encoded(answer) | (
+                {"asked_s": round(time.monotonic() - asked, 3)} if "number" in answer else {}
+            )
         if not compose.is_alive():
             break
         time.sleep(2)

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 from syslogbench.model.capacity.rigcost import RigCost
-from syslogbench.model.codec import COLUMNS
 from syslogbench.model.capacity.sender import SenderTrial
+from syslogbench.model.codec import COLUMNS
 
 # The trial number goes into each message's sequence number, above TRIAL_SEQ_SPAN: each trial has sequence
 # numbers of its own, so a message from an earlier trial that arrives late is never counted for a later one.
@@ -143,6 +143,13 @@ class Trial:
     # Python watcher before the follower, whose values (rounded to 3 decimal digits) the encoding would change.
     # None where latency_histogram holds it.
     latency_histogram_us: dict[str, int] | None = None
+    # Where a trial's time went beyond its length (None in results from before): the watcher's, from the
+    # host's request to the common start (the drain of earlier lines, the senders' rendering and clock checks,
+    # the start's lead) and from the end of the schedule to its answer (the last arrivals, the senders'
+    # reports, the record); and the host's whole wait for the answer, `docker compose exec` included.
+    setup_s: float | None = None
+    wrapup_s: float | None = None
+    asked_s: float | None = None
 
     def consistent(self) -> str | None:
         for sender in self.senders:
