@@ -20,6 +20,8 @@ from syslogbench.model import capacity
 from syslogbench.model import compare as model
 from syslogbench.model.capacity import Ceiling
 
+Terminated = cli.Terminated  # what SIGTERM raises in the main thread
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "results/capacity/20261204T234253.494Z-syslog-ng-4.8-8605-tls.json"
 
@@ -62,6 +64,9 @@ def test_a_turn_that_never_comes_is_an_error_and_a_stop_ends_the_next_turn_as_ct
         pass
     turns.stop()
     with pytest.raises(KeyboardInterrupt), turns.turn(first):
+        pass
+    turns.stop(Terminated)  # SIGTERM's kind: each search's result says SIGTERM, not Ctrl-C
+    with pytest.raises(Terminated), turns.turn(first):
         pass
 
 
@@ -193,8 +198,9 @@ def test_a_search_result_that_cannot_be_read_is_that_runs_error_in_one_line(tmp_
     assert run.ndr_msgs_per_s is None
 
 
+@pytest.mark.parametrize("by", [KeyboardInterrupt, Terminated])
 def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by: type[KeyboardInterrupt]
 ) -> None:
     """The caller's `ended` holds every search's end after the KeyboardInterrupt: the compare's result then
     keeps that round's runs (an interrupted UDP compare of 2026-12-06 kept none of its round's five). Ctrl-C
@@ -206,7 +212,7 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
     def join(self: threading.Thread, timeout: float | None = None) -> None:
         if getattr(self, "_target", None) is interleave.one and not interrupted:
             interrupted.append(True)
-            raise KeyboardInterrupt
+            raise by
         real_join(self, timeout)
 
     def searching(chosen: object, folder: Path, build: bool, log: object, project: str,
@@ -215,7 +221,8 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
             while True:  # every search under way until the stop turns its next turn into Ctrl-C
                 with interleaved.turn():
                     time.sleep(0.01)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stopped:
+            assert type(stopped) is by  # the searches stop as the command did (their results say which)
             (folder / "capacity").mkdir(parents=True)
             (folder / "capacity" / f"{folder.name}.json").write_text("{}")
             raise
@@ -223,7 +230,7 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
     monkeypatch.setattr(threading.Thread, "join", join)
     search = (SimpleNamespace(cap=capacity.CapacitySettings()), Ceiling("given", 1000.0))
     ended: dict[str, interleave.Ended] = {}
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(by):
         interleave.run({"A": search, "B": search}, tmp_path, 7, lambda line: None, searching, [], ended)  # type: ignore[dict-item]
     assert interrupted and sorted(ended) == ["A", "B"]
     for number, name in enumerate(["A", "B"], 1):

@@ -98,8 +98,8 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
     try:
         for thread in threads:
             thread.join(longest + JOIN_ALLOWANCE_S)
-    except KeyboardInterrupt:
-        turns.stop()
+    except KeyboardInterrupt as signal:
+        turns.stop(type(signal))
         for thread in threads:
             thread.join(longest + JOIN_ALLOWANCE_S)
         raise

@@ -17,14 +17,16 @@ from syslogbench.model.capacity import Ceiling
 class Turns:
     """Whose trial is next: every search still running once per time round, in a random order drawn
     afresh each time round. A search waits for its turn at most wait_s; stop() makes every later turn end
-    its search as Ctrl-C would."""
+    its search as Ctrl-C (or SIGTERM) did the command."""
 
     def __init__(self, names: list[str], seed: int, wait_s: float, taken: list[str] | None = None) -> None:
         self._cond = threading.Condition()
         self._running = list(names)
         self._order: list[str] = []
         self._draw = random.Random(seed)
-        self._stopped = False
+        self._stopped: type[KeyboardInterrupt] | None = (
+            None  # what stopped the turns: Ctrl-C, or SIGTERM's kind
+        )
         self.wait_s = wait_s
         self.taken = [] if taken is None else taken  # who had each turn, in order: the result keeps it
 
@@ -37,9 +39,9 @@ class Turns:
     def turn(self, name: str) -> Iterator[None]:
         """The block runs while it is name's turn and no one else's."""
         with self._cond:
-            mine = self._cond.wait_for(lambda: self._stopped or self._next() == name, self.wait_s)
-            if self._stopped:
-                raise KeyboardInterrupt
+            mine = self._cond.wait_for(lambda: self._stopped is not None or self._next() == name, self.wait_s)
+            if self._stopped is not None:
+                raise self._stopped
             if not mine:
                 raise TrialFailed(f"{name} waited {self.wait_s:,.0f} s for its turn: another search hung")
         try:
@@ -58,9 +60,11 @@ class Turns:
                 self._order.remove(name)
             self._cond.notify_all()
 
-    def stop(self) -> None:
+    def stop(self, by: type[KeyboardInterrupt] = KeyboardInterrupt) -> None:
+        """Every later turn raises `by`: what stopped the command (Ctrl-C, or host/cli.py's SIGTERM), so that
+        each search's result says which."""
         with self._cond:
-            self._stopped = True
+            self._stopped = by
             self._cond.notify_all()
 
 
