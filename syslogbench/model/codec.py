@@ -154,6 +154,11 @@ def columns(records: list[dict]) -> dict[str, list]:
     return {key: [record[key] for record in records] for key in (records[0] if records else {})}
 
 
+def laid_out(made: object, metadata: object) -> object:
+    """A field's plain value as its file holds it: records as columns where the field says COLUMNS."""
+    return columns(made) if metadata == COLUMNS and isinstance(made, list) else made
+
+
 def build(kind_: type[T], data: object, where: str) -> T:
     """A dataclass from a dict: every key must be a field, every field without a default must be there."""
     if not isinstance(data, dict):
@@ -201,11 +206,7 @@ def plain(value: object) -> object:
     """A model part as JSON-ready dicts and lists, like dataclasses.asdict, which deep-copies every count of
     every histogram one by one (40 s of a report's 90 over the committed capacity results)."""
     if is_dataclass(value) and not isinstance(value, type):
-        made = {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-        for f in fields(value):
-            if f.metadata == COLUMNS:
-                made[f.name] = columns(made[f.name])  # type: ignore[arg-type]
-        return made
+        return {f.name: laid_out(plain(getattr(value, f.name)), f.metadata) for f in fields(value)}
     if isinstance(value, dict):
         if all(isinstance(v, SCALARS) for v in value.values()):
             return dict(value)

@@ -77,9 +77,10 @@ def ask(runner: RunningStack, env: dict[str, str], rate: float, seconds: float, 
             return {"error": f"the trial at {rate:,.0f} msg/s did not answer within {timeout:.0f} s"}
         answer = last_json(done.stdout)
         if answer is not None and "cannot reach the watcher" not in str(answer.get("error", "")):
-            return encoded(answer) | (
-                {"asked_s": round(time.monotonic() - asked, 3)} if "number" in answer else {}
-            )
+            found = encoded(answer)
+            if "number" in found:  # a trial's record: the host's whole wait for it
+                found["asked_s"] = round(time.monotonic() - asked, 3)
+            return found
         if not compose.is_alive():
             break
         time.sleep(2)

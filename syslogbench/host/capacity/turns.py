@@ -24,9 +24,8 @@ class Turns:
         self._running = list(names)
         self._order: list[str] = []
         self._draw = random.Random(seed)
-        self._stopped: type[KeyboardInterrupt] | None = (
-            None  # what stopped the turns: Ctrl-C, or SIGTERM's kind
-        )
+        # What stopped the turns, None until then: KeyboardInterrupt (Ctrl-C), or host/cli.py's SIGTERM.
+        self._stopped: type[KeyboardInterrupt] | None = None
         self.wait_s = wait_s
         self.taken = [] if taken is None else taken  # who had each turn, in order: the result keeps it
 
