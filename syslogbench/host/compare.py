@@ -29,7 +29,7 @@ from syslogbench.host.capacity import command as searchrun
 from syslogbench.host.capacity import plan as searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
-from syslogbench.model import capacity, machine, result, settings
+from syslogbench.model import capacity, compare_pairs, machine, result, settings
 from syslogbench.model import compare as model
 
 if TYPE_CHECKING:
@@ -333,5 +333,10 @@ def table(found: model.CompareResult) -> str:
             f"{model.LABELS[name]}: {found.control_text(name)} (the floor: the larger of "
             f"{model.MIN_EFFECT:.0%} and the control's distance from 1)"
         )
+    for pair in compare_pairs.pairs(found):  # like with like beyond the first: sides at two tunings
+        if pair.base != first:
+            a, b = pair.ratios[one], pair.ratios[two]
+            rows.append(f"{pair.side} over {pair.base} ({pair.differs_in} alone): {label1} {cell(a)}, "
+                        f"{a.verdict}; {label2} {cell(b)}, {b.verdict}")  # fmt: skip
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from syslogbench.model import compare as model
+from syslogbench.model import compare_pairs
 from syslogbench.report import capacity_rows
 from syslogbench.report.blocks import Block, Details, Heading, Note, Notes, Paragraph, Section, Table
 
@@ -65,6 +66,27 @@ def rows(found: model.CompareResult) -> list[list[str]]:
     return out
 
 
+def mixed(found: model.CompareResult) -> bool:
+    """The sides differ in tuning: pairs beyond the comparison's own table exist."""
+    return len({side.tuning for side in found.sides if side.config is None}) > 1
+
+
+def pairs_table(found: model.CompareResult) -> Table | None:
+    """Every like-with-like pair with each measured figure's ratio and verdict; None where the sides share a
+    tuning (the comparison's own table holds every pair then)."""
+    if not mixed(found):
+        return None
+    one, two = (model.LABELS[name] for name in model.MEASURES[found.measure])
+    header = ("side", "over", "differs in", f"{one} ratio [95%]", f"{one} verdict", f"{two} ratio [95%]", f"{two} verdict",
+              "pairs")  # fmt: skip
+    rows = []
+    for pair in compare_pairs.pairs(found):
+        a, b = (pair.ratios[name] for name in model.MEASURES[found.measure])
+        rows.append([f"`{pair.side}`", f"`{pair.base}`", pair.differs_in, a.text(), a.verdict, b.text(),
+                     b.verdict, str(a.pairs)])  # fmt: skip
+    return Table(header, rows, css_class="stack")
+
+
 def machine_of(found: model.CompareResult) -> str:
     """The comparison's machine as the Machines table names it (report/capacity_rows.py)."""
     return capacity_rows.machine_of({"machine": found.machine})
@@ -97,6 +119,9 @@ def section(
             Paragraph(cited(one, numbers)),
             Table(header(one), rows(one), css_class="stack"),
         ]
+        if (pairs := pairs_table(one)) is not None:  # sides at two tunings: like with like, too
+            shown += [Paragraph("Like with like: every two sides that differ in the tuning or the profile alone."),
+                      pairs]  # fmt: skip
         # The newest open, the earlier ones folded: the page stays short as comparisons add up. A capacity
         # comparison is folded too: the first screen has it (report/compare_answer.py).
         opened = index == 0 and one.measure != "capacity"

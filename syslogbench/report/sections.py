@@ -16,7 +16,7 @@ from pathlib import Path
 
 from syslogbench.model.knobs import KnobsResult
 from syslogbench.model.result import Result
-from syslogbench.report import burst, capacity, capacity_answer, compare_answer, knobs, stats
+from syslogbench.report import burst, capacity, capacity_answer, compare_answer, compare_pairs, knobs, stats
 from syslogbench.report import compare as comparisons
 from syslogbench.report.blocks import (
     Block,
@@ -354,6 +354,7 @@ def document(
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
     lead = capacity_answer.lead_blocks(searches, numbers, anchors) + compare_answer.blocks(compared, numbers)
+    lead += compare_pairs.blocks(compared, numbers)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
     sections += [comparisons.section(compared, unread_compared, numbers)]
