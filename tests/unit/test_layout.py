@@ -18,8 +18,10 @@ ALLOWED = {
     "model": {"contract"},
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
-    # the result models, runs, searches and knob studies, and their strict reader
-    "report": {"model.result", "model.capacity", "model.codec", "model.knobs", "model.compare"},
+    # the result models, runs, searches, knob studies and comparisons (their like-with-like pairs too), and
+    # their strict reader
+    "report": {"model.result", "model.capacity", "model.codec", "model.knobs", "model.compare",
+               "model.compare_pairs"},  # fmt: skip
 }
 
 
