@@ -20,8 +20,14 @@ ALLOWED = {
     "host": {"contract", "model"},
     # the result models, runs, searches, knob studies and comparisons (their like-with-like pairs too), and
     # their strict reader
-    "report": {"model.result", "model.capacity", "model.codec", "model.knobs", "model.compare",
-               "model.compare_pairs"},  # fmt: skip
+    "report": {
+        "model.result",
+        "model.capacity",
+        "model.codec",
+        "model.knobs",
+        "model.compare",
+        "model.compare_pairs",
+    },  # fmt: skip
 }
 
 
