@@ -41,8 +41,8 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int], field: str
     bought = [sentence(p, field) for p in found_pairs if p.differs_in == compare_pairs.TUNING]
     families = [sentence(p, field) for p in found_pairs if p.differs_in == compare_pairs.PROFILE]
     said = machine_of(found).split(", kernel")[0]
-    parts = [f"tuned over default: {'; '.join(bought)}" if bought else "",
-             f"families at one tuning: {'; '.join(families)}" if families else ""]  # fmt: skip
+    parts = [f"Tuned over default: {'; '.join(bought)}" if bought else "",
+             f"Families at one tuning: {'; '.join(families)}" if families else ""]  # fmt: skip
     head = f"**`{found.scenario}`**, {found.rounds} rounds, on {machine} ({said})"
     return f"{head}. " + ". ".join(part for part in parts if part) + "."
 

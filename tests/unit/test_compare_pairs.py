@@ -86,9 +86,9 @@ def test_the_first_screen_says_what_tuning_buys_each_family_and_each_tunings_fam
     text = first_screen(tmp_path)
     assert f"## {first_screen_pairs.TITLE}" in text
     (line,) = [line for line in text.splitlines() if line.startswith("**`seed2014`**, 3 rounds")]
-    assert "tuned over default: `A@tuned` over `A`: **2.000×** [1.9" in line
+    assert "Tuned over default: `A@tuned` over `A`: **2.000×** [1.9" in line
     assert "`B@tuned` over `B`: **4.400×** [4.40, 4.40], n=3, differs" in line
-    assert "families at one tuning: `B` over `A`: **0.500×**" in line and "`B@tuned` over `A@tuned`" in line
+    assert "Families at one tuning: `B` over `A`: **0.500×**" in line and "`B@tuned` over `A@tuned`" in line
 
 
 def test_no_comparison_of_tunings_no_pairs_on_the_first_screen(tmp_path: Path) -> None:
