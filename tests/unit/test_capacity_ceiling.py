@@ -3,6 +3,7 @@ and a search whose NDR reaches its RATE_MAX read as "at least"."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -113,3 +114,18 @@ def test_a_search_whose_ndr_held_its_rate_max_reads_at_least() -> None:
     study = results.parent / "knobs" / "20261201T211242.285Z-rsyslog-8.2504-ce46-seed2014" / "capacity"
     found = capacity.read(study / "20261201T212939.524Z-rsyslog-8.2504-2f27-seed2014.json")
     assert not found.at_ceiling and "NDR at least" not in capacity.table(found)
+
+
+def test_a_search_that_held_every_rate_the_rig_could_send_reads_at_least() -> None:
+    """A sender-bound trial starts the search again below what the senders reached; where the daemon then held
+    every rate up to that new top, its NDR is the rig's limit, not its own (udp, 2026-12-06: rsyslog-8.2504 at
+    `tuned` held 112,404 msg/s, the senders' 124,894 less the back-off, with RATE_MAX 200,000 given)."""
+    results = Path(__file__).resolve().parents[2] / "results" / "capacity"
+    held = capacity.read(results / "20261127T041625.458Z-rsyslog-8.2504-f205-udp.json")
+    assert held.rig_limit_msgs_per_s is not None and held.ndr.upper_msgs_per_s is None
+    assert held.ndr_msgs_per_s is not None and held.ndr_msgs_per_s < held.settings["rate_max"]
+    assert held.at_ceiling
+    said = capacity.table(held)
+    assert f"the rig could send no more than {capacity.rate_text(held.rig_limit_msgs_per_s)} msg/s" in said
+    limited = dataclasses.replace(held, rig_limit_msgs_per_s=None)
+    assert not limited.at_ceiling  # below RATE_MAX with no rig limit: the daemon's own NDR

@@ -120,15 +120,14 @@ class CapacityResult:
 
     @property
     def at_ceiling(self) -> bool:
-        """The published NDR is RATE_MAX: the daemon held every rate tried, its confirmation too, so its NDR
-        is "at least". A confirmation that broke at RATE_MAX found a limit below it: the rate then published
-        is the daemon's."""
+        """The published NDR is the search's ceiling: RATE_MAX, or the lower one it started again with when
+        the rig could send no faster (rig_limit_msgs_per_s). The daemon held every rate tried, its
+        confirmation too, so its NDR is "at least". A confirmation that broke at RATE_MAX found a limit below
+        it: the rate then published is the daemon's."""
         published = self.ndr_msgs_per_s
-        return (
-            published is not None
-            and self.ndr.upper_msgs_per_s is None
-            and published >= self.settings["rate_max"]
-        )
+        if published is None or self.ndr.upper_msgs_per_s is not None:
+            return False
+        return self.rig_limit_msgs_per_s is not None or published >= self.settings["rate_max"]
 
     def to_dict(self) -> dict:
         return codec.plain(self)  # type: ignore[return-value]
@@ -186,6 +185,10 @@ def table(result: CapacityResult) -> str:
 
 
 def at_least_text(result: CapacityResult) -> str:
+    if result.rig_limit_msgs_per_s is not None:  # the daemon held all the rig could send
+        return (f"NDR at least {rate_text(result.ndr_msgs_per_s)} msg/s: the rig could send no more than "
+                f"{rate_text(result.rig_limit_msgs_per_s)} msg/s and the daemon held every rate below it, so "
+                "its own limit is above; send from more cores (a swarm: docs/swarm.md)")  # fmt: skip
     return (f"NDR at least {rate_text(result.ndr_msgs_per_s)} msg/s: the search's RATE_MAX held, so the daemon's "
             "own limit is above it; give a higher RATE_MAX")  # fmt: skip
 
