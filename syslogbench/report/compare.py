@@ -1,7 +1,8 @@
 """The comparisons, after the knob tables: each `python -m syslogbench compare` (results/compare/<id>.json),
 newest first, one row per side over the first: its drain-rate and CPU-per-message ratios (or, with
 --capacity, its NDR and PDR ratios) with their 95% intervals, paired by round, and the verdicts, beside the
-A/A control's floor and spread. No comparison, no section."""
+A/A control's floor and spread; where the sides differ in tuning, a table of every two sides that differ in one
+thing alone (model/compare_pairs.py). No comparison, no section."""
 
 from __future__ import annotations
 
@@ -76,15 +77,12 @@ def pairs_table(found: model.CompareResult) -> Table | None:
     tuning (the comparison's own table holds every pair then)."""
     if not mixed(found):
         return None
-    one, two = (model.LABELS[name] for name in model.MEASURES[found.measure])
-    header = ("side", "over", "differs in", f"{one} ratio [95%]", f"{one} verdict", f"{two} ratio [95%]", f"{two} verdict",
-              "pairs")  # fmt: skip
     rows = []
     for pair in compare_pairs.pairs(found):
         a, b = (pair.ratios[name] for name in model.MEASURES[found.measure])
         rows.append([f"`{pair.side}`", f"`{pair.base}`", pair.differs_in, a.text(), a.verdict, b.text(),
                      b.verdict, str(a.pairs)])  # fmt: skip
-    return Table(header, rows, css_class="stack")
+    return Table(("side", "over", "differs in", *header(found)[3:]), rows, css_class="stack")
 
 
 def machine_of(found: model.CompareResult) -> str:
