@@ -14,7 +14,6 @@ report reads.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -308,8 +307,7 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
     )
     path = results_dir / "compare" / f"{cid}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(model.result_from_dict(found.to_dict()).to_dict(), indent=1, sort_keys=True)
-    path.write_text(text + "\n")
+    path.write_text(model.text(found))
     return path
 
 

@@ -17,6 +17,7 @@ strictly through model/codec.py.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Sequence
@@ -269,6 +270,13 @@ def judge(runs: Sequence[Run], sides: Sequence[str], fields: Sequence[str] = FIE
     return judged
 
 
+def judge_again(found: CompareResult) -> None:
+    """The result's ratios, floors and spreads computed again from its runs, after a run's verdict changed."""
+    judged = judge(found.runs, [side.name for side in found.sides], MEASURES[found.measure])
+    found.ratios, found.floor = judged.ratios, judged.floor
+    found.control_spread, found.erratic = judged.control_spread, judged.erratic
+
+
 def rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
@@ -290,6 +298,11 @@ def result_from_dict(data: object) -> CompareResult:
                 f"compare result: the ratios of {name!r} are of {sorted(ratios)}, not {found.measure}'s {fields}"
             )
     return found
+
+
+def text(found: CompareResult) -> str:
+    """The result file's text, read back through result_from_dict first: what is written is what reads."""
+    return json.dumps(result_from_dict(found.to_dict()).to_dict(), indent=1, sort_keys=True) + "\n"
 
 
 def read(path: Path) -> CompareResult:
