@@ -260,14 +260,20 @@ def judge(runs: Sequence[Run], sides: Sequence[str], fields: Sequence[str] = FIE
         judged.floor[name], judged.erratic[name] = round(floor, 4), erratic
         judged.control_spread[name] = None if aa_spread is None else round(aa_spread, 4)
         for side in [control, *sides[1:]]:
-            found = paired(runs, side, first, name)
-            value, low, high = interval(found)
-            low, high = widened(runs, side, first, name, low, high)
-            said = verdict(value, low, high, MIN_EFFECT if side == control else floor, erratic)
-            judged.ratios.setdefault(side, {})[name] = Ratio(
-                rounded(value), rounded(low), rounded(high), len(found), said
+            judged.ratios.setdefault(side, {})[name] = ratio_over(
+                runs, side, first, name, MIN_EFFECT if side == control else floor, erratic
             )
     return judged
+
+
+def ratio_over(runs: Sequence[Run], side: str, base: str, name: str, floor: float, erratic: bool) -> Ratio:
+    """The side's figure over the base's, paired by round: geometric mean, interval no narrower than the
+    searches' resolution, and the verdict against the floor."""
+    found = paired(runs, side, base, name)
+    value, low, high = interval(found)
+    low, high = widened(runs, side, base, name, low, high)
+    said = verdict(value, low, high, floor, erratic)
+    return Ratio(rounded(value), rounded(low), rounded(high), len(found), said)
 
 
 def judge_again(found: CompareResult) -> None:

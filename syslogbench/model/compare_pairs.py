@@ -43,24 +43,15 @@ def like_pairs(sides: list[compare.Side]) -> list[tuple[compare.Side, compare.Si
 
 
 def pairs(found: compare.CompareResult) -> list[Pair]:
-    """Every like-with-like pair of the comparison's sides, each figure's ratio judged by the comparison's
-    floor and erratic flag (its first side's A/A control: the machine's floor in that run)."""
+    """Every like-with-like pair of the comparison's sides, each figure's ratio paired as judge() pairs a side
+    with the first, and judged by the comparison's floor and erratic flag (its first side's A/A control: the
+    machine's floor in that run)."""
     out = []
     for base, side, differs_in in like_pairs(found.sides):
-        ratios = {}
-        for name in compare.MEASURES[found.measure]:
-            ratios[name] = ratio(found, side.name, base.name, name)
+        ratios = {
+            name: compare.ratio_over(found.runs, side.name, base.name, name,
+                                     found.floor.get(name, compare.MIN_EFFECT), found.erratic.get(name, False))
+            for name in compare.MEASURES[found.measure]
+        }  # fmt: skip
         out.append(Pair(base.name, side.name, differs_in, ratios))
     return out
-
-
-def ratio(found: compare.CompareResult, side: str, base: str, name: str) -> compare.Ratio:
-    """The side's figure over the base's, paired by round, as judge() gives a side over the first."""
-    values = compare.paired(found.runs, side, base, name)
-    value, low, high = compare.interval(values)
-    low, high = compare.widened(found.runs, side, base, name, low, high)
-    floor = found.floor.get(name, compare.MIN_EFFECT)
-    said = compare.verdict(value, low, high, floor, found.erratic.get(name, False))
-    return compare.Ratio(
-        compare.rounded(value), compare.rounded(low), compare.rounded(high), len(values), said
-    )

@@ -11,7 +11,7 @@ the comparisons section, as what the tuning buys).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 
 from syslogbench.model import capacity
@@ -41,14 +41,15 @@ def shared_tuning(found: model.CompareResult) -> str | None:
     return tunings.pop() if len(tunings) == 1 else None
 
 
-def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
+def newest(
+    found: Sequence[model.CompareResult],
+    which: Callable[[model.CompareResult], object] = shared_tuning,
+) -> list[model.CompareResult]:
     """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
-    those whose sides share one tuning. One whose every side has an interval (two pairs or more) comes before
-    a newer one that paired less: a comparison of one pair has no interval to rank by (ce05, at TRIAL_SUM=12,
-    paired one round where 47c2 on the same kind of machine paired three)."""
-    done = [
-        one for one in found if one.measure == "capacity" and one.outcome == "done" and shared_tuning(one)
-    ]
+    those `which` takes (by default those whose sides share one tuning). One whose every side has an interval
+    (two pairs or more) comes before a newer one that paired less: a comparison of one pair has no interval to
+    rank by (ce05, at TRIAL_SUM=12, paired one round where 47c2 on the same kind of machine paired three)."""
+    done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and which(one)]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (has_intervals(c), c.finished_utc, c.id)):
         key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from syslogbench.model import compare as model
 from syslogbench.model import compare_pairs
+from syslogbench.report import compare_answer
 from syslogbench.report.blocks import Block, Details, Heading, Note, Paragraph
 from syslogbench.report.compare import machine_of, mixed
 
@@ -47,19 +48,9 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int], field: str
     return f"{head}. " + ". ".join(part for part in parts if part) + "."
 
 
-def newest(found: Sequence[model.CompareResult]) -> list[model.CompareResult]:
-    """The newest finished capacity comparison of each scenario, set of sides and machine whose sides differ
-    in tuning, newest first."""
-    kept: dict[tuple, model.CompareResult] = {}
-    done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and mixed(one)]
-    for one in sorted(done, key=lambda c: (c.finished_utc, c.id)):
-        kept[(one.scenario, tuple(side.name for side in one.sides), machine_of(one))] = one
-    return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
-
-
 def blocks(found: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[Block]:
     """The first screen's pairs: a sentence per comparison; nothing where no comparison mixes tunings."""
-    chosen = newest(found)
+    chosen = compare_answer.newest(found, mixed)
     if not chosen:
         return []
     lines: list[Block] = [Paragraph(lead_text(one, numbers, "ndr_msgs_per_s")) for one in chosen]
