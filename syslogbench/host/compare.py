@@ -311,10 +311,6 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
     return path
 
 
-def cell(ratio: model.Ratio) -> str:
-    return ratio.text() if ratio.value is None else f"{ratio.text()} (n={ratio.pairs})"
-
-
 def table(found: model.CompareResult) -> str:
     """One row per side over the first: its ratio of each figure paired (the drain rate and CPU per message,
     or the NDR and PDR), and the verdicts."""
@@ -325,7 +321,9 @@ def table(found: model.CompareResult) -> str:
             "(pairs)", f"{'side':<40} {label1 + ' ratio':<34} {label2 + ' ratio':<34} verdict"]  # fmt: skip
     for name, ratios in found.ratios.items():
         a, b = ratios[one], ratios[two]
-        rows.append(f"{name[:40]:<40} {cell(a):<34} {cell(b):<34} {a.verdict}; {label2}: {b.verdict}")
+        rows.append(
+            f"{name[:40]:<40} {a.text(pairs=True):<34} {b.text(pairs=True):<34} {a.verdict}; {label2}: {b.verdict}"
+        )
     for name in (one, two):
         rows.append(
             f"{model.LABELS[name]}: {found.control_text(name)} (the floor: the larger of "
@@ -334,7 +332,7 @@ def table(found: model.CompareResult) -> str:
     for pair in compare_pairs.pairs(found):  # like with like beyond the first: sides at two tunings
         if pair.base != first:
             a, b = pair.ratios[one], pair.ratios[two]
-            rows.append(f"{pair.side} over {pair.base} ({pair.differs_in} alone): {label1} {cell(a)}, "
-                        f"{a.verdict}; {label2} {cell(b)}, {b.verdict}")  # fmt: skip
+            rows.append(f"{pair.side} over {pair.base} ({pair.differs_in} alone): {label1} {a.text(pairs=True)}, "
+                        f"{a.verdict}; {label2} {b.text(pairs=True)}, {b.verdict}")  # fmt: skip
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)

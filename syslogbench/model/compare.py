@@ -91,23 +91,46 @@ class Side:
 
 
 @dataclass
+class Bound:
+    """What one unpaired round still says of a capacity ratio: a search that held a rate ("at least", or a
+    figure it confirmed while the other did not) over the other's upper bound (the lowest rate that failed)
+    is a floor under the round's ratio; the inverse, a ceiling. Never paired, never judged."""
+
+    round: int
+    low: float | None
+    high: float | None
+
+    def text(self) -> str:
+        """ "round 1 ≥ 1.416", "round 2 ≤ 1.088", "round 3 1.2 to 1.9"."""
+        if self.low is not None and self.high is not None:
+            return f"round {self.round} {self.low:.3f} to {self.high:.3f}"
+        return f"round {self.round} " + (
+            f"≥ {self.low:.3f}" if self.low is not None else f"≤ {self.high:.3f}"
+        )
+
+
+@dataclass
 class Ratio:
     """A side over the first, paired by round: the geometric mean of the rounds' ratios, its 95% interval
-    (None with fewer than two pairs), the pairs it rests on, and the verdict."""
+    (None with fewer than two pairs), the pairs it rests on, and the verdict; and of capacity, the bounds
+    that rounds it could not pair still put on it."""
 
     value: float | None
     low: float | None
     high: float | None
     pairs: int
     verdict: str  # "differs", "not told apart", "erratic" or "no ratio"
+    bounds: list[Bound] = field(default_factory=list)
 
-    def text(self) -> str:
-        """ "1.148 [1.090, 1.208]", the value alone where it has no interval, "-" where there is none."""
-        if self.value is None:
-            return "-"
-        if self.low is None or self.high is None:
-            return f"{self.value:.3f}"
-        return f"{self.value:.3f} [{self.low:.3f}, {self.high:.3f}]"
+    def text(self, pairs: bool = False) -> str:
+        """ "1.148 [1.090, 1.208]", the value alone where it has no interval, "-" where there is none, with
+        "(n=3)" where asked; then any unpaired round's bounds ("-; round 1 ≥ 1.416")."""
+        said = "-" if self.value is None else f"{self.value:.3f}"
+        if self.value is not None and self.low is not None and self.high is not None:
+            said += f" [{self.low:.3f}, {self.high:.3f}]"
+        if pairs and self.value is not None:
+            said += f" (n={self.pairs})"
+        return "; ".join([said, *(bound.text() for bound in self.bounds)])
 
 
 @dataclass
@@ -220,6 +243,40 @@ def resolution(runs: Sequence[Run], side: str, base: str, name: str) -> tuple[fl
     return math.exp(statistics.fmean(lows)), math.exp(statistics.fmean(highs))
 
 
+def held(run: Run, name: str) -> tuple[float | None, float | None]:
+    """Where one search's true rate lies: at or above a figure it published (it held there), below its upper
+    bound (the lowest rate that failed); either unknown (None). An unconfirmed figure is not published."""
+    value, top = getattr(run, name), getattr(run, UPPER[name])
+    if run.verdict == "error":
+        return None, None
+    low = float(value) if isinstance(value, (int, float)) and value > 0 else None
+    high = float(top) if isinstance(top, (int, float)) and top > 0 else None
+    return low, high
+
+
+def bounds(runs: Sequence[Run], side: str, base: str, name: str) -> list[Bound]:
+    """The bounds each round that paired() leaves out still puts on the side's ratio over the base: the side's
+    held rate over the base's upper bound, and its upper bound over the base's held rate. Capacity only."""
+    if name not in UPPER:
+        return []
+    paired_rounds = {run.round for run in runs if run.side == side and run.verdict == PASS} & {
+        run.round for run in runs if run.side == base and run.verdict == PASS
+    }
+    found: dict[tuple[str, int], tuple[float | None, float | None]] = {
+        (run.side, run.round): held(run, name) for run in runs if run.side in (side, base)
+    }
+    out = []
+    for number in sorted(
+        {r for s, r in found if s == side} & {r for s, r in found if s == base} - paired_rounds
+    ):
+        (side_low, side_high), (base_low, base_high) = found[(side, number)], found[(base, number)]
+        low = side_low / base_high if side_low and base_high else None
+        high = side_high / base_low if side_high and base_low else None
+        if low is not None or high is not None:
+            out.append(Bound(number, rounded(low), rounded(high)))
+    return out
+
+
 def widened(runs: Sequence[Run], side: str, base: str, name: str,
             low: float | None, high: float | None) -> tuple[float | None, float | None]:  # fmt: skip
     """The t-interval, no narrower than the searches' resolution (where there is an interval at all)."""
@@ -273,7 +330,9 @@ def ratio_over(runs: Sequence[Run], side: str, base: str, name: str, floor: floa
     value, low, high = interval(found)
     low, high = widened(runs, side, base, name, low, high)
     said = verdict(value, low, high, floor, erratic)
-    return Ratio(rounded(value), rounded(low), rounded(high), len(found), said)
+    return Ratio(
+        rounded(value), rounded(low), rounded(high), len(found), said, bounds(runs, side, base, name)
+    )
 
 
 def judge_again(found: CompareResult) -> None:

@@ -16,7 +16,7 @@ from syslogbench.host import cli, compare
 from syslogbench.host.capacity import interleave
 from syslogbench.host.capacity.measurer import TrialFailed
 from syslogbench.host.capacity.turns import Interleaved, Turns
-from syslogbench.model import capacity
+from syslogbench.model import capacity, compare_pairs
 from syslogbench.model import compare as model
 from syslogbench.model.capacity import Ceiling
 
@@ -236,3 +236,33 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
     for number, name in enumerate(["A", "B"], 1):
         found = tmp_path / str(number) / "capacity" / f"{number}.json"
         assert (ended[name].why, ended[name].path) == ("stopped", found), ended[name]
+
+
+def test_a_round_that_cannot_pair_still_bounds_the_ratio_by_what_each_search_held_and_failed() -> None:
+    """A search that held every rate the rig could send ("at least 112,404") over one that failed at 79,391
+    (unconfirmed: its upper bound alone): the round's ratio is at least 112,404 / 79,391, never paired, never
+    judged. The inverse bounds it from above; a paired round and an error bound nothing."""
+    found = [model.Run("A", 1, "unconfirmed", ndr_upper_msgs_per_s=79_390.9),
+             model.Run("B", 1, "at least", ndr_msgs_per_s=112_404.2),
+             model.Run("A", 2, "pass", ndr_msgs_per_s=50_000.0, ndr_upper_msgs_per_s=55_000.0),
+             model.Run("B", 2, "unconfirmed", ndr_upper_msgs_per_s=60_000.0),
+             model.Run("A", 3, "pass", ndr_msgs_per_s=50_000.0, ndr_upper_msgs_per_s=55_000.0),
+             model.Run("B", 3, "pass", ndr_msgs_per_s=60_000.0, ndr_upper_msgs_per_s=66_000.0),
+             model.Run("A", 4, "error", ndr_upper_msgs_per_s=1.0),
+             model.Run("B", 4, "at least", ndr_msgs_per_s=1.0)]  # fmt: skip
+    ratio = model.judge(found, ["A", "B"], model.MEASURES["capacity"]).ratios["B"]["ndr_msgs_per_s"]
+    assert [(b.round, b.low, b.high) for b in ratio.bounds] == [(1, 1.4158, None), (2, None, 1.2)]
+    assert (ratio.pairs, ratio.value, ratio.verdict) == (1, 1.2, "not told apart")
+    assert ratio.text(pairs=True) == "1.200 (n=1); round 1 ≥ 1.416; round 2 ≤ 1.200"
+    assert model.bounds(found, "B", "A", "cpu_us_per_msg") == []  # a burst's figure is not a search's
+
+
+def test_the_committed_udp_comparison_that_paired_nothing_says_what_its_round_bounds() -> None:
+    """02d6: rsyslog-8.2504@tuned held all one core of senders sent (at least 112,404 msg/s) where its
+    defaults failed at 79,391 and syslog-ng-4.8's at 56,297: at least 1.416 and 1.997 times them."""
+    found = model.read(ROOT / "results/compare/20261206T172726.427Z-compare-02d6-udp-capacity.json")
+    model.judge_again(found)
+    ndr = found.ratios["rsyslog-8.2504@tuned"]["ndr_msgs_per_s"]
+    assert (ndr.pairs, ndr.verdict, ndr.text()) == (0, "no ratio", "-; round 1 ≥ 1.997")
+    tuning = next(p for p in compare_pairs.pairs(found) if p.base == "rsyslog-8.2504")
+    assert tuning.ratios["ndr_msgs_per_s"].text() == "-; round 1 ≥ 1.416"
