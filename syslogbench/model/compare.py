@@ -122,15 +122,15 @@ class Ratio:
     verdict: str  # "differs", "not told apart", "erratic" or "no ratio"
     bounds: list[Bound] = field(default_factory=list)
 
-    def text(self, pairs: bool = False) -> str:
+    def text(self, pairs: bool = False, bounds: bool = True) -> str:
         """ "1.148 [1.090, 1.208]", the value alone where it has no interval, "-" where there is none, with
-        "(n=3)" where asked; then any unpaired round's bounds ("-; round 1 ≥ 1.416")."""
+        "(n=3)" where asked; then, unless told not to, any unpaired round's bounds ("-; round 1 ≥ 1.416")."""
         said = "-" if self.value is None else f"{self.value:.3f}"
         if self.value is not None and self.low is not None and self.high is not None:
             said += f" [{self.low:.3f}, {self.high:.3f}]"
         if pairs and self.value is not None:
             said += f" (n={self.pairs})"
-        return "; ".join([said, *(bound.text() for bound in self.bounds)])
+        return "; ".join([said, *(bound.text() for bound in self.bounds if bounds)])
 
 
 @dataclass

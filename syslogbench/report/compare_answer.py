@@ -82,7 +82,9 @@ def bar(ratio: float | None, top: float) -> str:
 
 
 def ratio_cell(ratio: model.Ratio | None) -> str:
-    return "1 (the first)" if ratio is None else ratio.text()
+    return (
+        "1 (the first)" if ratio is None else ratio.text(bounds=False)
+    )  # the first screen ranks pairs alone
 
 
 def absolute(found: model.CompareResult, side: str) -> str:

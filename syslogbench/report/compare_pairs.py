@@ -19,7 +19,8 @@ NOTE = (
     "Each pair is two sides of one comparison that differ in one thing alone, the tuning (what `tuned` buys "
     "that family) or the profile (two families at one tuning), paired round by round as every side is paired "
     "with the first: the geometric mean of the rounds' NDR ratios and its 95% interval, judged against the "
-    "comparison's own A/A floor. *n*: the rounds where both sides found an NDR; one pair has no interval."
+    "comparison's own A/A floor. *n*: the rounds where both sides found an NDR; one pair has no interval. A round "
+    "where one did not still bounds the ratio (≥ or ≤): what one search held over the lowest rate the other failed."
 )
 
 
@@ -27,7 +28,8 @@ def sentence(pair: compare_pairs.Pair, field: str) -> str:
     """ "`rsyslog-8.2504@tuned` over `rsyslog-8.2504`: **3.871×** [3.41, 4.39], n=3, differs"."""
     ratio = pair.ratios[field]
     if ratio.value is None:
-        return f"`{pair.side}` over `{pair.base}`: no round where both found an NDR"
+        bounded = "".join(f"; {bound.text()}" for bound in ratio.bounds)
+        return f"`{pair.side}` over `{pair.base}`: no round where both found an NDR{bounded}"
     within = "" if ratio.low is None else f" [{ratio.low:.2f}, {ratio.high:.2f}]"
     return (
         f"`{pair.side}` over `{pair.base}`: **{ratio.value:.3f}×**{within}, n={ratio.pairs}, {ratio.verdict}"
