@@ -34,6 +34,18 @@ def memory_bytes(meminfo: str) -> int:
     return int(words[words.index("MemTotal:") + 1]) * 1024
 
 
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")  # the host kernel's: containers see the same
+
+
+def boot(path: Path = BOOT_ID) -> str | None:
+    """The kernel's boot id, its first 8 hex digits; None where the kernel gives none."""
+    try:
+        digits = path.read_text().strip().replace("-", "")[:8]
+    except OSError:
+        return None
+    return digits if len(digits) == 8 and all(c in "0123456789abcdef" for c in digits) else None
+
+
 def host_facts(cgroup: int | None = None, docker_version: str | None = None) -> Host:
     """This machine; the Docker version comes from the syslogbench command (DOCKER_VERSION) unless given."""
     return Host(
@@ -43,6 +55,7 @@ def host_facts(cgroup: int | None = None, docker_version: str | None = None) -> 
         kernel=os.uname().release,
         docker_version=docker_version or os.environ.get("DOCKER_VERSION") or UNKNOWN_DOCKER,
         cgroup_version=cgroup_version() if cgroup is None else cgroup,
+        boot=boot(),
     )
 
 

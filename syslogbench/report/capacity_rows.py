@@ -65,6 +65,7 @@ def machine_of(data: Mapping) -> str:
             kernel=str(host.get("kernel", "?")),
             docker_version=str(host.get("docker_version", "?")),
             cgroup_version=int(host.get("cgroup_version", 0) or 0),
+            boot=str(host["boot"]) if host.get("boot") else None,
         )
     )
 

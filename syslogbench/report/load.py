@@ -131,12 +131,13 @@ def profile_label(profile: str, config_sha256: str | None, tuning: str = DEFAULT
 
 def machine_label(host: Host) -> str:
     """What the result says of its machine. Runs whose labels differ never pool: the same CPU model can
-    give quite different figures (docs/measurement.md, the machine fingerprint)."""
+    give quite different figures (docs/measurement.md, the machine fingerprint), so a result that knows its
+    boot is its own machine's."""
     gib = host.memory_bytes / 2**30
     return (
         f"{host.cpu_model}, {host.cores} cores, {gib:.1f} GiB RAM, "
         f"kernel {host.kernel}, cgroup v{host.cgroup_version}, Docker {host.docker_version}"
-    )
+    ) + (f", boot {host.boot}" if host.boot else "")
 
 
 def machine_numbers(results: Sequence[Result]) -> dict[str, int]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.model import capacity as model
+from syslogbench.model import machine
 from syslogbench.report import capacity_flags, capacity_rows, load
 
 EARLIER = "other settings (CONFIRM_S=0, DAEMON_CORES=0, EXCEED_RATIO=0, TRIAL_SUM=0)"  # searched before today's defaults
@@ -190,6 +191,24 @@ def test_a_row_whose_machines_did_different_work_per_cpu_second_says_so() -> Non
     assert apart.flags[-1] == "fingerprints differ (cpu 10.0M-12.6M loops per CPU s)"
     alone = capacity_rows.rows([with_cpu(fast, 10e6), with_cpu(slow, None)])[0]
     assert not [flag for flag in alone.flags if flag.startswith(capacity_flags.FINGERPRINTS_DIFFER)]
+
+
+def test_two_boots_of_one_cpu_model_and_kernel_are_two_machines_and_older_results_keep_their_label(
+    tmp_path: Path,
+) -> None:
+    """The two searches above differ in their fingerprints alone; given each its boot, they never pool."""
+    fast = recorded("20261127T005659.228Z-rsyslog-8.2504-7c71-seed2014")
+    slow = recorded("20261127T033110.620Z-rsyslog-8.2504-75a0-seed2014")
+    assert "boot" not in fast["machine"] and "boot" not in capacity_rows.machine_of(fast)
+    one, two = (search | {"machine": search["machine"] | {"boot": b}} for search, b in ((fast, "a1b2c3d4"),
+                                                                                        (slow, "0f0e0d0c")))  # fmt: skip
+    assert capacity_rows.machine_of(one) == capacity_rows.machine_of(fast) + ", boot a1b2c3d4"
+    assert [row.n for row in capacity_rows.rows([one, two])] == [1, 1]
+    boot_id = tmp_path / "boot_id"
+    boot_id.write_text("cee10cdb-09fa-4a6a-97a2-47978ba73af7\n")
+    assert machine.boot(boot_id) == "cee10cdb"
+    boot_id.write_text("not a boot id\n")
+    assert machine.boot(boot_id) is None and machine.boot(tmp_path / "none") is None
 
 
 UDP_SEARCHES = {  # syslog-ng 4.8 over UDP on one machine: the kernel's default buffer, then 4m and 32m

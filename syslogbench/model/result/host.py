@@ -22,6 +22,10 @@ class Host:
     cgroup_version: int
     # Older results lack it, and so do n/a results decided on the host, where nothing ran (see Fingerprint).
     fingerprint: Fingerprint | None = optional()
+    # The kernel's boot id, its first 8 hex digits: two VMs of one CPU model and kernel build are told apart by
+    # it (their cores' speeds differ by 2x: docs/findings/fingerprint-machines.md); a reboot gets a new one.
+    # Older results lack it.
+    boot: str | None = optional()
 
     def as_dict(self) -> dict[str, object]:
         return plain(self)  # type: ignore[return-value]
