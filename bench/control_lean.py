@@ -1,0 +1,81 @@
+"""Does a capacity comparison's A/A control lean below its first side? Reads committed results only.
+
+Two tallies over every committed capacity comparison (results/compare/*-capacity.json):
+
+- per round where both the first side's search and its control's confirmed an NDR: the control's NDR over
+  the first's, equal, below or above, with a two-sided sign test over the rounds that differ;
+- per rate both searches of one round tried: the median p99 latency of their trials there (warm-ups left
+  out), the control's higher or lower.
+
+    PYTHONPATH=. python bench/control_lean.py [RESULTS_DIR]
+
+Figures: docs/findings/compare-capacity.md ("Is the control below the first side?").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+
+from syslogbench.model import compare
+
+
+def sign_test(below: int, above: int) -> float:
+    """Two-sided p of a split at least this uneven between two equally likely sides."""
+    n, k = below + above, min(below, above)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def p99_by_rate(search: Path) -> dict[int, float]:
+    """A search's trials (no warm-up) by offered rate: the median of their p99 latencies (ms)."""
+    found: dict[int, list[float]] = {}
+    for trial in json.loads(search.read_text())["trials"]:
+        if trial["purpose"] != "warmup" and trial.get("latency_ms"):
+            found.setdefault(round(trial["offered_msgs_per_s"]), []).append(trial["latency_ms"]["p99"])
+    return {rate: statistics.median(values) for rate, values in found.items()}
+
+
+def search_of(folder: Path, number: int, place: int) -> Path | None:
+    found = sorted(folder.glob(f"searches/round-{number}/{place}/capacity/*.json"))
+    return found[-1] if found else None
+
+
+def lean(path: Path, ndr: Counter, p99: Counter) -> list[float]:
+    """Into ndr and p99: this comparison's tallies; its rounds' control-over-first NDR ratios."""
+    found = compare.read(path)
+    first = found.sides[0].name
+    control = compare.control_name(first)
+    places = {name: n for n, name in enumerate([*(s.name for s in found.sides), control], 1)}
+    runs = {(run.side, run.round): run for run in found.runs}
+    ratios = []
+    for number in range(1, found.rounds + 1):
+        a, b = runs.get((first, number)), runs.get((control, number))
+        if a and b and a.verdict == b.verdict == compare.PASS and a.ndr_msgs_per_s and b.ndr_msgs_per_s:
+            ratio = round(b.ndr_msgs_per_s / a.ndr_msgs_per_s, 3)
+            ratios.append(ratio)
+            ndr["equal" if ratio == 1 else "below" if ratio < 1 else "above"] += 1
+        one, two = (search_of(path.with_suffix(""), number, places[name]) for name in (first, control))
+        if one and two:
+            mine, theirs = p99_by_rate(one), p99_by_rate(two)
+            for rate in set(mine) & set(theirs):
+                p99["control higher" if theirs[rate] > mine[rate] else
+                    "control lower" if theirs[rate] < mine[rate] else "equal"] += 1  # fmt: skip
+    return ratios
+
+
+def main(results: Path) -> None:
+    ndr: Counter = Counter()
+    p99: Counter = Counter()
+    for path in sorted((results / "compare").glob("*-capacity.json")):
+        print(f"{path.stem}: {lean(path, ndr, p99)}")
+    print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
+    print(f"p99 at rates both tried: {dict(p99)}; sign test p = "
+          f"{sign_test(p99['control higher'], p99['control lower']):.3f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("results"))
