@@ -34,7 +34,13 @@ from syslogbench.model import compare as model
 if TYPE_CHECKING:
     from syslogbench.host.onehost import OneHost
 
-SEED = 47  # the rounds' random order, recorded in the result
+# The rounds' random order is drawn from a seed drawn afresh each comparison and recorded in its result: with
+# one fixed seed every comparison of as many sides took the same sequence of turns (findings/compare-capacity.md,
+# "Is the control below the first side?").
+
+
+def fresh_seed() -> int:
+    return random.SystemRandom().randrange(1, 2**31)
 
 
 class CompareError(settings.SettingsError):
@@ -207,7 +213,7 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
 
 
 def searched(
-    sides: list[Side], rounds: int, folder: Path, turns: list[list[str]], runs: list[model.Run]
+    sides: list[Side], rounds: int, folder: Path, turns: list[list[str]], runs: list[model.Run], seed: int
 ) -> None:
     """The searches, round by round, into runs: each side's RATE_MAX once, from its burst (one after
     another, before any search), then every round's searches at once, a trial at a time (whose each was:
@@ -221,15 +227,15 @@ def searched(
         where = folder / "searches" / f"round-{number}"
         ended: dict[str, interleave.Ended] = {}
         try:
-            interleave.run(ceilings, where, SEED + number, log, searchrun.run, turns[-1], ended)
+            interleave.run(ceilings, where, seed + number, log, searchrun.run, turns[-1], ended)
         finally:
             runs.extend(search_run(name, number, how) for name, how in ended.items())
 
 
-def bursts(sides: list[Side], rounds: int, folder: Path) -> Iterator[model.Run]:
+def bursts(sides: list[Side], rounds: int, folder: Path, seed: int) -> Iterator[model.Run]:
     by_name = {side.name: side for side in sides}
     by_name[model.control_name(sides[0].name)] = sides[0]
-    for number, name in schedule([s.name for s in sides], rounds, SEED):
+    for number, name in schedule([s.name for s in sides], rounds, seed):
         yield run_one(by_name[name], name, number, folder / "runs")
 
 
@@ -257,6 +263,7 @@ def command(
     folder = results_dir / "compare" / cid
     runs: list[model.Run] = []
     turns: list[list[str]] = []
+    seed = fresh_seed()
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
@@ -266,13 +273,13 @@ def command(
                 duet.run(stacks(sides), folder, duet_rate, rounds, log, runs)
             else:
                 if measure == "capacity":
-                    searched(sides, rounds, folder, turns, runs)
+                    searched(sides, rounds, folder, turns, runs, seed)
                 else:
-                    runs.extend(bursts(sides, rounds, folder))
+                    runs.extend(bursts(sides, rounds, folder, seed))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
-        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate)
+        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate, seed=seed)
         raise
-    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate)
+    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate, seed=seed)
     print(table(model.read(path)))
     log(f"compare: {path}")
     verdicts = {run.verdict for run in runs}
@@ -280,7 +287,8 @@ def command(
 
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
-          outcome: str = "done", turns: list[list[str]] | None = None, duet_rate: float | None = None) -> Path:  # fmt: skip
+          outcome: str = "done", turns: list[list[str]] | None = None, duet_rate: float | None = None, *,
+          seed: int) -> Path:  # fmt: skip
     measure = measure_of(sides, duet_rate)
     rate, window = duet_facts(sides, duet_rate)
     judged = model.judge(runs, [side.name for side in sides], model.MEASURES[measure])
@@ -292,7 +300,7 @@ def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[
         started_utc=result.utc(began),
         finished_utc=result.utc(datetime.now(UTC)),
         rounds=rounds,
-        seed=SEED,
+        seed=seed,
         machine=asdict(machine.host_facts(docker_version=environment.docker_version())),
         sides=[side.record for side in sides],
         runs=runs,

@@ -79,12 +79,14 @@ def test_a_round_where_either_side_failed_is_no_pair() -> None:
 
 
 def test_every_round_runs_each_side_once_and_the_first_twice_in_a_fresh_order() -> None:
-    order = compare.schedule(["A", "B", "C"], 4, compare.SEED)
+    seed = compare.fresh_seed()
+    order = compare.schedule(["A", "B", "C"], 4, seed)
     assert len(order) == 16
     rounds = [[name for number, name in order if number == r] for r in range(1, 5)]
     assert all(sorted(names) == ["A", "A (A/A)", "B", "C"] for names in rounds)
     assert len({tuple(names) for names in rounds}) > 1  # not the same order every round
-    assert compare.schedule(["A", "B", "C"], 4, compare.SEED) == order  # the seed, recorded, repeats it
+    assert compare.schedule(["A", "B", "C"], 4, seed) == order  # the seed, recorded, repeats it
+    assert len({compare.fresh_seed() for _ in range(8)}) > 1  # each comparison its own
 
 
 def fake_sides(
@@ -106,7 +108,7 @@ def test_the_comparison_is_written_as_the_model_reads_it_and_its_table_says_the_
 ) -> None:
     sides = fake_sides(monkeypatch, "default", lambda name: name)
     found = [*runs("A", DRIFT), *runs("A (A/A)", drifted(1.0)), *runs("B", drifted(1.5, (1.0,) * 5))]
-    path = compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path)  # type: ignore[arg-type]
+    path = compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path, seed=7)  # type: ignore[arg-type]
     read = model.read(path)
     assert read.ratios["B"]["msgs_per_s"].verdict == "differs" and read.machine["docker_version"] == "27.0.0"
     text = compare.table(read)
@@ -136,7 +138,7 @@ def test_the_report_shows_each_comparison_with_its_ratios_and_verdicts(
         *runs("A (A/A)", drifted(1.0)),
         *runs("B", drifted(1.5, (1.0, 0.99, 1.01, 1.0, 1.0))),
     ]
-    compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path)  # type: ignore[arg-type]
+    compare.write(sides, "cid", compare.datetime.now(compare.UTC), 5, found, tmp_path, seed=7)  # type: ignore[arg-type]
     doc = sections.document([], tmp_path, None)
     (part,) = [part for part in doc.sections if part.anchor == section.ANCHOR]
     text = markdown.blocks(part.blocks)
