@@ -6,6 +6,7 @@ which the caller hands in (Search below), with the turn in their measurer (capac
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -93,7 +94,9 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
         )
         for n, (name, side) in enumerate(searches.items(), 1)
     ]
-    for thread in threads:
+    # Their stacks come up in a random order too: started in the sides' order, the A/A control's always came
+    # up last (findings/compare-capacity.md, "Is the control below the first side?").
+    for thread in random.Random(seed).sample(threads, len(threads)):
         thread.start()
     try:
         for thread in threads:
