@@ -50,21 +50,17 @@ def lean(path: Path, ndr: Counter, p99: Counter) -> list[float]:
     first = found.sides[0].name
     control = compare.control_name(first)
     places = {name: n for n, name in enumerate([*(s.name for s in found.sides), control], 1)}
-    runs = {(run.side, run.round): run for run in found.runs}
-    ratios = []
+    ratios = compare.paired(found.runs, control, first, "ndr_msgs_per_s")  # the rounds both confirmed
+    for ratio in ratios:
+        ndr["equal" if ratio == 1 else "below" if ratio < 1 else "above"] += 1
     for number in range(1, found.rounds + 1):
-        a, b = runs.get((first, number)), runs.get((control, number))
-        if a and b and a.verdict == b.verdict == compare.PASS and a.ndr_msgs_per_s and b.ndr_msgs_per_s:
-            ratio = round(b.ndr_msgs_per_s / a.ndr_msgs_per_s, 3)
-            ratios.append(ratio)
-            ndr["equal" if ratio == 1 else "below" if ratio < 1 else "above"] += 1
         one, two = (search_of(path.with_suffix(""), number, places[name]) for name in (first, control))
         if one and two:
             mine, theirs = p99_by_rate(one), p99_by_rate(two)
             for rate in set(mine) & set(theirs):
                 p99["control higher" if theirs[rate] > mine[rate] else
                     "control lower" if theirs[rate] < mine[rate] else "equal"] += 1  # fmt: skip
-    return ratios
+    return [round(ratio, 3) for ratio in ratios]
 
 
 def main(results: Path) -> None:
