@@ -90,6 +90,12 @@ class Side:
     config: dict[str, object] | None = None
 
 
+def one_config(sides: Sequence[Side]) -> bool:
+    """Every side runs one config (one profile at one tuning, or one user config): each is an A/A control of
+    the first, as `--side X --side X@default` makes them, and their ratios measure the floor alone."""
+    return len({(side.profile, side.tuning, repr(side.config)) for side in sides}) == 1
+
+
 @dataclass
 class Bound:
     """What one unpaired round still says of a capacity ratio: a search that held a rate ("at least", or a

@@ -41,14 +41,21 @@ def shared_tuning(found: model.CompareResult) -> str | None:
     return tunings.pop() if len(tunings) == 1 else None
 
 
+def ranks(found: model.CompareResult) -> str | None:
+    """The tuning a ranking of this comparison is at: None where the sides differ in tuning, or where every
+    side runs one config (`--side X --side X@default`: more A/A controls, a study of the floor that ranks
+    nothing; its table is in the comparisons section)."""
+    return None if model.one_config(found.sides) else shared_tuning(found)
+
+
 def newest(
     found: Sequence[model.CompareResult],
-    which: Callable[[model.CompareResult], object] = shared_tuning,
+    which: Callable[[model.CompareResult], object] = ranks,
 ) -> list[model.CompareResult]:
     """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
-    those `which` takes (by default those whose sides share one tuning). One whose every side has an interval
-    (two pairs or more) comes before a newer one that paired less: a comparison of one pair has no interval to
-    rank by (ce05, at TRIAL_SUM=12, paired one round where 47c2 on the same kind of machine paired three)."""
+    those `which` takes (by default those whose sides share one tuning and are not all one config). One whose
+    every side has an interval (two pairs or more) comes before a newer one that paired less: a comparison of
+    one pair has no interval to rank by (ce05, at TRIAL_SUM=12, paired one round where 47c2 on the same kind of machine paired three)."""
     done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and which(one)]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (has_intervals(c), c.finished_utc, c.id)):

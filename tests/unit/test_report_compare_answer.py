@@ -117,6 +117,16 @@ def test_a_comparison_of_tunings_is_never_ranked_on_the_first_screen(tmp_path: P
     assert "`A`** holds the most" in ranking and "@tuned" not in ranking
 
 
+def test_a_comparison_of_one_config_with_itself_ranks_nothing(tmp_path: Path) -> None:
+    """`--side A --side A@default`: two A/A controls, a study of the floor, not a ranking of two daemons; a
+    comparison of two sides that differ is ranked as before."""
+    write(tmp_path, "floor", "2026-12-06T04:00:00Z", INTEL, {"A": 1.0, "A@default": 0.96})
+    assert compare_answer.blocks(compare_answer_found(tmp_path), {}) == []
+    write(tmp_path, "plain", "2026-12-06T03:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
+    ranking = first_screen(tmp_path).split(f"## {compare_pairs.TITLE}")[0]
+    assert "`A`** holds the most" in ranking and "A@default" not in ranking
+
+
 def test_no_capacity_comparison_no_answer(tmp_path: Path) -> None:
     write(tmp_path, "burst", "2026-12-06T03:00:00Z", INTEL, {"A@tuned": 1.0, "B@tuned": 3.0}, measure="burst")
     assert compare_answer.blocks(compare_answer_found(tmp_path), {}) == []
