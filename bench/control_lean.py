@@ -5,7 +5,10 @@ Two tallies over every committed capacity comparison (results/compare/*-capacity
 - per round where both the first side's search and its control's confirmed an NDR: the control's NDR over
   the first's, equal, below or above, with a two-sided sign test over the rounds that differ;
 - per rate both searches of one round tried: the median p99 latency of their trials there (warm-ups left
-  out), the control's higher or lower.
+  out), the control's higher or lower;
+- in a comparison whose sides all run one config (`--side X --side X@default`: the control and more copies),
+  each round's copies in the order their searches started, with their NDR over the first side's: whether the
+  lean goes with the control's name or with a stack's place.
 
     PYTHONPATH=. python bench/control_lean.py [RESULTS_DIR]
 
@@ -63,11 +66,34 @@ def lean(path: Path, ndr: Counter, p99: Counter) -> list[float]:
     return [round(ratio, 3) for ratio in ratios]
 
 
+def copies(path: Path) -> list[str]:
+    """A one-config comparison's rounds: each copy by its place in the start order (its search's id is its
+    start time), with its NDR over the first side's; [] for any other comparison."""
+    found = compare.read(path)
+    if not compare.one_config(found.sides):
+        return []
+    names = [*(s.name for s in found.sides), compare.control_name(found.sides[0].name)]
+    ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
+    out = []
+    for number in range(1, found.rounds + 1):
+        started = {
+            name: search_of(path.with_suffix(""), number, place) for place, name in enumerate(names, 1)
+        }
+        order = sorted((search.stem, name) for name, search in started.items() if search)
+        base = ndr.get((names[0], number))
+        said = [f"{name}={ndr[(name, number)] / base:.3f}" if base and (name, number) in ndr else f"{name}=-"
+                for _, name in order]  # fmt: skip
+        out.append(f"round {number}, in start order: {', '.join(said)}")
+    return out
+
+
 def main(results: Path) -> None:
     ndr: Counter = Counter()
     p99: Counter = Counter()
     for path in sorted((results / "compare").glob("*-capacity.json")):
         print(f"{path.stem}: {lean(path, ndr, p99)}")
+        for line in copies(path):
+            print(f"  {line}")
     print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
     print(f"p99 at rates both tried: {dict(p99)}; sign test p = "
           f"{sign_test(p99['control higher'], p99['control lower']):.3f}")  # fmt: skip
