@@ -47,17 +47,22 @@ def search_of(folder: Path, number: int, place: int) -> Path | None:
     return found[-1] if found else None
 
 
-def lean(path: Path, ndr: Counter, p99: Counter) -> list[float]:
+def places(found: compare.CompareResult) -> dict[str, int]:
+    """Each search's folder number in a round: the sides in order, then the A/A control."""
+    names = [*(side.name for side in found.sides), compare.control_name(found.sides[0].name)]
+    return {name: n for n, name in enumerate(names, 1)}
+
+
+def lean(found: compare.CompareResult, folder: Path, ndr: Counter, p99: Counter) -> list[float]:
     """Into ndr and p99: this comparison's tallies; its rounds' control-over-first NDR ratios."""
-    found = compare.read(path)
     first = found.sides[0].name
     control = compare.control_name(first)
-    places = {name: n for n, name in enumerate([*(s.name for s in found.sides), control], 1)}
+    where = places(found)
     ratios = compare.paired(found.runs, control, first, "ndr_msgs_per_s")  # the rounds both confirmed
     for ratio in ratios:
         ndr["equal" if ratio == 1 else "below" if ratio < 1 else "above"] += 1
     for number in range(1, found.rounds + 1):
-        one, two = (search_of(path.with_suffix(""), number, places[name]) for name in (first, control))
+        one, two = (search_of(folder, number, where[name]) for name in (first, control))
         if one and two:
             mine, theirs = p99_by_rate(one), p99_by_rate(two)
             for rate in set(mine) & set(theirs):
@@ -66,21 +71,18 @@ def lean(path: Path, ndr: Counter, p99: Counter) -> list[float]:
     return [round(ratio, 3) for ratio in ratios]
 
 
-def copies(path: Path) -> list[str]:
+def copies(found: compare.CompareResult, folder: Path) -> list[str]:
     """A one-config comparison's rounds: each copy by its place in the start order (its search's id is its
     start time), with its NDR over the first side's; [] for any other comparison."""
-    found = compare.read(path)
     if not compare.one_config(found.sides):
         return []
-    names = [*(s.name for s in found.sides), compare.control_name(found.sides[0].name)]
+    first = found.sides[0].name
     ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
     out = []
     for number in range(1, found.rounds + 1):
-        started = {
-            name: search_of(path.with_suffix(""), number, place) for place, name in enumerate(names, 1)
-        }
+        started = {name: search_of(folder, number, place) for name, place in places(found).items()}
         order = sorted((search.stem, name) for name, search in started.items() if search)
-        base = ndr.get((names[0], number))
+        base = ndr.get((first, number))
         said = [f"{name}={ndr[(name, number)] / base:.3f}" if base and (name, number) in ndr else f"{name}=-"
                 for _, name in order]  # fmt: skip
         out.append(f"round {number}, in start order: {', '.join(said)}")
@@ -91,8 +93,9 @@ def main(results: Path) -> None:
     ndr: Counter = Counter()
     p99: Counter = Counter()
     for path in sorted((results / "compare").glob("*-capacity.json")):
-        print(f"{path.stem}: {lean(path, ndr, p99)}")
-        for line in copies(path):
+        found, folder = compare.read(path), path.with_suffix("")
+        print(f"{path.stem}: {lean(found, folder, ndr, p99)}")
+        for line in copies(found, folder):
             print(f"  {line}")
     print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
     print(f"p99 at rates both tried: {dict(p99)}; sign test p = "

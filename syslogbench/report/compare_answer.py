@@ -55,7 +55,8 @@ def newest(
     """The newest finished capacity comparison of each scenario, set of sides and machine, newest first; only
     those `which` takes (by default those whose sides share one tuning and are not all one config). One whose
     every side has an interval (two pairs or more) comes before a newer one that paired less: a comparison of
-    one pair has no interval to rank by (ce05, at TRIAL_SUM=12, paired one round where 47c2 on the same kind of machine paired three)."""
+    one pair has no interval to rank by (ce05, at TRIAL_SUM=12, paired one round where 47c2 on the same kind
+    of machine paired three)."""
     done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and which(one)]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (has_intervals(c), c.finished_utc, c.id)):
