@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+import subprocess
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,45 @@ WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 PROJECT = os.environ.get("TEST_PROJECT", "syslogbench-test") + (f"-{WORKER}" if WORKER else "")
 SMALL = {"HOSTS": "2", "SENDERS_PER_HOST": "2", "MESSAGES_PER_SENDER": "2000", "RUN_TIMEOUT": "120"}
 COMPOSE_TIMEOUT_S = 600
+
+
+# CI of 2026-12-07: one compose stop never ended (a TLS run that had passed), and from then on every compose
+# command on the machine waited without a word, each test to its own timeout: 78 minutes of timeouts. After a
+# failed test, one `docker ps` tells whether the engine still answers; once it did not, every integration test
+# still to run on this worker fails at once, saying so.
+ENGINE_ANSWER_S = 30
+ENGINE_STUCK: list[str] = []  # the test after which the engine stopped answering
+
+
+def engine_answers() -> bool:
+    try:
+        subprocess.run(["docker", "ps", "-q"], capture_output=True, timeout=ENGINE_ANSWER_S)
+    except subprocess.TimeoutExpired:
+        return False
+    except OSError:  # no docker at all: the tests skip or fail on their own
+        return True
+    return True
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed and not ENGINE_STUCK and not engine_answers():
+        ENGINE_STUCK.append(item.nodeid)
+        report.sections.append(
+            ("docker", f"`docker ps` did not answer in {ENGINE_ANSWER_S} s after this test")
+        )
+    return report
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if ENGINE_STUCK:
+        pytest.fail(
+            f"Docker stopped answering (`docker ps` waited over {ENGINE_ANSWER_S} s) after {ENGINE_STUCK[0]}: "
+            "restart the engine (systemctl restart docker) and run the tests again; not run"
+        )
 
 
 def assert_control_judged(ratio: dict, erratic: bool) -> None:
