@@ -90,9 +90,11 @@ def bar(ratio: float | None, top: float) -> str:
 
 
 def ratio_cell(ratio: model.Ratio | None) -> str:
-    return (
-        "1 (the first)" if ratio is None else ratio.text(bounds=False)
-    )  # the first screen ranks pairs alone
+    """The ratio and its interval; "(n=1)" where one pair gave it, so no interval can (the first screen ranks
+    pairs alone: unpaired rounds' bounds are in the comparisons section)."""
+    if ratio is None:
+        return "1 (the first)"
+    return ratio.text(pairs=ratio.value is not None and ratio.low is None, bounds=False)
 
 
 def absolute(found: model.CompareResult, side: str) -> str:
@@ -156,7 +158,8 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
             return head + f"no side told apart from `{first}` ({ratio_cell(second)}, {verdict_of(second)})."
         return head + f"**`{first}`** holds the most: the next holds {ratio_cell(second)} of its NDR."
     if ratio.verdict != "differs":
-        return head + f"`{best}` holds {ratio_cell(ratio)} of `{first}`'s NDR: {ratio.verdict}."
+        alone = " (one round paired: no interval)" if ratio.value is not None and ratio.low is None else ""
+        return head + f"`{best}` holds {ratio.text(bounds=False)} of `{first}`'s NDR{alone}: {ratio.verdict}."
     within = "" if ratio.low is None else f" (95% interval {ratio.low:.3f} to {ratio.high:.3f})"
     return head + f"**`{best}`** holds **{ratio.value:.3f}×** `{first}`'s NDR{within}: differs."
 
