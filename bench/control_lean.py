@@ -49,8 +49,7 @@ def search_of(folder: Path, number: int, place: int) -> Path | None:
 
 def places(found: compare.CompareResult) -> dict[str, int]:
     """Each search's folder number in a round: the sides in order, then the A/A control."""
-    names = [*(side.name for side in found.sides), compare.control_name(found.sides[0].name)]
-    return {name: n for n, name in enumerate(names, 1)}
+    return {name: n for n, name in enumerate(compare.run_names([side.name for side in found.sides]), 1)}
 
 
 def lean(found: compare.CompareResult, folder: Path, ndr: Counter, p99: Counter) -> list[float]:

@@ -137,8 +137,7 @@ def make(words: list[str], overrides: dict[str, str], rounds: int, on: OneHost,
 
 def stacks(sides: list[Side]) -> dict[str, searchplan.Search]:
     """--duet: every side's search settings by name, the first's twice (its A/A control)."""
-    found = {side.name: side.search for side in sides if side.search is not None}
-    return {**found, model.control_name(sides[0].name): found[sides[0].name]}
+    return model.with_control({side.name: side.search for side in sides if side.search is not None})
 
 
 def profiles(names: list[str], overrides: dict[str, str], rounds: int, on: OneHost) -> list[Side]:
@@ -167,7 +166,7 @@ def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
     draw = random.Random(seed)
     order = []
     for number in range(1, rounds + 1):
-        names = [*sides, model.control_name(sides[0])]
+        names = model.run_names(sides)
         draw.shuffle(names)
         order += [(number, name) for name in names]
     return order
@@ -218,10 +217,9 @@ def searched(
     """The searches, round by round, into runs: each side's RATE_MAX once, from its burst (one after
     another, before any search), then every round's searches at once, a trial at a time (whose each was:
     into turns). A round that Ctrl-C ends still gives its searches' runs, each as it ended."""
-    ceilings = {
-        side.name: ceiling.ceiling(side.search, folder, False, (), log) for side in sides if side.search
-    }
-    ceilings[model.control_name(sides[0].name)] = ceilings[sides[0].name]
+    ceilings = model.with_control(
+        {side.name: ceiling.ceiling(side.search, folder, False, (), log) for side in sides if side.search}
+    )
     for number in range(1, rounds + 1):
         turns.append([])
         where = folder / "searches" / f"round-{number}"
@@ -233,8 +231,7 @@ def searched(
 
 
 def bursts(sides: list[Side], rounds: int, folder: Path, seed: int) -> Iterator[model.Run]:
-    by_name = {side.name: side for side in sides}
-    by_name[model.control_name(sides[0].name)] = sides[0]
+    by_name = model.with_control({side.name: side for side in sides})
     for number, name in schedule([s.name for s in sides], rounds, seed):
         yield run_one(by_name[name], name, number, folder / "runs")
 

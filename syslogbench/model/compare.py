@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from syslogbench.model import codec
 
@@ -196,8 +197,22 @@ class CompareResult:
                 f"{'-' if spread is None else f'{spread:.1%}'}{erratic}")  # fmt: skip
 
 
+T = TypeVar("T")
+
+
 def control_name(first: str) -> str:
     return first + CONTROL_SUFFIX
+
+
+def run_names(sides: Sequence[str]) -> list[str]:
+    """Every name a round runs, in the order its searches are numbered: the sides, then the first's control."""
+    return [*sides, control_name(sides[0])]
+
+
+def with_control(by_name: Mapping[str, T]) -> dict[str, T]:
+    """Each side's value by name (the first side first), then the A/A control's: the first side's again."""
+    first = next(iter(by_name))
+    return {**by_name, control_name(first): by_name[first]}
 
 
 def paired(runs: Sequence[Run], side: str, base: str, name: str) -> list[float]:
