@@ -136,14 +136,20 @@ def compare_answer_found(folder: Path) -> list[model.CompareResult]:
     return [model.read(path) for path in sorted((folder / "compare").glob("*.json"))]
 
 
-def test_a_newer_comparison_without_an_interval_does_not_hide_one_with_intervals(tmp_path: Path) -> None:
-    """A comparison that paired one round has no interval to rank by: the newest with intervals is shown."""
-    write(tmp_path, "paired", "2026-12-06T08:00:00Z", AMD, {"A": 1.0, "B": 0.415})
-    write(tmp_path, "one-pair", "2026-12-06T11:00:00Z", AMD, {"A": 1.0, "B": 0.517})
-    path = tmp_path / "compare" / "one-pair.json"
+def one_pair(folder: Path, factor: float) -> tuple[Path, dict]:
+    """A comparison of A and B whose B paired one round: a ratio with no interval."""
+    write(folder, "one-pair", "2026-12-06T11:00:00Z", AMD, {"A": 1.0, "B": factor})
+    path = folder / "compare" / "one-pair.json"
     data = json.loads(path.read_text())
     data["ratios"]["B"]["ndr_msgs_per_s"].update(low=None, high=None, pairs=1, verdict="not told apart")
     path.write_text(json.dumps(data))
+    return path, data
+
+
+def test_a_newer_comparison_without_an_interval_does_not_hide_one_with_intervals(tmp_path: Path) -> None:
+    """A comparison that paired one round has no interval to rank by: the newest with intervals is shown."""
+    write(tmp_path, "paired", "2026-12-06T08:00:00Z", AMD, {"A": 1.0, "B": 0.415})
+    path, data = one_pair(tmp_path, 0.517)
     text = first_screen(tmp_path)
     assert "0.415" in text and "0.517" not in text
     data["ratios"]["B"]["ndr_msgs_per_s"].update(low=0.5, high=0.53, pairs=2, verdict="differs")
@@ -154,11 +160,7 @@ def test_a_newer_comparison_without_an_interval_does_not_hide_one_with_intervals
 def test_a_comparison_that_paired_one_round_says_so_in_its_sentence_and_row(tmp_path: Path) -> None:
     """One pair gives a ratio but no interval: the sentence and the table say n=1, never a bare ratio that reads
     like one measured as often as the rest (6455: "holds 1.155 ... not told apart")."""
-    write(tmp_path, "one-pair", "2026-12-06T11:00:00Z", AMD, {"A": 1.0, "B": 1.155})
-    path = tmp_path / "compare" / "one-pair.json"
-    data = json.loads(path.read_text())
-    data["ratios"]["B"]["ndr_msgs_per_s"].update(low=None, high=None, pairs=1, verdict="not told apart")
-    path.write_text(json.dumps(data))
+    one_pair(tmp_path, 1.155)
     text = first_screen(tmp_path)
     assert "`B` holds 1.155 of `A`'s NDR (one round paired: no interval): not told apart." in text, text
     assert "| 1.155 (n=1) |" in text, text
