@@ -147,8 +147,7 @@ def overlapping(found: model.CompareResult) -> list[str]:
 def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     """One comparison's answer: the side that holds the most, and by how much over the first."""
     (best, ratio), first = ranked(found)[0], found.sides[0].name
-    where = numbers.get(machine_of(found))
-    machine = f"[machine {where}](#machines)" if where else "a machine"
+    machine = machine_link(found, numbers)
     where_said = machine_of(found).split(", kernel")[0]
     tuning = tuning_words(shared_tuning(found) or "")
     head = f"**`{found.scenario}`**, {tuning}, {found.rounds} rounds, on {machine} ({where_said}): "
@@ -168,16 +167,58 @@ def verdict_of(ratio: model.Ratio | None) -> str:
     return "-" if ratio is None else ratio.verdict
 
 
+def machine_link(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
+    where = numbers.get(machine_of(found))
+    return f"[machine {where}](#machines)" if where else "a machine"
+
+
+def across_text(group: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> str:
+    """Two sides compared on several machines, each machine's newest comparison: one sentence with each
+    machine's ratio, and how far the machines put it apart (a ratio repeats on its machine, not across them:
+    docs/findings/compare-capacity.md)."""
+    found = group[0]
+    first, other = (side.name for side in found.sides[:2])
+    rounds = {one.rounds for one in group}
+    each = f", {rounds.pop()} rounds each" if len(rounds) == 1 else ""
+    head = f"**`{found.scenario}`**, {tuning_words(shared_tuning(found) or '')}{each}, on {len(group)} machines: "
+    said, values = [], []
+    for one in group:
+        ratio = one.ratios.get(other, {}).get(FIELD)
+        cpu = machine_of(one).split(",")[0]
+        own = "" if each else f", {one.rounds} rounds"
+        text = f"{ratio_cell(ratio)} on {machine_link(one, numbers)} ({cpu}{own}), {verdict_of(ratio)}"
+        said.append(f"**{text}**" if ratio is not None and ratio.verdict == "differs" else text)
+        if ratio is not None and ratio.value is not None:
+            values.append(ratio.value)
+    span = (f". The machines put it {min(values):.3f} to {max(values):.3f}: each ratio is its machine's answer"
+            if len(values) > 1 else "")  # fmt: skip
+    return head + f"`{other}` holds, of `{first}`'s NDR, " + "; ".join(said) + span + "."
+
+
+def sentences(chosen: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[str]:
+    """A sentence per scenario and set of sides: where two sides were compared on several machines, one
+    sentence that gives each machine's ratio; else one per comparison."""
+    groups: dict[tuple, list[model.CompareResult]] = {}
+    for one in chosen:  # newest first, and so within each group
+        groups.setdefault((one.scenario, tuple(side.name for side in one.sides)), []).append(one)
+    said: list[str] = []
+    for group in groups.values():
+        if len(group) > 1 and len(group[0].sides) == 2:
+            said.append(across_text(group, numbers))
+        else:
+            said += [lead_text(one, numbers) for one in group]
+    return said
+
+
 def blocks(found: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[Block]:
-    """The answer's blocks: a sentence per comparison, the rankings folded below them (the first screen's
-    height is a goal: tests/browser); nothing where no capacity comparison finished."""
+    """The answer's blocks: the sentences, the rankings folded below them (the first screen's height is a
+    goal: tests/browser); nothing where no capacity comparison finished."""
     chosen = newest(found)
     if not chosen:
         return []
-    out: list[Block] = [Heading(TITLE, 2)]
+    out: list[Block] = [Heading(TITLE, 2), *(Paragraph(text) for text in sentences(chosen, numbers))]
     tables: list[Block] = []
     for one in chosen:
-        out.append(Paragraph(lead_text(one, numbers)))
         tables.append(Table(HEADER, rows(one, numbers), css_class="stack"))
         if pairs := overlapping(one):
             tables.append(Note(f"Not told apart (their intervals overlap): {'; '.join(pairs)}."))

@@ -95,8 +95,14 @@ def test_each_machine_shows_its_newest_comparison_and_is_numbered_in_the_machine
     )
     write(tmp_path, "burst", "2026-12-06T03:00:00Z", INTEL, {"A@tuned": 1.0, "B@tuned": 3.0}, measure="burst")
     text = first_screen(tmp_path)
-    assert "1.140×" in text and "1.150×" in text and "1.200×" not in text and "3.000" not in text
+    assert "1.200" not in text and "3.000" not in text
+    # One sentence for the two machines, the newest first, and how far apart they put the ratio.
+    assert (
+        "**`seed2014`**, tuned, 3 rounds each, on 2 machines: `B@tuned` holds, of `A@tuned`'s NDR, **1.140 ["
+        in text
+    ), text
     assert text.index("on [machine 2](#machines) (Intel") < text.index("on [machine 1](#machines) (AMD")
+    assert "The machines put it 1.140 to 1.150: each ratio is its machine's answer." in text, text
     whole = markdown.document(sections.document([], tmp_path, None))
     machines = [
         line for line in whole.splitlines() if line.startswith("| 1 | AMD") or line.startswith("| 2 | Intel")
