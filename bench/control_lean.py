@@ -7,8 +7,9 @@ Two tallies over every committed capacity comparison (results/compare/*-capacity
 - per rate both searches of one round tried: the median p99 latency of their trials there (warm-ups left
   out), the control's higher or lower;
 - in a comparison whose sides all run one config (`--side X --side X@default`: the control and more copies),
-  each round's copies in the order their searches started, with their NDR over the first side's: whether the
-  lean goes with the control's name or with a stack's place.
+  each round's copies in the order drawn for it (its first turns; the searches' threads start in that order,
+  within milliseconds, and their stacks come up at once), with their NDR over the first side's: whether the
+  lean goes with the control's name or with the first side's.
 
     PYTHONPATH=. python bench/control_lean.py [RESULTS_DIR]
 
@@ -70,21 +71,19 @@ def lean(found: compare.CompareResult, folder: Path, ndr: Counter, p99: Counter)
     return [round(ratio, 3) for ratio in ratios]
 
 
-def copies(found: compare.CompareResult, folder: Path) -> list[str]:
-    """A one-config comparison's rounds: each copy by its place in the start order (its search's id is its
-    start time), with its NDR over the first side's; [] for any other comparison."""
+def copies(found: compare.CompareResult) -> list[str]:
+    """A one-config comparison's rounds: each copy in the order drawn for the round (its first turns), with
+    its NDR over the first side's; [] for any other comparison."""
     if not compare.one_config(found.sides):
         return []
     first = found.sides[0].name
     ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
     out = []
-    for number in range(1, found.rounds + 1):
-        started = {name: search_of(folder, number, place) for name, place in places(found).items()}
-        order = sorted((search.stem, name) for name, search in started.items() if search)
+    for number, turns in enumerate(found.turns, 1):
         base = ndr.get((first, number))
         said = [f"{name}={ndr[(name, number)] / base:.3f}" if base and (name, number) in ndr else f"{name}=-"
-                for _, name in order]  # fmt: skip
-        out.append(f"round {number}, in start order: {', '.join(said)}")
+                for name in dict.fromkeys(turns)]  # fmt: skip
+        out.append(f"round {number}, in its drawn order: {', '.join(said)}")
     return out
 
 
@@ -94,7 +93,7 @@ def main(results: Path) -> None:
     for path in sorted((results / "compare").glob("*-capacity.json")):
         found, folder = compare.read(path), path.with_suffix("")
         print(f"{path.stem}: {lean(found, folder, ndr, p99)}")
-        for line in copies(found, folder):
+        for line in copies(found):
             print(f"  {line}")
     print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
     print(f"p99 at rates both tried: {dict(p99)}; sign test p = "
