@@ -60,9 +60,18 @@ def newest(
     done = [one for one in found if one.measure == "capacity" and one.outcome == "done" and which(one)]
     kept: dict[tuple, model.CompareResult] = {}
     for one in sorted(done, key=lambda c: (has_intervals(c), c.finished_utc, c.id)):
-        key = (one.scenario, tuple(side.name for side in one.sides), machine_of(one))
-        kept[key] = one
+        kept[(*question(one), machine_of(one))] = one
     return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
+
+
+def question(found: model.CompareResult) -> tuple[str, tuple[str, ...]]:
+    """What a comparison asks, whatever the machine: its scenario and its sides, in order."""
+    return found.scenario, tuple(side.name for side in found.sides)
+
+
+def lone(ratio: model.Ratio) -> bool:
+    """A ratio that one round's pair gave: a value with no interval."""
+    return ratio.value is not None and ratio.low is None
 
 
 def has_intervals(found: model.CompareResult) -> bool:
@@ -94,7 +103,7 @@ def ratio_cell(ratio: model.Ratio | None) -> str:
     pairs alone: unpaired rounds' bounds are in the comparisons section)."""
     if ratio is None:
         return "1 (the first)"
-    return ratio.text(pairs=ratio.value is not None and ratio.low is None, bounds=False)
+    return ratio.text(pairs=lone(ratio), bounds=False)
 
 
 def absolute(found: model.CompareResult, side: str) -> str:
@@ -157,7 +166,7 @@ def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
             return head + f"no side told apart from `{first}` ({ratio_cell(second)}, {verdict_of(second)})."
         return head + f"**`{first}`** holds the most: the next holds {ratio_cell(second)} of its NDR."
     if ratio.verdict != "differs":
-        alone = " (one round paired: no interval)" if ratio.value is not None and ratio.low is None else ""
+        alone = " (one round paired: no interval)" if lone(ratio) else ""
         return head + f"`{best}` holds {ratio.text(bounds=False)} of `{first}`'s NDR{alone}: {ratio.verdict}."
     within = "" if ratio.low is None else f" (95% interval {ratio.low:.3f} to {ratio.high:.3f})"
     return head + f"**`{best}`** holds **{ratio.value:.3f}×** `{first}`'s NDR{within}: differs."
@@ -200,7 +209,7 @@ def sentences(chosen: Sequence[model.CompareResult], numbers: Mapping[str, int])
     sentence that gives each machine's ratio; else one per comparison."""
     groups: dict[tuple, list[model.CompareResult]] = {}
     for one in chosen:  # newest first, and so within each group
-        groups.setdefault((one.scenario, tuple(side.name for side in one.sides)), []).append(one)
+        groups.setdefault(question(one), []).append(one)
     said: list[str] = []
     for group in groups.values():
         if len(group) > 1 and len(group[0].sides) == 2:
