@@ -8,8 +8,9 @@ Two tallies over every committed capacity comparison (results/compare/*-capacity
   out), the control's higher or lower;
 - in a comparison whose sides all run one config (`--side X --side X@default`: the control and more copies),
   each round's copies in the order drawn for it (its first turns; the searches' threads start in that order,
-  within milliseconds, and their stacks come up at once), with their NDR over the first side's: whether the
-  lean goes with the control's name or with the first side's.
+  within milliseconds, and their stacks come up at once), each with its place (its folder and compose
+  project, drawn each round since the place was recorded; before, the first side always had 1) and its NDR
+  over the first side's: whether the lean goes with the first side's name or with its place.
 
     PYTHONPATH=. python bench/control_lean.py [RESULTS_DIR]
 
@@ -48,20 +49,23 @@ def search_of(folder: Path, number: int, place: int) -> Path | None:
     return found[-1] if found else None
 
 
-def places(found: compare.CompareResult) -> dict[str, int]:
-    """Each search's folder number in a round: the sides in order, then the A/A control."""
-    return {name: n for n, name in enumerate(compare.run_names([side.name for side in found.sides]), 1)}
+def places(found: compare.CompareResult, number: int) -> dict[str, int]:
+    """Each search's place (its folder) in round `number`: as the result records it, drawn each round; in
+    comparisons before the draw, the sides in order, then the A/A control."""
+    fixed = {name: n for n, name in enumerate(compare.run_names([side.name for side in found.sides]), 1)}
+    drawn = {run.side: run.place for run in found.runs if run.round == number and run.place is not None}
+    return drawn or fixed
 
 
 def lean(found: compare.CompareResult, folder: Path, ndr: Counter, p99: Counter) -> list[float]:
     """Into ndr and p99: this comparison's tallies; its rounds' control-over-first NDR ratios."""
     first = found.sides[0].name
     control = compare.control_name(first)
-    where = places(found)
     ratios = compare.paired(found.runs, control, first, "ndr_msgs_per_s")  # the rounds both confirmed
     for ratio in ratios:
         ndr["equal" if ratio == 1 else "below" if ratio < 1 else "above"] += 1
     for number in range(1, found.rounds + 1):
+        where = places(found, number)
         one, two = (search_of(folder, number, where[name]) for name in (first, control))
         if one and two:
             mine, theirs = p99_by_rate(one), p99_by_rate(two)
@@ -81,9 +85,12 @@ def copies(found: compare.CompareResult) -> list[str]:
     out = []
     for number, turns in enumerate(found.turns, 1):
         base = ndr.get((first, number))
-        said = [f"{name}={ndr[(name, number)] / base:.3f}" if base and (name, number) in ndr else f"{name}=-"
-                for name in dict.fromkeys(turns)]  # fmt: skip
-        out.append(f"round {number}, in its drawn order: {', '.join(said)}")
+        where = places(found, number)
+        said = [f"{name} #{where[name]}={ndr[(name, number)] / base:.3f}" if base and (name, number) in ndr
+                else f"{name} #{where[name]}=-" for name in dict.fromkeys(turns)]  # fmt: skip
+        out.append(
+            f"round {number}, in its drawn order (name #place=NDR over the first side's): {', '.join(said)}"
+        )
     return out
 
 

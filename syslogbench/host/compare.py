@@ -190,11 +190,11 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     """One side's search of a round as the comparison keeps it: "pass" where it found an NDR below its
     ceiling; "at least" where its RATE_MAX held (never ranked); else its outcome, and why."""
     if ended.path is None:
-        return model.Run(name, number, "error", exit_code=ended.code, why=ended.why)
+        return model.Run(name, number, "error", exit_code=ended.code, why=ended.why, place=ended.place)
     try:
         found = capacity.read(ended.path)
     except capacity.CapacityResultError as error:  # a result this version cannot read is that run's error
-        return model.Run(name, number, "error", exit_code=ended.code, why=str(error)[:300])
+        return model.Run(name, number, "error", exit_code=ended.code, why=str(error)[:300], place=ended.place)
     verdict = "pass" if found.outcome == "found" else found.outcome
     why = (
         "; ".join([*found.errors, *(b.unconfirmed for b in (found.ndr, found.pdr) if b.unconfirmed)])[:300]
@@ -205,7 +205,7 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     run = model.Run(name, number, verdict, found.run_id, exit_code=ended.code, why=why,
                     ndr_msgs_per_s=found.ndr_msgs_per_s, pdr_msgs_per_s=found.pdr_msgs_per_s,
                     ndr_upper_msgs_per_s=found.ndr.upper_msgs_per_s,
-                    pdr_upper_msgs_per_s=found.pdr.upper_msgs_per_s)  # fmt: skip
+                    pdr_upper_msgs_per_s=found.pdr.upper_msgs_per_s, place=ended.place)  # fmt: skip
     rate = "-" if run.ndr_msgs_per_s is None else f"{run.ndr_msgs_per_s:,.0f}"
     log(f"compare: {name}, round {number}: {run.verdict}, NDR {rate} msg/s")
     return run

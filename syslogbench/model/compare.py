@@ -78,6 +78,10 @@ class Run:
     # near 1 the fixed rate was not below saturation.
     p99_ms: float | None = None
     core_busy: float | None = None
+    # --capacity: the place the search's stack had in its round, drawn afresh each round (its folder
+    # searches/round-<n>/<place>/); None in comparisons before it was drawn, where the sides took 1, 2, ... in
+    # order and the control the last (run_names).
+    place: int | None = None
 
 
 @dataclass

@@ -5,6 +5,7 @@ every side (model/compare.py), without containers."""
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from syslogbench.host import cli, compare
-from syslogbench.host.capacity import interleave
+from syslogbench.host.capacity import duet, interleave
 from syslogbench.host.capacity.measurer import TrialFailed
 from syslogbench.host.capacity.turns import Interleaved, Turns
 from syslogbench.model import capacity, compare_pairs
@@ -141,10 +142,10 @@ def test_each_search_is_widened_to_the_wall_time_it_shares_and_one_too_long_is_o
 
 
 def test_the_project_of_a_side_is_a_compose_name() -> None:
-    assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf") == "syslog-ng-4-8-my-conf-conf"
-    assert interleave.slug("syslog-ng-4.8=/tmp/My Conf.conf (A/A)") == "syslog-ng-4-8-my-conf-conf-aa"
-    assert interleave.slug("rsyslog-8.2504@tuned (A/A)") == "rsyslog-8-2504-tuned-aa"
-    assert interleave.slug("@@") == "side"
+    assert duet.slug("syslog-ng-4.8=/tmp/My Conf.conf") == "syslog-ng-4-8-my-conf-conf"
+    assert duet.slug("syslog-ng-4.8=/tmp/My Conf.conf (A/A)") == "syslog-ng-4-8-my-conf-conf-aa"
+    assert duet.slug("rsyslog-8.2504@tuned (A/A)") == "rsyslog-8-2504-tuned-aa"
+    assert duet.slug("@@") == "side"
 
 
 def test_a_config_of_ones_own_is_refused_as_a_side_of_capacity_in_one_line(
@@ -233,9 +234,21 @@ def test_a_round_that_ctrl_c_ends_still_says_how_each_of_its_searches_ended(
     with pytest.raises(by):
         interleave.run({"A": search, "B": search}, tmp_path, 7, lambda line: None, searching, [], ended)  # type: ignore[dict-item]
     assert interrupted and sorted(ended) == ["A", "B"]
-    for number, name in enumerate(["A", "B"], 1):
-        found = tmp_path / str(number) / "capacity" / f"{number}.json"
+    assert sorted(ended[name].place for name in ended) == [1, 2]  # type: ignore[type-var]
+    for name in ["A", "B"]:
+        found = tmp_path / str(ended[name].place) / "capacity" / f"{ended[name].place}.json"
         assert (ended[name].why, ended[name].path) == ("stopped", found), ended[name]
+
+
+def test_each_round_draws_every_search_s_place_afresh_so_the_first_side_takes_each_of_them() -> None:
+    """A place is a search's folder and compose project in its round. With the first side always at 1, its
+    copies came out below it (541e): drawn afresh each round, the first side takes every place, and a
+    round's places are 1 to n, one each."""
+    names = ["A", "B", "A (A/A)"]
+    drawn = [interleave.places(names, random.Random(seed)) for seed in range(60)]
+    assert all(sorted(where.values()) == [1, 2, 3] for where in drawn)
+    assert {where["A"] for where in drawn} == {1, 2, 3}
+    assert len({tuple(where.values()) for where in drawn}) == 6  # every order of three
 
 
 def test_a_round_that_cannot_pair_still_bounds_the_ratio_by_what_each_search_held_and_failed() -> None:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslogbench.host import lock
-from syslogbench.host.capacity.interleave import slug
 from syslogbench.host.capacity.search import Found, warm_up
 from syslogbench.host.capacity.session import FIRST_TRIAL_ALLOWANCE_S, UP_ALLOWANCE_S, trial_env, trials
 from syslogbench.host.compose import project_name
@@ -31,6 +30,17 @@ from syslogbench.model.capacity import Bound, Trial
 
 if TYPE_CHECKING:
     from syslogbench.host.capacity.plan import Search
+
+
+def slug(name: str) -> str:
+    """A side's part of its duet stack's compose project and of its window files: letters, digits and
+    dashes; of a config, its file's name."""
+    base = name.removesuffix(model.CONTROL_SUFFIX)
+    profile, _, config = base.partition("=")
+    name = (f"{profile}-{Path(config).name}" if config else profile) + ("-aa" if base != name else "")
+    kept = "".join(c if c.isalnum() else "-" for c in name.lower())
+    return "-".join(part for part in kept.split("-") if part)[:40] or "side"
+
 
 PURPOSE = "duet"  # the windows' trials, as their records say
 # A window whose shared core(s) were this busy (busy over busy and idle time) is not paired: there the

@@ -17,7 +17,6 @@ from syslogbench.host.capacity.turns import Interleaved, Turns
 from syslogbench.host.compose import project_name
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Ceiling
-from syslogbench.model.compare import CONTROL_SUFFIX
 
 if TYPE_CHECKING:
     from syslogbench.host.capacity.plan import Search
@@ -31,11 +30,13 @@ JOIN_ALLOWANCE_S = 900.0
 
 @dataclass
 class Ended:
-    """How one search of the round ended: its result file, or why there is none; and its exit code."""
+    """How one search of the round ended: its result file, or why there is none; its exit code; and the
+    place its stack had in the round (places() below)."""
 
     path: Path | None = None
     code: int | None = None
     why: str = ""
+    place: int | None = None
 
 
 def widened(chosen: Search, searches: int) -> Search:
@@ -46,14 +47,22 @@ def widened(chosen: Search, searches: int) -> Search:
     return replace(chosen, cap=cap)
 
 
+def places(names: list[str], draw: random.Random) -> dict[str, int]:
+    """Each search's place in its round, 1 to n: its folder (round-<r>/<place>/) and its compose project
+    (<project>-round-<r>-<place>), drawn afresh each round. With the first side always at 1 and its copies
+    after it, the copies came out below it (findings/compare-capacity.md, "A second copy on one grid")."""
+    return dict(zip(names, draw.sample(range(1, len(names) + 1), len(names)), strict=True))
+
+
 def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, note: str,
         log: Callable[[str], None], ended: Ended, searching: Searching) -> None:  # fmt: skip
-    """A thread's search, into folder/capacity/; however it ends, the turns go on without it."""
+    """A thread's search, into folder/capacity/ (folder named for its place); however it ends, the turns go
+    on without it."""
     chosen, ceiling = side
     shared = Interleaved(lambda: turns.turn(name), note, ceiling)
     try:
         ended.code = searching(chosen, folder, build=False, log=lambda line: log(f"[{name}] {line}"),
-                                 project=f"{project_name()}-{folder.name}-{slug(name)}", interleaved=shared)  # fmt: skip
+                                 project=f"{project_name()}-{folder.parent.name}-{folder.name}", interleaved=shared)  # fmt: skip
     except KeyboardInterrupt:
         ended.why = "stopped"
     except Exception as error:  # noqa: BLE001 - one search's failure is its side's "error", not the others'
@@ -66,37 +75,30 @@ def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, not
         ended.why = f"the search wrote no result (exit code {ended.code})"
 
 
-def slug(name: str) -> str:
-    """A compose project's part for a side's name: letters, digits and dashes; of a config, its file's name."""
-    base = name.removesuffix(CONTROL_SUFFIX)
-    profile, _, config = base.partition("=")
-    name = (f"{profile}-{Path(config).name}" if config else profile) + ("-aa" if base != name else "")
-    kept = "".join(c if c.isalnum() else "-" for c in name.lower())
-    return "-".join(part for part in kept.split("-") if part)[:40] or "side"
-
-
 def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, log: Callable[[str], None],
         searching: Searching, taken: list[str] | None = None,
         ended: dict[str, Ended] | None = None) -> dict[str, Ended]:  # fmt: skip
     """Every search at once (each widened() already, with its ceiling), a trial at a time, each into
-    folder/<its number>/capacity/: how each ended (into `ended`, which the caller still has when Ctrl-C
+    folder/<its place>/capacity/: how each ended (into `ended`, which the caller still has when Ctrl-C
     ends the round); taken gets whose each trial was, in order. Ctrl-C stops every search at its next turn;
     each still writes its result, then KeyboardInterrupt."""
     longest = max(capacity.lifetime_s(chosen.cap) for chosen, _ in searches.values())
     turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S, taken=taken)
     note = (f"one of {len(searches)} searches interleaved trial by trial (compare), so SEARCH_MAX is their wall "
             f"time together")  # fmt: skip
+    draw = random.Random(seed)
+    where = places(list(searches), draw)
     ended = {} if ended is None else ended
-    ended.update({name: Ended() for name in searches})
+    ended.update({name: Ended(place=where[name]) for name in searches})
     threads = [
         threading.Thread(
-            target=one, args=(name, side, folder / str(n), turns, note, log, ended[name], searching)
+            target=one, args=(name, side, folder / str(where[name]), turns, note, log, ended[name], searching)
         )
-        for n, (name, side) in enumerate(searches.items(), 1)
+        for name, side in searches.items()
     ]
     # Their stacks come up in a random order too: started in the sides' order, the A/A control's always came
     # up last (findings/compare-capacity.md, "Is the control below the first side?").
-    for thread in random.Random(seed).sample(threads, len(threads)):
+    for thread in draw.sample(threads, len(threads)):
         thread.start()
     try:
         for thread in threads:
