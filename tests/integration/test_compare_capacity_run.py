@@ -63,6 +63,11 @@ def test_capacity_searches_taking_turns_are_paired_round_by_round_with_every_tri
         assert all(set(turns[3 * i : 3 * i + 3]) == {first, other, control} for i in range(least)), turns
     searches = list((tmp_path / "compare" / data["id"] / "searches").glob("round-*/*/capacity/*.json"))
     assert len(searches) == 6
+    for run in data["runs"]:  # each round drew its places: 1 to 3, one each, each search's result in its own
+        drawn = sorted(r["place"] for r in data["runs"] if r["round"] == run["round"])
+        assert drawn == [1, 2, 3], data["runs"]
+        where = tmp_path / "compare" / data["id"] / "searches" / f"round-{run['round']}" / str(run["place"])
+        assert (where / "capacity" / f"{run['run_id']}.json").is_file(), (run, searches)
     for found in searches:
         search = json.loads(found.read_text())
         assert search["outcome"] in {"found", "unconfirmed"}, search["outcome"]
