@@ -6,6 +6,8 @@ Two tallies over every committed capacity comparison (results/compare/*-capacity
   the first's, equal, below or above, with a two-sided sign test over the rounds that differ;
 - per rate both searches of one round tried: the median p99 latency of their trials there (warm-ups left
   out), the control's higher or lower;
+- per round, every two copies of one config that both confirmed (the first side and its control, or every
+  side of a one-config comparison): whether the one at the lower place held more, with a sign test;
 - in a comparison whose sides all run one config (`--side X --side X@default`: the control and more copies),
   each round's copies in the order drawn for it (its first turns; the searches' threads start in that order,
   within milliseconds, and their stacks come up at once), each with its place (its folder and compose
@@ -94,15 +96,38 @@ def copies(found: compare.CompareResult) -> list[str]:
     return out
 
 
+def by_place(found: compare.CompareResult, tally: Counter) -> None:
+    """Into tally: per round, every two copies of one config that both confirmed an NDR (the first side and
+    its control; in a one-config comparison every side), the NDR of the one at the lower place against the
+    other's. Where places were drawn this parts the place from the name; before, place 1 was the first side's."""
+    first = found.sides[0].name
+    kin = [first, compare.control_name(first)]
+    if compare.one_config(found.sides):
+        kin = compare.run_names([side.name for side in found.sides])
+    ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
+    for number in range(1, found.rounds + 1):
+        where = places(found, number)
+        held = sorted((where[name], ndr[(name, number)]) for name in kin if (name, number) in ndr)
+        for i, (_, low) in enumerate(held):
+            for _, high in held[i + 1 :]:
+                tally[
+                    "equal" if low == high else "lower place above" if low > high else "lower place below"
+                ] += 1
+
+
 def main(results: Path) -> None:
     ndr: Counter = Counter()
     p99: Counter = Counter()
+    place: Counter = Counter()
     for path in sorted((results / "compare").glob("*-capacity.json")):
         found, folder = compare.read(path), path.with_suffix("")
         print(f"{path.stem}: {lean(found, folder, ndr, p99)}")
+        by_place(found, place)
         for line in copies(found):
             print(f"  {line}")
     print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
+    print(f"NDR of two copies by place: {dict(place)}; sign test p = "
+          f"{sign_test(place['lower place above'], place['lower place below']):.3f}")  # fmt: skip
     print(f"p99 at rates both tried: {dict(p99)}; sign test p = "
           f"{sign_test(p99['control higher'], p99['control lower']):.3f}")  # fmt: skip
 
