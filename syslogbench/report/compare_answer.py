@@ -190,7 +190,8 @@ def across_text(group: Sequence[model.CompareResult], numbers: Mapping[str, int]
     rounds = {one.rounds for one in group}
     each = f", {rounds.pop()} rounds each" if len(rounds) == 1 else ""
     head = f"**`{found.scenario}`**, {tuning_words(shared_tuning(found) or '')}{each}, on {len(group)} machines: "
-    said, values = [], []
+    said: list[str] = []
+    by_model: dict[str, list[float]] = {}
     for one in group:
         ratio = one.ratios.get(other, {}).get(FIELD)
         cpu = machine_of(one).split(",")[0]
@@ -198,10 +199,25 @@ def across_text(group: Sequence[model.CompareResult], numbers: Mapping[str, int]
         text = f"{ratio_cell(ratio)} on {machine_link(one, numbers)} ({cpu}{own}), {verdict_of(ratio)}"
         said.append(f"**{text}**" if ratio is not None and ratio.verdict == "differs" else text)
         if ratio is not None and ratio.value is not None:
-            values.append(ratio.value)
-    span = (f". The machines put it {min(values):.3f} to {max(values):.3f}: each ratio is its machine's answer"
-            if len(values) > 1 else "")  # fmt: skip
-    return head + f"`{other}` holds, of `{first}`'s NDR, " + "; ".join(said) + span + "."
+            by_model.setdefault(cpu, []).append(ratio.value)
+    return head + f"`{other}` holds, of `{first}`'s NDR, " + "; ".join(said) + span_text(by_model) + "."
+
+
+def span_text(by_model: Mapping[str, Sequence[float]]) -> str:
+    """How far the machines put a ratio apart, and each CPU model's machines where a model has several (every
+    Intel ratio of the tuned pair lay below every AMD one: docs/findings/compare-capacity.md)."""
+    values = [value for some in by_model.values() for value in some]
+    if len(values) < 2:
+        return ""
+    models = ""
+    if 1 < len(by_model) < len(values):
+        models = " (" + "; ".join(f"{cpu} {spread(some)}" for cpu, some in by_model.items()) + ")"
+    return f". The machines put it {spread(values)}{models}: each ratio is its machine's answer"
+
+
+def spread(values: Sequence[float]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.3f}" if low == high else f"{low:.3f} to {high:.3f}"
 
 
 def sentences(chosen: Sequence[model.CompareResult], numbers: Mapping[str, int]) -> list[str]:

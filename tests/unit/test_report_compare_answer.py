@@ -103,6 +103,11 @@ def test_each_machine_shows_its_newest_comparison_and_is_numbered_in_the_machine
     ), text
     assert text.index("on [machine 2](#machines) (Intel") < text.index("on [machine 1](#machines) (AMD")
     assert "The machines put it 1.140 to 1.150: each ratio is its machine's answer." in text, text
+    # A CPU model with several machines gets its own span beside the whole one.
+    write(tmp_path, "amd2", "2026-12-06T04:00:00Z", {**AMD, "boot": "b2"}, {"A@tuned": 1.0, "B@tuned": 1.05})
+    text = first_screen(tmp_path)
+    assert "on 3 machines" in text and "The machines put it 1.050 to 1.150 (" in text, text
+    assert "(AMD EPYC 1.050 to 1.150; Intel(R) Xeon(R) Processor 1.140): each ratio is its" in text, text
     whole = markdown.document(sections.document([], tmp_path, None))
     machines = [
         line for line in whole.splitlines() if line.startswith("| 1 | AMD") or line.startswith("| 2 | Intel")
