@@ -5,7 +5,6 @@ every side (model/compare.py), without containers."""
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from pathlib import Path
@@ -245,10 +244,14 @@ def test_each_round_draws_every_search_s_place_afresh_so_the_first_side_takes_ea
     copies came out below it (541e): drawn afresh each round, the first side takes every place, and a
     round's places are 1 to n, one each."""
     names = ["A", "B", "A (A/A)"]
-    drawn = [interleave.places(names, random.Random(seed)) for seed in range(60)]
+    drawn = [interleave.places(names, seed) for seed in range(60)]
     assert all(sorted(where.values()) == [1, 2, 3] for where in drawn)
     assert {where["A"] for where in drawn} == {1, 2, 3}
     assert len({tuple(where.values()) for where in drawn}) == 6  # every order of three
+    # Apart from the turns: the search with a round's first turn takes every place (drawn from the turns'
+    # own seed, a place followed from the turn order: b9d2, 91d3).
+    first = [(Turns(names, seed, 1.0)._next(), seed) for seed in range(200)]
+    assert len({(name, interleave.places(names, seed)[name]) for name, seed in first}) == 9, first
 
 
 def test_a_round_that_cannot_pair_still_bounds_the_ratio_by_what_each_search_held_and_failed() -> None:

@@ -47,10 +47,13 @@ def widened(chosen: Search, searches: int) -> Search:
     return replace(chosen, cap=cap)
 
 
-def places(names: list[str], draw: random.Random) -> dict[str, int]:
+def places(names: list[str], seed: int) -> dict[str, int]:
     """Each search's place in its round, 1 to n: its folder (round-<r>/<place>/) and its compose project
-    (<project>-round-<r>-<place>), drawn afresh each round. With the first side always at 1 and its copies
-    after it, the copies came out below it (findings/compare-capacity.md, "A second copy on one grid")."""
+    (<project>-round-<r>-<place>), drawn afresh each round, apart from the turns' draw (with the turns' own
+    seed, a place followed from the order of the round's first turns). With the first side always at 1 and
+    its copies after it, the copies came out below it (findings/compare-capacity.md, "A second copy on one
+    grid")."""
+    draw = random.Random(f"places {seed}")
     return dict(zip(names, draw.sample(range(1, len(names) + 1), len(names)), strict=True))
 
 
@@ -86,8 +89,7 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
     turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S, taken=taken)
     note = (f"one of {len(searches)} searches interleaved trial by trial (compare), so SEARCH_MAX is their wall "
             f"time together")  # fmt: skip
-    draw = random.Random(seed)
-    where = places(list(searches), draw)
+    where = places(list(searches), seed)
     ended = {} if ended is None else ended
     ended.update({name: Ended(place=where[name]) for name in searches})
     threads = [
@@ -98,7 +100,7 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
     ]
     # Their stacks come up in a random order too: started in the sides' order, the A/A control's always came
     # up last (findings/compare-capacity.md, "Is the control below the first side?").
-    for thread in draw.sample(threads, len(threads)):
+    for thread in random.Random(seed).sample(threads, len(threads)):  # the order of the round's first turns
         thread.start()
     try:
         for thread in threads:
