@@ -77,13 +77,18 @@ def lean(found: compare.CompareResult, folder: Path, ndr: Counter, p99: Counter)
     return [round(ratio, 3) for ratio in ratios]
 
 
+def confirmed(found: compare.CompareResult) -> dict[tuple[str, int], float | None]:
+    """Each search that confirmed an NDR, by side and round: its NDR."""
+    return {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
+
+
 def copies(found: compare.CompareResult) -> list[str]:
     """A one-config comparison's rounds: each copy in the order drawn for the round (its first turns), with
     its NDR over the first side's; [] for any other comparison."""
     if not compare.one_config(found.sides):
         return []
     first = found.sides[0].name
-    ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
+    ndr = confirmed(found)
     out = []
     for number, turns in enumerate(found.turns, 1):
         base = ndr.get((first, number))
@@ -104,7 +109,7 @@ def by_place(found: compare.CompareResult, tally: Counter) -> None:
     kin = [first, compare.control_name(first)]
     if compare.one_config(found.sides):
         kin = compare.run_names([side.name for side in found.sides])
-    ndr = {(run.side, run.round): run.ndr_msgs_per_s for run in found.runs if run.verdict == compare.PASS}
+    ndr = confirmed(found)
     for number in range(1, found.rounds + 1):
         where = places(found, number)
         held = sorted((where[name], ndr[(name, number)]) for name in kin if (name, number) in ndr)
