@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from syslogbench.model import result, scenarios
 from syslogbench.rig import control, lasthop, outcome
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import files, relay, restart
-from syslogbench.rig.watcher.run import poll
+from syslogbench.rig.watcher.run import hold, poll
 
 from .test_schema import SCHEMA
 from .test_watcher import settings
@@ -188,6 +190,31 @@ def test_restart_is_asked_once_a_second_after_every_sender_is_done(control_dir: 
     (control_dir / "restart").unlink()
     poll(asker, 3.0)
     assert not (control_dir / "restart").exists()  # once only
+
+
+def supervisor(control_dir: Path) -> None:
+    """The supervisor's part: restart once asked, and say so."""
+    control.wait_for(control_dir / "restart", 30, "the restart request", poll=0.01)
+    control.write_atomic(control_dir / "daemon" / "restarted", "0 7\n")
+
+
+def test_a_run_the_dones_ended_waits_for_the_restart_it_asked(control_dir: Path) -> None:
+    """The DONEs came before the restart was asked (seen beside another test run): the run still has it."""
+    asker = restart.Restart(senders=1)
+    control.write_json(control_dir / "ledgers" / "host1-s1.json", {})
+    answer = threading.Thread(target=supervisor, args=(control_dir,))
+    answer.start()
+    hold([asker], run_timeout=30, t0=time.monotonic(), poll_s=0.01)
+    answer.join()
+    assert asker.requested_s is not None and asker.requested_s >= restart.RESTART_AFTER_SENDERS_S
+    assert not asker.holds(0.0)
+
+
+def test_the_wait_for_a_restart_ends_at_run_timeout(control_dir: Path) -> None:
+    asker = restart.Restart(senders=1)
+    assert asker.holds(0.0)
+    hold([asker], run_timeout=50, t0=time.monotonic() - 100, poll_s=0.01)  # already past it: no wait
+    assert asker.requested_s is None
 
 
 def restart_record(asker: restart.Restart, scenario_id: str) -> Observed:

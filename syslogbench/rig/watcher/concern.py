@@ -24,6 +24,10 @@ class Concern:
     def update(self, now: float) -> None:
         """Look at what it follows; called when due(), until some concern has ended the run."""
 
+    def holds(self, now: float) -> bool:
+        """Something this concern set going is still under way: a run that the DONEs ended waits for it."""
+        return False
+
     def stop(self, now: float) -> None:
         """The watch is over at `now`: a last look, where the figure needs one."""
 

@@ -30,6 +30,11 @@ class Restart(Concern):
             control.write_atomic(control.CONTROL.restart, "")
             self.requested_s = round(now, 3)
 
+    def holds(self, now: float) -> bool:
+        # The DONEs can all arrive before the restart is asked (a slow sender outlasted the last hop's pause):
+        # the run still waits for the supervisor's answer, or the restart this scenario is about never happens.
+        return not control.CONTROL.daemon.restarted.exists()
+
     def record(self, obs: Observed) -> None:
         """The supervisor's answer (daemon/restarted) in the result's relay section, or an error."""
         done = control.CONTROL.daemon.restarted

@@ -156,6 +156,8 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float, wall0: float | None 
         if any(poll(concern, now) for concern in plan.during):  # the first that ends the run ends this poll
             break
         time.sleep(plan.poll_s)
+    if plan.done.trigger in TRIGGERS:
+        hold(plan.during, cfg.run_timeout, t0, plan.poll_s)
     stopped = time.monotonic() - t0
     for concern in plan.during:
         concern.stop(stopped)
@@ -166,6 +168,18 @@ def watch(cfg: settings.Settings, obs: Observed, t0: float, wall0: float | None 
             plan.tail.update(time.monotonic() - t0)
     for concern in plan.every:
         concern.record(obs)
+
+
+def hold(during: list[concerns.Concern], run_timeout: float, t0: float, poll_s: float) -> None:
+    """After the DONEs, until no concern holds the run (a restart asked and not yet answered) or RUN_TIMEOUT."""
+    while True:
+        now = time.monotonic() - t0
+        held = [concern for concern in during if concern.holds(now)]
+        if not held or now > run_timeout:
+            return
+        for concern in held:
+            poll(concern, now)
+        time.sleep(poll_s)
 
 
 def poll(concern: concerns.Concern, now: float) -> bool:
