@@ -124,6 +124,8 @@ def ndr_text(row: Row) -> str:
     """ "NDR 90,971 msg/s (median of 2 searches, range 84,024–97,919)"."""
     if row.n == 1:
         return f"NDR {model.rate_text(row.ndr)} msg/s (n=1: one search, no range)"
+    if len(row.ndrs) == row.n and len(set(row.ndrs)) == 1:  # every search on one grid rate: no range
+        return f"NDR {model.rate_text(row.ndr)} msg/s (each of n={row.n} searches)"
     return f"NDR {model.rate_text(row.ndr)} msg/s (median of n={row.n} searches, range {range_text(row)})"
 
 
