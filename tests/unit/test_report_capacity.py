@@ -206,7 +206,10 @@ def test_a_lead_whose_searches_all_found_one_rate_says_so_rather_than_a_range_of
     row.searches += [{"ndr": {"confirmed": None, "lower_msgs_per_s": 154458.0}} for _ in range(3)]
     assert capacity_answer.ndr_text(row) == "NDR 154,458 msg/s (each of n=3 searches)"
     row.searches[1] = {"ndr": {"confirmed": None, "lower_msgs_per_s": 150000.0}}
-    assert capacity_answer.ndr_text(row) == "NDR 154,458 msg/s (median of n=3 searches, range 150,000\u2013154,458)"
+    assert (
+        capacity_answer.ndr_text(row)
+        == "NDR 154,458 msg/s (median of n=3 searches, range 150,000\u2013154,458)"
+    )
 
 
 def test_a_lead_without_a_pdr_says_why_rather_than_a_dash() -> None:
