@@ -120,21 +120,34 @@ def by_place(found: compare.CompareResult, tally: Counter) -> None:
                 ] += 1
 
 
+def drawn(found: compare.CompareResult) -> bool:
+    """The result records each search's place (drawn each round); before that, the first side had place 1."""
+    return any(run.place is not None for run in found.runs)
+
+
+def summary(label: str, ndr: Counter, place: Counter, p99: Counter) -> None:
+    print(f"{label}:")
+    print(
+        f"  NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}"
+    )
+    print(f"  NDR of two copies by place: {dict(place)}; sign test p = "
+          f"{sign_test(place['lower place above'], place['lower place below']):.3f}")  # fmt: skip
+    print(f"  p99 at rates both tried: {dict(p99)}; sign test p = "
+          f"{sign_test(p99['control higher'], p99['control lower']):.3f}")  # fmt: skip
+
+
 def main(results: Path) -> None:
-    ndr: Counter = Counter()
-    p99: Counter = Counter()
-    place: Counter = Counter()
+    eras = {era: (Counter(), Counter(), Counter()) for era in ("places fixed", "places drawn")}
     for path in sorted((results / "compare").glob("*-capacity.json")):
         found, folder = compare.read(path), path.with_suffix("")
+        ndr, place, p99 = eras["places drawn" if drawn(found) else "places fixed"]
         print(f"{path.stem}: {lean(found, folder, ndr, p99)}")
         by_place(found, place)
         for line in copies(found):
             print(f"  {line}")
-    print(f"NDR, control over first: {dict(ndr)}; sign test p = {sign_test(ndr['below'], ndr['above']):.3f}")
-    print(f"NDR of two copies by place: {dict(place)}; sign test p = "
-          f"{sign_test(place['lower place above'], place['lower place below']):.3f}")  # fmt: skip
-    print(f"p99 at rates both tried: {dict(p99)}; sign test p = "
-          f"{sign_test(p99['control higher'], p99['control lower']):.3f}")  # fmt: skip
+    for era, tallies in eras.items():
+        summary(era, *tallies)
+    summary("all", *(sum(parts, Counter()) for parts in zip(*eras.values(), strict=True)))
 
 
 if __name__ == "__main__":
