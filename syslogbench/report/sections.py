@@ -337,7 +337,8 @@ def document(
     knob_results: tuple[list[KnobsResult], list[str]] | None = None,
 ) -> Document:
     """The report of one scenario (every scenario for None), with these plots shown per scenario: the
-    capacity answer first (results/capacity/, or capacity_results as capacity.load read them), then the
+    capacity answer first (the comparisons' ratios from results/compare/, then each transport's searches from
+    results/capacity/, or capacity_results as capacity.load read them), then the
     burst's, the capacity summary and the knob studies (results/knobs/, or knob_results as load.load_knobs
     read them), then the details."""
     figures = figures or {}
@@ -353,7 +354,8 @@ def document(
     singles = {name: groups for name, groups in grouped.items() if single_run(groups)}
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
-    lead = capacity_answer.lead_blocks(searches, numbers, anchors) + compare_answer.blocks(compared, numbers)
+    # Side by side first: a paired ratio repeats on its machine where an absolute NDR does not (docs/compare.md).
+    lead = compare_answer.blocks(compared, numbers) + capacity_answer.lead_blocks(searches, numbers, anchors)
     lead += compare_pairs.blocks(compared, numbers)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]
