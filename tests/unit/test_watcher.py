@@ -949,3 +949,17 @@ def test_a_supervisor_silent_for_long_is_named(tmp_path: Path) -> None:
     os.utime(samples, (old, old))
     said = fault.supervisor_silent(samples)
     assert said is not None and said.startswith("the daemon's supervisor had written no sample for 30 s")
+
+
+@pytest.mark.parametrize("keep", ["0", "1"])
+def test_the_output_and_queue_are_discarded_once_counted_unless_kept(volumes: Path, keep: str) -> None:
+    """A capacity search's last trial left several GB in its project's volumes, which outlive its containers."""
+    output = control.LOGS / "test.seed.facility.1.severity.5.log"
+    mine = control.LOGS / "daemon-notes.txt"  # not the test's: a profile's own file stays
+    queued = contract.QUEUE_DIR / "q.00000001"
+    for path in (output, mine, queued):
+        path.write_text("x\n")
+    accounting.discard_logs(settings(KEEP_LOGS=keep))
+    assert (output.exists(), mine.exists(), queued.exists()) == (
+        (True, True, True) if keep == "1" else (False, True, False)
+    )

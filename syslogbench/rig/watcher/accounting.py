@@ -54,6 +54,12 @@ def conclude(cfg: settings.Settings, obs: Observed, ledger_wait: float) -> None:
         )
     # After the reconciliation, which gives the others time to see the daemon's exit and report.
     harness.collect(cfg.hosts, obs, min(harness.REPORT_WAIT_S, ledger_wait))
+    discard_logs(cfg)
+
+
+def discard_logs(cfg: settings.Settings) -> None:
+    """The test's output and the daemon's queue, once counted (unless KEEP_LOGS): a compose project's named
+    volumes outlive its containers, and a capacity search's last trial left several GB there."""
     if not cfg.keep_logs:
         remove_test_files()
         if contract.QUEUE_DIR.exists():

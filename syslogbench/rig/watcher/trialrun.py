@@ -66,6 +66,7 @@ def serve(cfg: settings.Settings, bound_s: float, max_s: float) -> int:
         code = contract.EXIT_CODES["error"]
     served.end({})
     run.stop_if_started(obs, run.STOP_TIMEOUT)
+    accounting.discard_logs(cfg)  # the trials were counted as they ran
     control.write_atomic(control.CONTROL.finish, "")
     run.close_gateway()
     return code
