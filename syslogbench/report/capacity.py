@@ -1,5 +1,6 @@
 """The report's capacity parts, from results/capacity/*.json (docs/capacity.md):
-- the first screen's answer (report/capacity_answer.py, lead_blocks): per transport and tuning (the
+- the first screen's answer from searches of their own, after the side-by-side ratios of
+  report/compare_answer.py (report/capacity_answer.py, lead_blocks): per transport and tuning (the
   defaults, then tuned), the daemon version with the highest NDR, its latency, and how the others of that
   tuning compare, overlaps said;
 - the capacity summary near the top (summary_section): one row per profile, tuning, scenario, settings and

@@ -1,4 +1,5 @@
-"""The first screen's capacity answer, from the pooled rows of report/capacity_rows.py: per transport and
+"""The first screen's capacity answer from searches of their own (after report/compare_answer.py's side-by-side
+ratios), from the pooled rows of report/capacity_rows.py: per transport and
 tuning (the defaults, then tuned), the daemon version with the highest NDR, its PDR and latency, and how the
 others of that tuning compare, overlaps said. No ranking sets a daemon against one of another tuning.
 """
