@@ -407,6 +407,19 @@ def test_the_search_finds_the_rate_a_simulated_daemon_holds() -> None:
     assert {t.purpose for t in rest} == {"search"}
 
 
+def test_each_trial_says_one_line_as_it_ends() -> None:
+    """A search runs for minutes: each trial, as it ends, logs what was asked and what went wrong."""
+    said: list[str] = []
+    measurer = measuring.Measurer(simulated, SHORT, sleep=lambda s: None, log=said.append)
+    search.search(measurer, SHORT, print)
+    assert len(said) == len(measurer.trials) > 2
+    for line, trial in zip(said, measurer.trials, strict=True):
+        assert f"at {trial.offered_msgs_per_s:,.0f} msg/s" in line, line
+        assert f"late {trial.late:,}," in line and f"({trial.loss_ratio:.2%})" in line, line
+    failed = [line for line, trial in zip(said, measurer.trials, strict=True) if trial.late]
+    assert failed and all(" late 0," not in line for line in failed), said
+
+
 def test_a_search_that_ignored_late_messages_would_find_far_more() -> None:
     """The known answer is a test that can fail: count late as received and the search runs to RATE_MAX."""
 

@@ -82,6 +82,7 @@ def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: C
         log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
             f"{scenario.destination}), {cfg.senders} senders, {cap.rate_min:,.0f} to {cap.rate_max:,.0f} msg/s")  # fmt: skip
         with trials(stage, cap, turn) as measurer:
+            measurer.log = log
             try:
                 started = time.monotonic()
                 found = search(measurer, cap, log, found)

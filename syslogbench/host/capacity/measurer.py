@@ -50,6 +50,16 @@ def delivered_in_time(trial: Trial) -> bool:
     return trial.sent == trial.intended and trial.lost == 0 and trial.late == 0
 
 
+def told(trial: Trial) -> str:
+    """A trial in one line, as it ends: what was asked, what went wrong, the p99."""
+    p99 = trial.latency_ms.p99 if trial.latency_ms else None
+    latency = "" if p99 is None else f", p99 {p99:,.1f} ms"
+    problems = "".join(f"; {error}" for error in trial.errors)
+    return (f"trial {trial.number} ({trial.purpose}, {trial.duration_s:g} s at {trial.offered_msgs_per_s:,.0f} "
+            f"msg/s): lost {trial.lost:,}, late {trial.late:,}, unsent {trial.unsent:,} "
+            f"({trial.loss_ratio:.2%}){latency}{problems}")  # fmt: skip
+
+
 class SenderBound(RigBound):
     """The senders could not offer the rate."""
 
@@ -88,6 +98,8 @@ class Measurer(AbstractMeasurer):
     cap: CapacitySettings
     sleep: Callable[[float], None] = time.sleep
     turn: Turn = contextlib.nullcontext
+    # Where each trial's one line goes as it ends: a search of many minutes shows that it moves, and why.
+    log: Callable[[str], None] = lambda line: None
     trials: list[Trial] = field(default_factory=list, init=False)
     # The daemon's machine, as the watcher sends it with the first trial.
     machine: dict | None = field(default=None, init=False)
@@ -107,6 +119,7 @@ class Measurer(AbstractMeasurer):
         if problem := trial.consistent():
             trial.errors.append(f"accounting: {problem}")
         self.trials.append(trial)
+        self.log(told(trial))
         if trial.daemon_exit is not None:
             raise DaemonDied(rate, trial.daemon_exit)
         if failed := [s for s in trial.senders if s.status.startswith("failed")]:
