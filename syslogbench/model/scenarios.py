@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, make_dataclass
+from dataclasses import asdict, dataclass, make_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -265,6 +265,23 @@ def yaml_problem(path: Path, error: yaml.YAMLError) -> str:
 def all_scenarios(directory: Path | None = None) -> list[Scenario]:
     directory = directory or DIRECTORY
     return [load(path.stem, directory) for path in sorted(directory.glob("*.yaml"))]
+
+
+def all_out_twin(scenario: Scenario, directory: Path | None = None) -> Scenario | None:
+    """The scenario that is this paced one in every key but its rate, sent all-out (udp: udp-allout;
+    tcp-rate: seed2014), or None where there is none or this one is not paced."""
+    if not scenario.rate:  # type: ignore[attr-defined]
+        return None
+    ignore = ("id", "description", "rate")
+    mine = {k: v for k, v in asdict(scenario).items() if k not in ignore}
+    return next(
+        (
+            other
+            for other in all_scenarios(directory)
+            if not other.rate and {k: v for k, v in asdict(other).items() if k not in ignore} == mine
+        ),
+        None,
+    )
 
 
 def unsupported(scenario: Scenario, features: list[str]) -> list[str]:

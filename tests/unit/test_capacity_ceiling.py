@@ -12,7 +12,7 @@ import pytest
 from syslogbench.host import onehost
 from syslogbench.host.capacity import ceiling as searchceiling
 from syslogbench.host.capacity import plan as searchplan
-from syslogbench.model import capacity
+from syslogbench.model import capacity, scenarios
 from tests.unit.test_report import replicate
 
 SHAPE = {"SCENARIO": "seed2014", "HOSTS": "1", "SENDERS_PER_HOST": "4"}
@@ -76,11 +76,36 @@ def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
     assert said == [f"notice: {ceiling.why}"]
 
 
-def test_a_paced_scenario_runs_no_burst_and_keeps_the_default_saying_why(
+def test_a_paced_scenario_bursts_its_all_out_twin_and_keeps_at_least_the_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """udp sends 1,000 msg/s a sender: its burst drains at that pace, whatever the daemon can take."""
+    """udp sends 1,000 msg/s a sender: its own burst drains at that pace, whatever the daemon can take, so the
+    burst runs udp-allout; over UDP all-out a daemon may keep less than at a lower rate: never below the
+    default."""
     seen = fake_burst(monkeypatch, 20_000.0)
+    chosen = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp"}, onehost.OneHost())
+    assert chosen.burst is not None and chosen.paced is None
+    assert (chosen.plan.scenario.id, chosen.burst.scenario.id) == ("udp", "udp-allout")
+    assert chosen.burst.cfg.senders == chosen.plan.cfg.senders == 4
+    said: list[str] = []
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    default = capacity.CapacitySettings().rate_max
+    assert len(seen) == 1 and searched.cap.rate_max == default  # 3 x 20,000 is below it
+    assert (ceiling.source, ceiling.burst_msgs_per_s) == ("burst", 20_000.0)
+    assert ceiling.why is not None and "udp-allout" in ceiling.why and "at least its default" in ceiling.why
+    assert said == [
+        f"capacity: the burst drained 20,000 msg/s: RATE_MAX {default:,.0f} (3 times that, at least the default)"
+    ]
+    faster = fake_burst(monkeypatch, 118_000.0)
+    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    assert len(faster) == 1 and searched.cap.rate_max == ceiling.rate_max == 354_000.0
+
+
+def test_a_paced_scenario_without_a_twin_runs_no_burst_and_keeps_the_default_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = fake_burst(monkeypatch, 20_000.0)
+    monkeypatch.setattr(searchplan.scenarios, "all_out_twin", lambda scenario: None)
     chosen = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp"}, onehost.OneHost())
     assert chosen.burst is None and chosen.paced is not None
     said: list[str] = []
@@ -93,6 +118,14 @@ def test_a_paced_scenario_runs_no_burst_and_keeps_the_default_saying_why(
     assert said == [f"notice: {ceiling.why}"]
     given = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp", "RATE_MAX": "50000"}, onehost.OneHost())
     assert given.burst is None and given.paced is None
+
+
+def test_the_all_out_twin_is_the_same_scenario_but_its_rate() -> None:
+    twins = {s.id: (t.id if (t := scenarios.all_out_twin(s)) else None) for s in scenarios.all_scenarios()}
+    assert twins["udp"] == "udp-allout" and twins["tcp-rate"] == "seed2014"
+    assert all(twin is None for name, twin in twins.items() if not scenarios.load(name).rate)
+    paced = dataclasses.replace(scenarios.load("udp"), message_bytes=400)
+    assert scenarios.all_out_twin(paced) is None  # no all-out scenario of 400-byte datagrams
 
 
 def test_a_given_rate_max_is_recorded_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,8 @@ burst run (as `run`, on the search's own placement) just before the search, time
 RATE_MAX of 100,000 msg/s was the answer the default search of syslog-ng 4.8 published, where the same
 search with a higher one confirmed 238,306 (issue 47): a bound of the search's own must never be its answer.
 A search whose lower bound still reaches its RATE_MAX is "at least" in its result and the report. A paced
-scenario (udp: a fixed rate per sender) has no burst of its own to tell: its search keeps the default."""
+scenario (udp: a fixed rate per sender) has no burst of its own to tell: its burst runs the scenario's all-out
+twin (udp-allout), or, with none, its search keeps the default."""
 
 from __future__ import annotations
 
@@ -53,8 +54,24 @@ def ceiling(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[P
         log(f"notice: {why}")
         return chosen, Ceiling("default", cap.rate_max, run_id, None, None, why)
     top = max(rounded_up(BURST_FACTOR * found), 2 * cap.rate_min)
-    log(f"capacity: the burst drained {found:,.0f} msg/s: RATE_MAX {top:,.0f} ({BURST_FACTOR:g} times that)")
-    return replace(chosen, cap=replace(cap, rate_max=top)), Ceiling("burst", top, run_id, found, BURST_FACTOR)
+    said = f"{BURST_FACTOR:g} times that"
+    why = twin_words(chosen, cap.rate_max)
+    if why is not None:  # a paced scenario, its ceiling from its all-out twin: never below the default
+        top, said = max(top, cap.rate_max), f"{said}, at least the default"
+    log(f"capacity: the burst drained {found:,.0f} msg/s: RATE_MAX {top:,.0f} ({said})")
+    ceiling = Ceiling("burst", top, run_id, found, BURST_FACTOR, why)
+    return replace(chosen, cap=replace(cap, rate_max=top)), ceiling
+
+
+def twin_words(chosen: Search, default: float) -> str | None:
+    """Where the burst ran the paced scenario's all-out twin: what it says, or None."""
+    assert chosen.burst is not None
+    paced, twin = chosen.plan.scenario, chosen.burst.scenario
+    if twin.id == paced.id:
+        return None
+    return (f"scenario {paced.id} paces its senders, so its burst ran {twin.id} (the same all-out): over UDP "
+            f"all-out a daemon may keep less than it holds at a lower rate, so RATE_MAX is at least its default "
+            f"({default:,.0f})")  # fmt: skip
 
 
 def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[Path, ...],

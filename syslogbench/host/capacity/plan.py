@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from syslogbench.host import ownconfig
-from syslogbench.model import capacity, settings, userconfig
+from syslogbench.model import capacity, scenarios, settings, userconfig
 from syslogbench.model.capacity import CapacitySettings
 
 if TYPE_CHECKING:
@@ -65,11 +65,18 @@ def plan(
     cores = on.default_daemon_cores() if cap.daemon_cores is None else int(cap.daemon_cores)
     cap = replace(cap, daemon_cores=float(cores))  # the result records the number in force
     burst, paced = None, None
-    if "RATE_MAX" not in overrides and scenario.rate:
+    # A paced scenario's burst would drain at its pace: its all-out twin (udp-allout for udp) tells the rate.
+    twin = scenarios.all_out_twin(scenario) if config is None else None
+    if "RATE_MAX" not in overrides and scenario.rate and twin is None:
         paced = paced_words(chosen, cap)
     elif "RATE_MAX" not in overrides:
         per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
-        burst = on.make_plan(profile_name, {**rest, "MESSAGES_PER_SENDER": str(per_sender)}, config)
+        burst_env = {
+            **rest,
+            "MESSAGES_PER_SENDER": str(per_sender),
+            **({"SCENARIO": twin.id} if twin else {}),
+        }
+        burst = on.make_plan(profile_name, burst_env, config)
     return Search(chosen, cap, on.search_placement(chosen, cores), burst, paced)
 
 

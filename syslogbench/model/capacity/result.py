@@ -51,8 +51,9 @@ class Load:
 @dataclass
 class Ceiling:
     """Where the search's RATE_MAX came from: "given" (RATE_MAX=), "burst" (factor times the drain rate of
-    a burst run of the same daemon and config just before the search, on its placement: host/capacity/ceiling.py)
-    or "default" (that burst run gave no rate, or the scenario is paced: RATE_MAX's default, and why)."""
+    a burst run of the same daemon and config just before the search, on its placement: host/capacity/ceiling.py;
+    for a paced scenario, a burst of its all-out twin, never below the default, and why) or "default" (that
+    burst run gave no rate, or a paced scenario has no twin: RATE_MAX's default, and why)."""
 
     source: str
     rate_max: float
