@@ -22,16 +22,20 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
 
 
-def prose(text: str) -> str:
-    """The text without fenced code blocks, where brackets are code, not links."""
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) for each line outside fenced code blocks."""
     kept, inside = [], False
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if FENCE.match(line.strip()):
             inside = not inside
-            continue
-        if not inside:
-            kept.append(line)
-    return "\n".join(kept)
+        elif not inside:
+            kept.append((number, line))
+    return kept
+
+
+def prose(text: str) -> str:
+    """The text without fenced code blocks, where brackets are code, not links."""
+    return "\n".join(line for _, line in prose_lines(text))
 
 
 def anchor(heading: str) -> str:
@@ -376,17 +380,6 @@ BARE_LIST = re.compile(rf"{BARE_WORD}(?:(?:,? and |, ){BARE_WORD})*")
 LINKED_SHORT = re.compile(rf"\[({HEX4})\]\(([^)\s]+)\)")
 INLINE_CODE = re.compile(r"`[^`]*`")
 MATRIX_ID = re.compile(r"(?<![\w-])ma[0-9a-f]{9}(?![\w-])")
-
-
-def prose_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, line) for each line outside fenced code blocks."""
-    kept, inside = [], False
-    for number, line in enumerate(text.splitlines(), 1):
-        if FENCE.match(line.strip()):
-            inside = not inside
-        elif not inside:
-            kept.append((number, line))
-    return kept
 
 
 def linked(short: str, target: str) -> str:
