@@ -22,16 +22,20 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
 
 
-def prose(text: str) -> str:
-    """The text without fenced code blocks, where brackets are code, not links."""
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, line) for each line outside fenced code blocks."""
     kept, inside = [], False
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if FENCE.match(line.strip()):
             inside = not inside
-            continue
-        if not inside:
-            kept.append(line)
-    return "\n".join(kept)
+        elif not inside:
+            kept.append((number, line))
+    return kept
+
+
+def prose(text: str) -> str:
+    """The text without fenced code blocks, where brackets are code, not links."""
+    return "\n".join(line for _, line in prose_lines(text))
 
 
 def anchor(heading: str) -> str:
@@ -350,6 +354,147 @@ def test_the_result_id_check_finds_a_typo() -> None:
     assert [result_id for result_id in found if not committed(result_id, names)] == [
         "20261127T174542.580Z-syslog-ng-4.8-b0ef",
         "20261127T174542.581Z-syslog-ng-4.8-b0ef-seed2014",
+    ]
+
+
+# --- a short id the docs cite names one committed result ---------------------------------------------------------
+# The findings mostly cite a result by the 4 hex digits of its id (before a search's scenario or a comparison's
+# tags), and a matrix by its own id. Matched outside fenced code, with full result ids and link targets taken out:
+#  - 4 hex digits in backticks: `9866`, `c841`;
+#  - an elided id in backticks: `...-de57-udp` (the full id ends so), `...-eb14-...` (it holds -eb14-);
+#  - in prose, outside inline code, a word of 4 hex digits with a letter and a digit, and the words of 4 hex digits
+#    listed with it (", ", " and "): "comparison 99d0", "(c154 and 6455". A word of 4 digits alone
+#    is a year, a port or a count, and is not taken for an id;
+#  - 4 hex digits as a link's text: [d46e](../../results/rig/trials/<full id>.json) names the result it links to;
+#  - a matrix id, "ma" and 9 hex digits: `ma0c352dec9`.
+# A short id must be carried by exactly one committed result (a file or folder name under results/, its extension
+# dropped), and a matrix id by the runs under results/. None, or several, is an error: cite the full id there.
+# The full ids a page cites do not settle its short ones: capacity-versions.md cited one 614c in full and meant
+# the other by `614c`.
+EXTENSION = re.compile(r"\.(?:result\.json|json|jsonl|txt|conf|yaml|png)$")
+HEX4 = r"[0-9a-f]{4}"
+BACKTICKED_SHORT = re.compile(rf"`({HEX4})`")
+ELIDED_SHORT = re.compile(rf"`\.\.\.-({HEX4})((?:-[a-z0-9][a-z0-9.]*)*)(-\.\.\.)?`")
+BARE_WORD = rf"(?<![\w.:/@#'-]){HEX4}(?![\w/-]|[.,]\d)"
+BARE_LIST = re.compile(rf"{BARE_WORD}(?:(?:,? and |, ){BARE_WORD})*")
+LINKED_SHORT = re.compile(rf"\[({HEX4})\]\(([^)\s]+)\)")
+INLINE_CODE = re.compile(r"`[^`]*`")
+MATRIX_ID = re.compile(r"(?<![\w-])ma[0-9a-f]{9}(?![\w-])")
+
+
+def linked(short: str, target: str) -> str:
+    """The pattern for a short id that links to a result: that result's id, if it carries the short id."""
+    full = RESULT_ID.search(Path(target).name)
+    if not full:
+        return rf"-{short}(?:-|$)"
+    full_id = EXTENSION.sub("", full.group(0))
+    return rf"^{re.escape(full_id)}$" if re.search(rf"-{short}(?:-|$)", full_id) else r"(?!)"
+
+
+def short_ids(text: str) -> list[tuple[int, str, str]]:
+    """(line, the id as cited, a pattern the full id must match) for each short result id the text cites."""
+    found = []
+    for number, line in prose_lines(text):
+        for short, target in LINKED_SHORT.findall(line):
+            found.append((number, f"[{short}]({target})", linked(short, target)))
+        line = re.sub(r"\]\([^)]*\)", "]", RESULT_ID.sub("FULL-ID", LINKED_SHORT.sub("", line)))
+        for short in BACKTICKED_SHORT.findall(line):
+            found.append((number, short, rf"-{short}(?:-|$)"))
+        for short, tail, open_end in ELIDED_SHORT.findall(line):
+            pattern = rf"-{short}{tail}-" if open_end else rf"-{short}{tail}$"
+            found.append((number, f"...-{short}{tail}{open_end}", pattern))
+        for listed in BARE_LIST.findall(INLINE_CODE.sub("`code`", line)):
+            words = re.findall(HEX4, listed)
+            if any(re.search(r"\d", w) and re.search(r"[a-f]", w) for w in words):
+                found += [(number, word, rf"-{word}(?:-|$)") for word in words]
+    return found
+
+
+def committed_ids() -> set[str]:
+    """The full result id in each file and folder name under results/, without its extension."""
+    ids = set()
+    for path in (ROOT / "results").rglob("*"):
+        full = RESULT_ID.search(path.name)
+        if full:
+            ids.add(EXTENSION.sub("", full.group(0)))
+    return ids
+
+
+def matrix_ids() -> set[str]:
+    """The matrix of each run result: `matrix` writes its runs at the top of results/."""
+    results = (json.loads(path.read_text()) for path in (ROOT / "results").glob("*.json"))
+    return {r["matrix"]["id"] for r in results if isinstance(r.get("matrix"), dict) and "id" in r["matrix"]}
+
+
+def unresolved_short_ids(text: str, ids: set[str], matrices: set[str]) -> list[str]:
+    """Each short id the text cites that names no result, or several, by line."""
+    wrong = []
+    for number, cited, pattern in short_ids(text):
+        named = {full for full in ids if re.search(pattern, full)}
+        if len(named) != 1:
+            which = "several results: " + ", ".join(sorted(named)) if named else "no result under results/"
+            wrong.append((number, f"{cited} names {which}"))
+    for number, line in prose_lines(text):
+        wrong += [
+            (number, f"matrix {m} has no run under results/")
+            for m in MATRIX_ID.findall(line)
+            if m not in matrices
+        ]
+    return [f"line {number}: {what}" for number, what in sorted(wrong, key=lambda w: w[0])]
+
+
+def test_every_short_id_the_docs_cite_names_one_committed_result() -> None:
+    ids, matrices = committed_ids(), matrix_ids()
+    cited = [short for page in PAGES for short in short_ids(page.read_text())]
+    assert len(cited) > 100, f"only {len(cited)} short ids cited: the patterns no longer find them"
+    wrong = [
+        f"{page.relative_to(ROOT)}: {w}"
+        for page in PAGES
+        for w in unresolved_short_ids(page.read_text(), ids, matrices)
+    ]
+    assert wrong == [], (
+        "cited by a short id that names no result or several; cite the full id:\n" + "\n".join(wrong)
+    )
+
+
+def test_the_short_id_check_finds_an_unknown_and_an_ambiguous_id() -> None:
+    ids = {
+        "20261206T204603.187Z-compare-d211-tls-capacity",
+        "20261206T075241.246Z-rsyslog-8.2504-d211",
+        "20261205T220554.935Z-compare-eb14-plain-capacity",
+        "20261206T105858.715Z-syslog-ng-4.8-de57-udp",
+    }
+    run = "20261206T075241.246Z-rsyslog-8.2504-d211"
+    right = (
+        f"comparison eb14 and `...-de57-udp`, (`...-eb14-...`), matrix `ma0c352dec9`, [d211](../{run}.json)\n"
+        f"`{run}` in full\n"
+        "```\nnot an id in code: 9f9f\n```\n"
+        "2014 and 5140 are not ids; nor is `taskset -c 0 ab12`\n"
+    )
+    assert [cited for _, cited, _ in short_ids(right)] == [
+        f"[d211](../{run}.json)",
+        "...-de57-udp",
+        "...-eb14-...",
+        "eb14",
+    ]
+    assert unresolved_short_ids(right, ids, {"ma0c352dec9"}) == []
+    wrong = (
+        "in c0de and 6455, `...-de57-tls`\n"
+        f"`d211`, not d211 alone, [d211](../{run}.json) nor [de57](../{run}.json)\n"
+        "matrix ma0c352dec8\n"
+    )
+    several = (
+        "several results: 20261206T075241.246Z-rsyslog-8.2504-d211, "
+        "20261206T204603.187Z-compare-d211-tls-capacity"
+    )
+    assert unresolved_short_ids(wrong, ids, {"ma0c352dec9"}) == [
+        "line 1: ...-de57-tls names no result under results/",
+        "line 1: c0de names no result under results/",
+        "line 1: 6455 names no result under results/",
+        f"line 2: [de57](../{run}.json) names no result under results/",
+        f"line 2: d211 names {several}",
+        f"line 2: d211 names {several}",
+        "line 3: matrix ma0c352dec8 has no run under results/",
     ]
 
 
