@@ -6,8 +6,8 @@
 //! - `follow`: the output follower of a capacity trial (latency in an HdrHistogram);
 //! - `reconcile`: a run's final count of every output line against the senders' ledgers.
 //!
-//! `examples` prints one example of every record, and `check` reads records strictly, for the contract
-//! test (tests/unit/test_rigrecord.py). The roles are the library's (lib.rs), one module folder each.
+//! `examples` prints one example of every record of the three roles, one JSON object per line with its op, and
+//! `check` reads records strictly, for the contract test (tests/unit/test_rigrecord.py). The roles are the library's (lib.rs), one module folder each.
 
 use std::process::ExitCode;
 use syslogbench_rig::{check, follow, reconcile, send};
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
         "follow" => finish(&role, follow::main(rest)),
         "reconcile" => finish(&role, reconcile::main(rest)),
         "examples" => {
-            for example in send::examples().into_iter().chain(follow::examples()) {
+            for example in check::examples() {
                 println!("{example}");
             }
             ExitCode::SUCCESS

@@ -26,6 +26,7 @@ import selectors
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -117,7 +118,10 @@ class LastHop:
         self.selector = selectors.DefaultSelector()
         self.partial: dict[socket.socket, bytes] = {}
         self.start_wall: float | None = None
-        self.paced_from: float | None = None  # monotonic time of the first paced read
+        self.paced_from: float | None = None  # pace_clock's time of the first paced read
+        # The pace's clock and its sleep (tests inject their own, as Measurer.sleep is).
+        self.pace_clock: Callable[[], float] = time.monotonic
+        self.pace_sleep: Callable[[float], None] = time.sleep
         self.paced_lines0 = 0
         self.server: socket.socket | None = None
         self.run0: float | None = None  # its own CPU at the start signal
@@ -194,12 +198,12 @@ class LastHop:
         if not self.how.lines_per_s or not self.stats.lines:
             return
         if self.paced_from is None:
-            self.paced_from = time.monotonic()
+            self.paced_from = self.pace_clock()
             self.paced_lines0 = self.stats.lines
         lines = self.stats.lines - self.paced_lines0
-        delay = pace_delay(self.how.lines_per_s, lines, time.monotonic() - self.paced_from)
+        delay = pace_delay(self.how.lines_per_s, lines, self.pace_clock() - self.paced_from)
         if delay > 0:
-            time.sleep(min(delay, POLL_S))
+            self.pace_sleep(min(delay, POLL_S))
 
     def waiting_for_restart(self) -> bool:
         """pause-restart: the daemon has not been restarted yet, and the bound on the wait is not reached."""

@@ -54,11 +54,22 @@ def test_ready_then_start_answers_with_the_start_time(
     link = channel.link()
     link.ready("host1-s2")
     assert (control_dir / "ready" / "host1-s2").exists()
-    threading.Timer(0.2, control.write_atomic, (control_dir / "start", "1700000000.5\n")).start()
-    began = time.monotonic()
+    waiting_when_written: list[int] = []
+
+    def start_once_waited_for() -> None:
+        """The watcher's start, written only once the link waits for it at the watcher."""
+        deadline = time.monotonic() + 5
+        while not watcher_channel.waiting and time.monotonic() < deadline:
+            time.sleep(0.01)
+        waiting_when_written.append(watcher_channel.waiting)
+        control.write_atomic(control_dir / "start", "1700000000.5\n")
+
+    writer = threading.Thread(target=start_once_waited_for, daemon=True)
+    writer.start()
     assert link.wait_start(5) == 1700000000.5
-    took = time.monotonic() - began  # not before the start was written; the upper bound is generous
-    assert 0.2 <= took < 10.0, f"the start came after {took:.2f} s"
+    writer.join(5)
+    # The link was waiting at the watcher when the start was written, and answered with it: it waited.
+    assert waiting_when_written == [1], f"waiting at the watcher when the start came: {waiting_when_written}"
 
 
 def test_finish_before_the_start_ends_the_wait(control_dir: Path, watcher_channel: channel.Server) -> None:

@@ -154,19 +154,39 @@ def test_pause_target_reads_nothing_until_the_pause_is_over(hop_env: Path) -> No
     assert stats["paused_until_s"] == pytest.approx(0.6, abs=0.15)
 
 
+class PaceClock:
+    """The last hop's pace in a time of its own: a sleep moves it on, and takes no real time."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def test_slow_target_keeps_to_its_rate(hop_env: Path) -> None:
     how = lasthop.Behaviour("slow", lines_per_s=5000)
-    hop, thread = start_hop(how)
+    hop = lasthop.LastHop(how, lasthop.open_append(lasthop.OUTPUT), lasthop.open_append("done.log"))
+    clock = PaceClock()
+    hop.pace_clock, hop.pace_sleep = clock.monotonic, clock.sleep
+    hop.listen(0)
+    thread = threading.Thread(target=hop.serve, daemon=True)
+    thread.start()
     control.write_atomic(control.CONTROL.start, f"{time.time()}\n")
     began = time.monotonic()
     send(hop.stats.port, b"".join(LINE % q for q in range(1, 2001)))
     while hop.stats.lines < 2000 and time.monotonic() - began < 10:
         time.sleep(0.01)
-    took = time.monotonic() - began
     stats = finish_daemon(thread)
     assert stats["lines"] == 2000
-    # 2000 lines at 5000/s: about 0.4 s; the first read is not paced, so allow one chunk's worth early.
-    assert took >= 0.3, f"read 2000 lines in {took:.2f} s, faster than 5000 lines/s"
+    # 2000 lines at 5000/s: 0.4 s of the pace's time, from the first read (not paced) on; the last read comes
+    # once its lines' time has come. A read is one SLOW_CHUNK: at most this many lines.
+    chunk = lasthop.SLOW_CHUNK // len(LINE % 1) + 1
+    least, most = (2000 - 2 * chunk) / 5000, 2000 / 5000
+    assert least <= clock.now <= most, f"2000 lines read in {clock.now:.3f} s of its pace, not {least}-{most}"
 
 
 def test_finish_ends_the_last_hop_even_if_the_daemon_never_reported(hop_env: Path) -> None:

@@ -164,12 +164,12 @@ def test_the_compiled_sender_gives_up_draining_with_bytes_left_when_the_peer_sto
         sent = rig.answer(SendRecord, 10)
         assert (sent.sent, sent.status) == (0, "gave up: 1 not handed to the kernel by the trial's end")
         assert 0 < sent.bytes < len(payload)
-        began = time.monotonic()
         rig.ask(CloseRequest(0.2))
-        closed = rig.answer(ClosedRecord, 10)
-        took = time.monotonic() - began
-        assert 0.2 <= took < 10.0, f"closed after {took:.2f} s"
+        closed = rig.answer(ClosedRecord, 10)  # the upper bound: a close that never gives up fails here
         assert 0 < closed.left_bytes <= sent.bytes
+        # It gave up at its drain timeout, not before: drain_s is on the same clock as the rig's deadline
+        # (began + drain_timeout_s), and bytes were left, so the deadline is what ended the drain.
+        assert closed.drain_s >= 0.2, f"gave up draining after {closed.drain_s} s, before its 0.2 s"
         rig.close()
         release.set()
     thread.join(5)

@@ -1,7 +1,15 @@
-//! One answer with every record in it, as the contract test reads them (`reconcile --example`).
+//! One answer with every record in it, as the contract test reads them (`reconcile --example`, and
+//! `syslogbench-rig examples` with the other roles').
 
 use super::records::{FileCounts, Reconciled, SenderCounts};
+use crate::io::with_op;
 use std::collections::BTreeMap;
+
+/// The answer as a line of `syslogbench-rig examples`, like the other roles' records: its fields and the op
+/// that names it, "reconciled" (the role itself writes the answer alone, without an op).
+pub fn examples() -> Vec<serde_json::Value> {
+    vec![with_op("reconciled", serde_json::to_value(example())).unwrap()]
+}
 
 /// One of each record, as the contract test reads them.
 pub fn example() -> Reconciled {

@@ -35,6 +35,7 @@ mod tally;
 mod tests;
 
 pub use error::ReconcileError;
+pub use examples::examples;
 pub use records::{FileCounts, Mode, Proof, Reconciled, Request, SenderCounts, TailTable};
 
 use counter::Counter;
