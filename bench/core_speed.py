@@ -4,7 +4,7 @@
     PYTHONPATH=. .venv/bin/python bench/core_speed.py --cores 0,1 --seconds 600 [--out ...]
 
 Pinned to one core (the last by default: where a capacity search puts the daemon), it runs the machine
-fingerprint's cpu work (rig/fingerprint.py, cpu_probe) in blocks of 300,000 loops for S seconds, and gives
+fingerprint's cpu work (rig/fingerprintprobes.py, cpu_probe) in blocks of 300,000 loops for S seconds, and gives
 for each second its loops per CPU second, its CPU over wall time (below 1: the process lost its core to
 something else in the guest) and the core's steal from /proc/stat over each second (the hypervisor ran another
 machine while this core had work). A core whose loops per CPU second move while both stay still is slowed
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from syslogbench.model import machine
 from syslogbench.rig import procstat
-from syslogbench.rig.fingerprint import cpu_probe
+from syslogbench.rig.fingerprintprobes import cpu_probe
 
 LOOPS = 300_000  # a block of about 25 ms on these machines: many blocks a second, each one timed alone
 

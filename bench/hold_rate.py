@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from syslogbench.host import cli
-from syslogbench.host.capacity import command as searchrun
+from syslogbench.host.capacity import command as capacity_command
 
 DOCKER = Path("/var/lib/docker")
 CPUACCT = Path("/sys/fs/cgroup/cpuacct/docker")
@@ -109,8 +109,8 @@ def main(argv: list[str]) -> int:
                                   "rig": asdict(trial.rig) if trial.rig else None}) + "\n")  # fmt: skip
         return found
 
-    searchrun.search = hold
-    searchrun.confirm = lambda *_args, **_kwargs: {}
+    capacity_command.search = hold
+    capacity_command.confirm = lambda *_args, **_kwargs: {}
     stop = threading.Event()
     threading.Thread(target=sample, args=(out, stop, args.device), daemon=True).start()
     scratch = Path(tempfile.mkdtemp(prefix="hold-rate-"))

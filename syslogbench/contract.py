@@ -127,7 +127,7 @@ class CapacityEnv:
             raise ValueError("CAPACITY_MAX_S is not set: the host sets it for a capacity search") from None
 
 
-# The machine's fingerprint (syslogbench/rig/fingerprint.py) as JSON: `syslogbench run` measures it just before
+# The machine's fingerprint (syslogbench/rig/fingerprintprobes.py) as JSON: `syslogbench run` measures it just before
 # `compose up` and hands it to the watcher in this variable; without it the watcher measures one itself.
 FINGERPRINT_ENV = "FINGERPRINT"
 

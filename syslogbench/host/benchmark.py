@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslogbench.contract import EXIT_CODES, FINGERPRINT_ENV
-from syslogbench.host import environment, fingerprint
+from syslogbench.host import environment, fingerprintcontainer
 from syslogbench.host.lifecycle import RunOptions, kept
 from syslogbench.host.log import log
 from syslogbench.model import machine, result, scenarios, settings
 
 if TYPE_CHECKING:
     from syslogbench.host.compose import ContainerState
-    from syslogbench.host.plan import Plan
     from syslogbench.host.profiles import Profile
+    from syslogbench.host.runplan import Plan
 
 STARTUP_ALLOWANCE_S = settings.START_ALLOWANCE_S  # rendering messages, connecting: on top of RUN_TIMEOUT
 END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker inspect, down (see worst_case_s)
@@ -28,11 +28,11 @@ END_ALLOWANCE_S = settings.END_ALLOWANCE_S  # after compose: events, docker insp
 
 def worst_case_s(cfg: settings.Settings) -> int:
     """The longest a run can take, from its fingerprint until `syslogbench run` returns (docs/running.md):
-    the fingerprint's container is given up after fingerprint.TIMEOUT_S; compose is stopped RUN_TIMEOUT +
+    the fingerprint's container is given up after fingerprintcontainer.TIMEOUT_S; compose is stopped RUN_TIMEOUT +
     START_ALLOWANCE_S after it starts, whatever hangs; then the engine's events drain (11 s at most), `docker
     ps` and `docker inspect` answer (60 s each at most), and `down` stops what is left (30 s) and removes it
     (60 s at most)."""
-    return fingerprint.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
+    return fingerprintcontainer.TIMEOUT_S + cfg.run_timeout + STARTUP_ALLOWANCE_S + END_ALLOWANCE_S
 
 
 def show_path(path: Path) -> None:
@@ -61,13 +61,13 @@ def run_kept(chosen: Plan, folder: Path, options: RunOptions) -> tuple[int, Path
 
 def measure_fingerprint(cfg: settings.Settings, env: dict[str, str]) -> result.Fingerprint | None:
     """The machine's fingerprint under the daemon's limits, handed to the watcher in env."""
-    found, why = fingerprint.take(cfg)
+    found, why = fingerprintcontainer.take(cfg)
     if found is None:
         env.pop(FINGERPRINT_ENV, None)
         log(f"notice: {why}; the watcher measures the fingerprint in its own container")
         return None
     env[FINGERPRINT_ENV] = json.dumps(found.to_dict(), sort_keys=True)
-    log(f"fingerprint: {fingerprint.summary(found)}")
+    log(f"fingerprint: {fingerprintcontainer.summary(found)}")
     if note := found.unsteady():
         log(f"notice: {note}")
     return found

@@ -7,20 +7,20 @@ the one `run` would give before any container: 2 for bad input, 4 for n/a, 0 whe
 from __future__ import annotations
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import environment, plan
+from syslogbench.host import environment, runplan
 from syslogbench.host.log import log
 from syslogbench.host.pairs import read_pairs
 from syslogbench.model import settings
 
 
-def check(profile_name: str, pairs: list[str], on: plan.Orchestrator) -> int:
+def check(profile_name: str, pairs: list[str], on: runplan.Orchestrator) -> int:
     """Log each problem, or the n/a reason, or ok with the notices; return the exit code `run` would give on
     the orchestrator the command line chose."""
-    stray = plan.stray_words(pairs)  # said once, as the profile's problem
+    stray = runplan.stray_words(pairs)  # said once, as the profile's problem
     overrides, bad = read_pairs([pair for pair in pairs if pair not in stray])
     try:
-        chosen = plan.make(profile_name, overrides, on, pairs=pairs)
-    except plan.INPUT_ERRORS as error:
+        chosen = runplan.make(profile_name, overrides, on, pairs=pairs)
+    except runplan.INPUT_ERRORS as error:
         return refuse([*settings.items(error), *bad])
     if bad:
         return refuse(bad)
@@ -30,7 +30,7 @@ def check(profile_name: str, pairs: list[str], on: plan.Orchestrator) -> int:
         return EXIT_CODES["n/a"]
     try:
         chosen.on.refuse_unfit(chosen)
-    except plan.INPUT_ERRORS as error:
+    except runplan.INPUT_ERRORS as error:
         return refuse(settings.items(error))
     log(f"ok: profile {profile.profile}, scenario {scenario.id}, {cfg.expected_messages:,} messages expected")
     if profile.registry_image:

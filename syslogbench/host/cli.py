@@ -24,22 +24,22 @@ from syslogbench.host import (
     compare,
     environment,
     faults,
-    fingerprint,
+    fingerprintcontainer,
     images,
     knobs,
     matrix,
     onehost,
     options,
     pairs,
-    plan,
     profiles,
     render,
+    runplan,
     setup,
     stack,
     swarm,
 )
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import searchplan
+from syslogbench.host.capacity.command import run as run_search
 from syslogbench.host.compose import ROOT
 from syslogbench.host.log import log
 from syslogbench.model import capacity, result, scenarios, settings
@@ -84,11 +84,11 @@ class Command:
 def overrides_of(args: argparse.Namespace) -> dict[str, str]:
     """The KEY=VALUE arguments; a profile name split by a space is said to be the profile's problem."""
     if getattr(args, "profile", None) is not None:
-        plan.resolve(args.profile, args.overrides)
+        runplan.resolve(args.profile, args.overrides)
     return pairs.parse_overrides(args.overrides)
 
 
-def orchestrator(args: argparse.Namespace) -> plan.Orchestrator:
+def orchestrator(args: argparse.Namespace) -> runplan.Orchestrator:
     """Compose on this machine, or the swarm (--swarm): chosen here, once, for every command (a command
     without --swarm runs on this machine)."""
     registry = getattr(args, "registry", None)
@@ -106,15 +106,15 @@ def one_host(args: argparse.Namespace, command: str) -> onehost.OneHost:
     return on
 
 
-def config_of(args: argparse.Namespace) -> plan.Config | None:
+def config_of(args: argparse.Namespace) -> runplan.Config | None:
     """--config PATH and whether --config-private keeps its text out of the result."""
     if args.config_private and not args.config:
         raise settings.SettingsError("--config-private is for --config PATH")
     return (args.config, args.config_private) if args.config else None
 
 
-def plan_of(args: argparse.Namespace, overrides: dict[str, str]) -> plan.Plan:
-    return plan.make(args.profile, overrides, orchestrator(args), config_of(args), args.overrides)
+def plan_of(args: argparse.Namespace, overrides: dict[str, str]) -> runplan.Plan:
+    return runplan.make(args.profile, overrides, orchestrator(args), config_of(args), args.overrides)
 
 
 # -- the commands ---------------------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def plan_of(args: argparse.Namespace, overrides: dict[str, str]) -> plan.Plan:
 def run_command(args: argparse.Namespace, wiring: Wiring) -> int:
     overrides = overrides_of(args)
     options.writable_dir(args.results)
-    return benchmark.run(plan_of(args, overrides), args.results, plan.RunOptions(wiring.show))
+    return benchmark.run(plan_of(args, overrides), args.results, runplan.RunOptions(wiring.show))
 
 
 def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
@@ -132,7 +132,7 @@ def capacity_command(args: argparse.Namespace, wiring: Wiring) -> int:
     results = options.writable_dir(args.results)
     config = config_of(args)
     try:
-        return searchrun.run(searchplan.plan(args.profile, overrides, on, config), results)
+        return run_search(searchplan.plan(args.profile, overrides, on, config), results)
     except searchplan.Unsupported as reason:  # as run and check say it: n/a, not bad input
         log(f"n/a: {reason}")
         return EXIT_CODES["n/a"]
@@ -266,7 +266,7 @@ def fingerprint_command(args: argparse.Namespace, wiring: Wiring) -> int:
             "alone); they are for run, check and matrix"
         )
     cfg, _ = environment.run_env(overrides)
-    return fingerprint.main(cfg, args.times, log)
+    return fingerprintcontainer.main(cfg, args.times, log)
 
 
 def setup_command(args: argparse.Namespace, wiring: Wiring) -> int:

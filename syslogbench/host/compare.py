@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslogbench import contract
-from syslogbench.host import benchmark, environment, lock, plan
-from syslogbench.host.capacity import ceiling, duet, interleave
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host import benchmark, environment, lock, runplan
+from syslogbench.host.capacity import ceiling, duet, interleave, searchplan
+from syslogbench.host.capacity import command as capacity_command
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import capacity, compare_pairs, machine, result, settings
@@ -52,7 +51,7 @@ class Side:
     """One side, checked: its name as given, and the plan every one of its runs runs."""
 
     name: str
-    plan: plan.Plan
+    plan: runplan.Plan
     search: searchplan.Search | None = None  # --capacity: the search each round runs
 
     @property
@@ -92,7 +91,7 @@ def make_side(word: str, overrides: dict[str, str], on: OneHost, searches: int =
         )
     if searches:
         return searched_side(word, searchplan.plan(name, given, on, own), searches)
-    chosen = plan.make(name, given, on, own)
+    chosen = runplan.make(name, given, on, own)
     if chosen.unsupported:
         said = "; ".join(chosen.unsupported)
         raise CompareError(
@@ -148,7 +147,7 @@ def profiles(names: list[str], overrides: dict[str, str], rounds: int, on: OneHo
     given = dict(overrides)
     tuning = given.pop("TUNING", None)
     found: dict[str, searchplan.Search] = {}
-    for name in dict.fromkeys(plan.resolve(name).profile for name in names):
+    for name in dict.fromkeys(runplan.resolve(name).profile for name in names):
         try:
             one = searchplan.plan(name, {**given, "TUNING": tuning or settings.DEFAULT_TUNING}, on)
         except searchplan.Unsupported as reason:
@@ -173,7 +172,7 @@ def schedule(sides: list[str], rounds: int, seed: int) -> list[tuple[int, str]]:
 
 
 def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
-    options = plan.RunOptions(lambda path: None, build=False)
+    options = runplan.RunOptions(lambda path: None, build=False)
     code, written = benchmark.run_kept(side.plan, runs_dir, options)
     if written is None:
         return model.Run(name, number, "error", exit_code=code)
@@ -225,7 +224,7 @@ def searched(
         where = folder / "searches" / f"round-{number}"
         ended: dict[str, interleave.Ended] = {}
         try:
-            interleave.run(ceilings, where, seed + number, log, searchrun.run, turns[-1], ended)
+            interleave.run(ceilings, where, seed + number, log, capacity_command.run, turns[-1], ended)
         finally:
             runs.extend(search_run(name, number, how) for name, how in ended.items())
 

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslogbench import contract
-from syslogbench.host import benchmark, events, families, profiles, setup
-from syslogbench.host import plan as run_plan
+from syslogbench.host import benchmark, events, families, profiles, runplan, setup
 from syslogbench.host.compose import DOCKER_TIMEOUT_S, ROOT, Compose, project_name
 from syslogbench.host.faultkinds import KINDS, Kind, Seen, Target, draw
 from syslogbench.host.log import log
@@ -133,7 +132,7 @@ def one_run(
     overrides = {**kind.load, "RUN_TIMEOUT": RUN_TIMEOUT, **(waits or {})}
     if kind.name == "daemon-oom":
         overrides["CENTRAL_MEM"] = profile.oom_memory
-    chosen = run_plan.make(profile.profile, overrides, on)
+    chosen = runplan.make(profile.profile, overrides, on)
     cfg = chosen.cfg
     target = Target(project, profile.profile, cfg.hosts)
     run_dir = out / f"run{number:03d}"
@@ -147,7 +146,7 @@ def one_run(
 
     def go() -> None:
         show = lambda path: None  # noqa: E731 (the campaign prints one line per run)
-        options = run_plan.RunOptions(show, build=False, extra_files=extra, project=project)
+        options = runplan.RunOptions(show, build=False, extra_files=extra, project=project)
         codes.append(benchmark.run(chosen, run_dir, options))
 
     # Fresh volumes: the small logs volume of one run must not be another's, nor the other way round.

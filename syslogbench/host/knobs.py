@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING
 from syslogbench import contract
 from syslogbench.host import (
     benchmark,
+    dockerrun,
     environment,
     families,
     knobsteps,
     lock,
-    plan,
     render,
+    runplan,
     setup,
 )
-from syslogbench.host import dockerrun as tools
 from syslogbench.host import tuning as tunings
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import command as capacity_command
+from syslogbench.host.capacity import searchplan
 from syslogbench.host.compose import project_name
 from syslogbench.host.knobsteps import Step
 from syslogbench.host.log import log
@@ -68,7 +68,7 @@ class StepRecord:
 class Knobs:
     """What the command runs: the base plan (the profile's default), the family's knobs, the steps asked."""
 
-    base: plan.Plan
+    base: runplan.Plan
     knobs: tuple[tunings.Knob, ...]
     asked: dict[str, list[str | None]]
     replicates: int
@@ -109,7 +109,7 @@ def make(profile: str, overrides: dict[str, str], words: list[str], replicates: 
     if not searched and (unused := sorted(set(search) - set(latency_keys))):
         also = f" (the latency trials take {', '.join(latency_keys)})" if latency_keys else ""
         raise tunings.TuningError(f"{', '.join(unused)}: settings of a capacity search; add --capacity{also}")
-    base = plan.make(profile, rest, on)
+    base = runplan.make(profile, rest, on)
     if base.unsupported:
         said = "; ".join(base.unsupported)
         raise tunings.TuningError(f"{base.profile.profile} cannot run scenario {base.scenario.id}: {said}")
@@ -169,7 +169,7 @@ def syntax_check(job: Knobs, step: Step) -> None:
     inside = "/tmp/knobs.conf"
     text = render.render(job.base.profile, job.base.scenario, applied(job, step))
     check = ["sh", "-c", f'cat > {inside} && exec "$@"', "check", *family.check_command(inside)]
-    command = tools.offline_run(job.base.profile.image, check, stdin=True)
+    command = dockerrun.offline_run(job.base.profile.image, check, stdin=True)
     try:
         done = subprocess.run(command, input=text, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -230,7 +230,7 @@ def run_step(
 ) -> dict[str, object]:
     """One run of a step, with its staged compose files (none: the image's own default config)."""
     env = {"TUNING": tunings.TUNINGS[-1] if files else tunings.DEFAULT}
-    options = plan.RunOptions(lambda path: None, extra_env=env, build=False, extra_files=files)
+    options = runplan.RunOptions(lambda path: None, extra_env=env, build=False, extra_files=files)
     code, written = benchmark.run_kept(job.base, runs_dir, options)
     if written is None:
         return {"run_id": None, "verdict": "error", "exit_code": code, "replicate": replicate}
@@ -322,7 +322,7 @@ def latency_phase(
             continue
         files = stage(job, step, folder / "configs" / slug(step.name))
         chosen = latency_plan(job, tunings.TUNINGS[-1] if files else tunings.DEFAULT, rate)
-        found = searchrun.fixed_rate(chosen, rate, folder, files)
+        found = capacity_command.fixed_rate(chosen, rate, folder, files)
         records[step.name].latency = latency_of(found, rate)
         said = found if isinstance(found, str) else f"p99 {found.latency_ms.p99} ms"
         log(f"knobs: {step.name} at {rate:,.0f} msg/s: {said}")
@@ -336,7 +336,7 @@ def search(job: Knobs, step: Step, folder: Path) -> str | None:
     chosen = searchplan.plan(job.base.profile.profile, {**plan_overrides(job), **overrides}, job.base.on)
     before = set((folder / "capacity").glob("*.json"))
     record = applied(job, step).record(job.knobs)
-    searchrun.run(chosen, folder, build=False, extra_files=files, tuning=record)
+    capacity_command.run(chosen, folder, build=False, extra_files=files, tuning=record)
     after = sorted(set((folder / "capacity").glob("*.json")) - before)
     return after[-1].stem if after else None
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, lock, plan, setup
+from syslogbench.host import benchmark, lock, runplan, setup
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import result, settings
@@ -81,7 +81,7 @@ def run_matrix(
     overrides: dict[str, str],
     results_dir: Path,
     fresh: bool,
-    on: plan.Orchestrator,
+    on: runplan.Orchestrator,
     show: Callable[[Path], None] = benchmark.show_path,
     warmup: int = 0,
     config: tuple[Path, bool] | None = None,
@@ -93,7 +93,7 @@ def run_matrix(
         raise settings.SettingsError(f"--replicates {replicates}: use 1 or more")
     if warmup < 0:
         raise settings.SettingsError(f"--warmup {warmup}: use 0 or more")
-    canonical = list(dict.fromkeys(plan.resolve(name).profile for name in names))
+    canonical = list(dict.fromkeys(runplan.resolve(name).profile for name in names))
     plans = matrix_plans(canonical, overrides, on, config, tunings)
     # Every setting and load is checked before anything starts (n/a ones become results).
     for chosen in plans.values():
@@ -107,11 +107,11 @@ def run_matrix(
         return run_cells(plans, replicates, results_dir, mid, fresh, show, bool(tunings))
 
 
-def matrix_plans(canonical: list[str], overrides: dict[str, str], on: plan.Orchestrator,
-                 config: tuple[Path, bool] | None, tunings: list[str] | None) -> dict[str, plan.Plan]:  # fmt: skip
+def matrix_plans(canonical: list[str], overrides: dict[str, str], on: runplan.Orchestrator,
+                 config: tuple[Path, bool] | None, tunings: list[str] | None) -> dict[str, runplan.Plan]:  # fmt: skip
     """A plan per cell: per profile, or per profile and tuning (TUNING then set by the matrix, not given)."""
     if not tunings:
-        return {name: plan.make(name, overrides, on, config) for name in canonical}
+        return {name: runplan.make(name, overrides, on, config) for name in canonical}
     if "TUNING" in overrides:
         raise settings.SettingsError("--tunings sets TUNING for each cell: leave TUNING out")
     if bad := [t for t in tunings if t not in settings.TUNINGS]:
@@ -119,14 +119,14 @@ def matrix_plans(canonical: list[str], overrides: dict[str, str], on: plan.Orche
             f"--tunings {','.join(bad)}: each is one of {', '.join(settings.TUNINGS)}"
         )
     return {
-        cell_name(name, tuning): plan.make(name, {**overrides, "TUNING": tuning}, on, config)
+        cell_name(name, tuning): runplan.make(name, {**overrides, "TUNING": tuning}, on, config)
         for name in canonical
         for tuning in dict.fromkeys(tunings)
     }
 
 
 def run_cells(
-    plans: dict[str, plan.Plan],
+    plans: dict[str, runplan.Plan],
     replicates: int,
     results_dir: Path,
     mid: str,
@@ -145,7 +145,9 @@ def run_cells(
             log(progress_line(index, len(todo), time.monotonic() - started))
             log(f"replicate {replicate} of {name}")
             env = {"MATRIX_ID": mid, "MATRIX_REPLICATE": str(replicate)}
-            code = benchmark.run(plans[name], results_dir, plan.RunOptions(show, extra_env=env, build=False))
+            code = benchmark.run(
+                plans[name], results_dir, runplan.RunOptions(show, extra_env=env, build=False)
+            )
             codes.append(code)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the command line says which, and exits with its code
         log(f"matrix {mid} stopped after {len(codes)} runs: run the same command to resume")

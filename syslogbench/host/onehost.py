@@ -1,6 +1,6 @@
 """The orchestrator of a plan without --swarm: compose on this machine (host/compose.py). It runs a plan's run
 (images built, compose up through lifecycle.staged, the result shown), places a capacity search's roles on
-cores, and brings its stack up; host/swarm.py is the other one, with the same methods (host/plan.py
+cores, and brings its stack up; host/swarm.py is the other one, with the same methods (host/runplan.py
 Orchestrator)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Compose, ContainerState, ended_before_the_watcher, project_name
 from syslogbench.host.lifecycle import RunOptions, staged
 from syslogbench.host.log import log
-from syslogbench.host.plan import Config, Plan, make
+from syslogbench.host.runplan import Config, Plan, make
 from syslogbench.model import capacity, result, settings
 
 INTERRUPTED = 130  # compose's own code when Ctrl-C reached it (128 + SIGINT), not a run's outcome

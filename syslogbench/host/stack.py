@@ -21,7 +21,7 @@ from syslogbench.host.render import ComposeDumper
 from syslogbench.model import settings, userconfig
 
 if TYPE_CHECKING:
-    from syslogbench.host.plan import Plan
+    from syslogbench.host.runplan import Plan
 
 DAEMON_SERVICE = "daemon"  # the daemon under test, whichever profile; it also answers to `central`
 STACK_VERSION = "3.9"  # what Docker 20.10's swarm takes (deploy.resources.limits.pids needs API 1.41)

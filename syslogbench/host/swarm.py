@@ -32,7 +32,7 @@ from syslogbench.host import (
 from syslogbench.host.benchmark import STARTUP_ALLOWANCE_S
 from syslogbench.host.compose import Up, project_name
 from syslogbench.host.log import log
-from syslogbench.host.plan import Config, Plan, RunOptions, make
+from syslogbench.host.runplan import Config, Plan, RunOptions, make
 from syslogbench.host.swarmnodes import Node, Placement, SwarmError
 from syslogbench.model import result, settings
 

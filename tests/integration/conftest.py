@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import FINGERPRINT_ENV
-from syslogbench.host import configrun, environment, fingerprint, images, ownconfig, profiles, setup
+from syslogbench.host import configrun, environment, fingerprintcontainer, images, ownconfig, profiles, setup
 from syslogbench.host.compose import Compose
 from syslogbench.model.compare import MIN_EFFECT
 from syslogbench.model.result import Fingerprint
@@ -119,17 +119,17 @@ def machine_fingerprint(built: None) -> Fingerprint | None:
     test_fingerprint_run.py's, `syslogbench run`'s test_matrix_and_calibration.py's. None: it failed, and
     each run measures its own."""
     cfg, _ = environment.run_env(dict(SMALL))
-    found, _ = fingerprint.take(cfg)
+    found, _ = fingerprintcontainer.take(cfg)
     return found
 
 
 @pytest.fixture(scope="module")
 def fingerprint_once(machine_fingerprint: Fingerprint | None) -> Iterator[None]:
     """`syslogbench run` and `capacity` called in this process (benchmark.run, search.run) get the session's
-    fingerprint from fingerprint.take instead of measuring one each."""
+    fingerprint from fingerprintcontainer.take instead of measuring one each."""
     why = "" if machine_fingerprint is not None else "the session's fingerprint failed"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fingerprint, "take", lambda cfg, image=None: (machine_fingerprint, why))
+        patch.setattr(fingerprintcontainer, "take", lambda cfg, image=None: (machine_fingerprint, why))
         yield
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import onehost, plan
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host import onehost, runplan
+from syslogbench.host.capacity import command as capacity_command
+from syslogbench.host.capacity import searchplan
 from syslogbench.host.compose import Compose
 from syslogbench.model.codec import rows
 from syslogbench.rig.procstat import cpu_list
@@ -62,7 +62,9 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
     Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
     settings = dict(SETTINGS, SCENARIO=scenario)
-    code = searchrun.run(planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT)
+    code = capacity_command.run(
+        planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT
+    )
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -149,7 +151,7 @@ def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path
     began = time.monotonic()
     killer.start()
     settings = dict(SETTINGS, SCENARIO="plain", RATE_MIN="200", RATE_MAX="2000", SEARCH_MAX="120")
-    code = searchrun.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
+    code = capacity_command.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
     ended = time.monotonic()
     killer.join(5)
     [path] = (tmp_path / "capacity").glob("*.json")
@@ -180,7 +182,7 @@ def test_tls_and_relay_trials_account_exactly(tmp_path: Path, profile: str, scen
     # (the machine's fingerprint 14% below its quiet figure), which left the search unconfirmed.
     settings = dict(SETTINGS, SCENARIO=scenario, RATE_MIN="400", RATE_MAX="1600", TRIAL_FINAL="2",
                     SEARCH_MAX="60", LATENCY_BOUND="5")  # fmt: skip
-    code = searchrun.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
+    code = capacity_command.run(planned(profile, settings), tmp_path, build=True, project=PROJECT)
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -221,7 +223,9 @@ def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_i
     confirm_s, bound = 10.0, float(SETTINGS["LATENCY_BOUND"])
     settings = dict(SETTINGS, TRIAL_FINAL="2", TRIAL_SUM="2", EXCEED_RATIO="0", CONFIRM_S=f"{confirm_s:g}",
                     SEARCH_MAX="240")  # fmt: skip
-    code = searchrun.run(planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT)
+    code = capacity_command.run(
+        planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT
+    )
     [path] = (tmp_path / "capacity").glob("*.json")
     result = json.loads(path.read_text())
     table = "\n".join(
@@ -253,6 +257,8 @@ def test_a_rate_a_short_trial_passed_but_the_confirmation_cannot_steps_down_or_i
                               "remote_cpus": result["load"]["remote_cpus"]}  # fmt: skip
 
 
-def planned(profile: str, settings: dict[str, str], config: plan.Config | None = None) -> searchplan.Search:
+def planned(
+    profile: str, settings: dict[str, str], config: runplan.Config | None = None
+) -> searchplan.Search:
     """The search as `capacity` plans it, on this machine."""
     return searchplan.plan(profile, settings, onehost.OneHost(), config)

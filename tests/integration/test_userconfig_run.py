@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from syslogbench.host import benchmark, onehost, ownconfig, plan
+from syslogbench.host import benchmark, onehost, ownconfig, runplan
 from syslogbench.model import messages
 from syslogbench.model.messages import SenderId
 
@@ -109,8 +109,8 @@ def test_a_bad_config_is_one_line_before_any_container(
     project = f"{PROJECT}-bad"
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", project)
     with pytest.raises(ownconfig.UserConfigError) as refused:
-        chosen = plan.make(profile, dict(SMALL), onehost.OneHost(), (path, False))
-        benchmark.run(chosen, tmp_path, plan.RunOptions(benchmark.show_path, build=False))
+        chosen = runplan.make(profile, dict(SMALL), onehost.OneHost(), (path, False))
+        benchmark.run(chosen, tmp_path, runplan.RunOptions(benchmark.show_path, build=False))
     assert re.search(said, str(refused.value)) and "\n" not in str(refused.value), str(refused.value)
     started = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],

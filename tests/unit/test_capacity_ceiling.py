@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from syslogbench.host import onehost
-from syslogbench.host.capacity import ceiling as searchceiling
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import ceiling as capacity_ceiling
+from syslogbench.host.capacity import searchplan
 from syslogbench.model import capacity, scenarios
 from tests.unit.test_report import replicate
 
@@ -31,7 +31,7 @@ def test_without_rate_max_the_plan_holds_a_burst_run_of_the_same_shape() -> None
     ("rate", "up"), [(123_456.0, 124_000.0), (1_000.0, 1_000.0), (999_001.0, 1_000_000.0), (87.31, 87.4)]
 )
 def test_a_rate_max_is_rounded_up_to_three_figures(rate: float, up: float) -> None:
-    assert searchceiling.rounded_up(rate) == pytest.approx(up)
+    assert capacity_ceiling.rounded_up(rate) == pytest.approx(up)
 
 
 def fake_burst(monkeypatch: pytest.MonkeyPatch, msgs_per_s: float, verdict: str = "pass") -> list[dict]:
@@ -53,7 +53,7 @@ def test_the_burst_sets_rate_max_at_three_times_its_drain_rate_on_the_searchs_co
 ) -> None:
     seen = fake_burst(monkeypatch, 188_574.0)
     chosen = searchplan.plan("rsyslog8", dict(SHAPE, DAEMON_CORES="1"), onehost.OneHost())
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
     assert searched.cap.rate_max == 566_000.0  # 3 x 188,574 = 565,722, up to three figures
     assert (ceiling.source, ceiling.rate_max, ceiling.burst_msgs_per_s, ceiling.factor) == (
         "burst", 566_000.0, 188_574.0, 3.0,
@@ -70,7 +70,7 @@ def test_a_burst_that_gives_no_rate_leaves_the_default_and_says_why(
     fake_burst(monkeypatch, 100_000.0, verdict="error")
     chosen = searchplan.plan("rsyslog8", dict(SHAPE), onehost.OneHost())
     said: list[str] = []
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), said.append)
     assert searched.cap.rate_max == capacity.CapacitySettings().rate_max
     assert ceiling.source == "default" and ceiling.why is not None and "verdict error" in ceiling.why
     assert said == [f"notice: {ceiling.why}"]
@@ -88,7 +88,7 @@ def test_a_paced_scenario_bursts_its_all_out_twin_and_keeps_at_least_the_default
     assert (chosen.plan.scenario.id, chosen.burst.scenario.id) == ("udp", "udp-allout")
     assert chosen.burst.cfg.senders == chosen.plan.cfg.senders == 4
     said: list[str] = []
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), said.append)
     default = capacity.CapacitySettings().rate_max
     assert len(seen) == 1 and searched.cap.rate_max == default  # 3 x 20,000 is below it
     assert (ceiling.source, ceiling.burst_msgs_per_s) == ("burst", 20_000.0)
@@ -97,7 +97,7 @@ def test_a_paced_scenario_bursts_its_all_out_twin_and_keeps_at_least_the_default
         f"capacity: the burst drained 20,000 msg/s: RATE_MAX {default:,.0f} (3 times that, at least the default)"
     ]
     faster = fake_burst(monkeypatch, 118_000.0)
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
     assert len(faster) == 1 and searched.cap.rate_max == ceiling.rate_max == 354_000.0
 
 
@@ -109,7 +109,7 @@ def test_a_paced_scenario_without_a_twin_runs_no_burst_and_keeps_the_default_say
     chosen = searchplan.plan("rsyslog8", {**SHAPE, "SCENARIO": "udp"}, onehost.OneHost())
     assert chosen.burst is None and chosen.paced is not None
     said: list[str] = []
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), said.append)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), said.append)
     assert not seen and searched.cap.rate_max == capacity.CapacitySettings().rate_max
     assert (ceiling.source, ceiling.burst_run_id) == ("default", None)
     assert (
@@ -131,7 +131,7 @@ def test_the_all_out_twin_is_the_same_scenario_but_its_rate() -> None:
 def test_a_given_rate_max_is_recorded_as_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_burst(monkeypatch, 1.0)
     chosen = searchplan.plan("rsyslog8", {**SHAPE, "RATE_MAX": "4000"}, onehost.OneHost())
-    searched, ceiling = searchceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
+    searched, ceiling = capacity_ceiling.ceiling(chosen, tmp_path, False, (), lambda line: None)
     assert searched is chosen and (ceiling.source, ceiling.rate_max, ceiling.burst_run_id) == (
         "given",
         4000.0,

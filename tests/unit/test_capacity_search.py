@@ -18,11 +18,10 @@ import yaml
 
 from syslogbench import contract
 from syslogbench.host import benchmark, cli, environment, onehost, setup, swarm, swarmdeploy, swarmnodes
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import cores, search, session
+from syslogbench.host.capacity import command as capacity_command
+from syslogbench.host.capacity import cores, search, searchplan, session
 from syslogbench.host.capacity import measurer as measuring
-from syslogbench.host.capacity import plan as searchplan
-from syslogbench.host.capacity import record as searchresult
+from syslogbench.host.capacity import record as capacity_record
 from syslogbench.host.compose import Compose
 from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound
@@ -550,10 +549,10 @@ def test_a_search_stopped_by_a_signal_still_writes_its_result(
         measurer.trials.append(capacity.trial_from_dict(simulated(100.0, 1.0)))
         raise signal
 
-    monkeypatch.setattr(searchrun, "search", stopped_after_one_trial)
+    monkeypatch.setattr(capacity_command, "search", stopped_after_one_trial)
     rig = StoppedRig()
     with pytest.raises(type(signal)):
-        searchrun.search_stack(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
+        capacity_command.search_stack(chosen, rig, tmp_path, lambda line: None)  # type: ignore[arg-type]
     [path] = (tmp_path / "capacity").glob("*.json")
     written = capacity.read(path)
     assert (written.outcome, len(written.trials), rig.downs) == ("interrupted", 1, 1)
@@ -639,11 +638,11 @@ def test_a_swarm_result_names_the_central_node_and_every_node(monkeypatch: pytes
     chosen = searchplan.plan("syslog-ng", {"SCENARIO": "udp", "HOSTS": "2"}, swarm.Swarm())
     found = search.Found(Bound(0.0, 100.0, 110.0), Bound(0.005, 120.0, 130.0))
     central = {"cpu_model": "central CPU", "cores": 8, "fingerprint": {"cpu_loops_per_s": 1.0}}
-    data = searchresult.build(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = capacity_record.build(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.machine["cpu_model"] == "central CPU" and data.machine["docker_version"] == "27.3.1"
     assert [n["hostname"] for n in data.nodes] == ["n1", "n2", "n3"]
     assert capacity.result_from_dict(json.loads(json.dumps(data.to_dict()))).nodes == data.nodes
-    one_host = searchresult.build(
+    one_host = capacity_record.build(
         searchplan.plan("syslog-ng", {}, onehost.OneHost()), [], found, {}, datetime.now(UTC)
     )
     assert one_host.nodes is None and one_host.machine["cpu_model"] != "central CPU"

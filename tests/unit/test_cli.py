@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 
 from syslogbench.contract import EXIT_CODES
-from syslogbench.host import benchmark, cli, compose, environment, events, fingerprint, lock, onehost, setup
+from syslogbench.host import (
+    benchmark,
+    cli,
+    compose,
+    environment,
+    events,
+    fingerprintcontainer,
+    lock,
+    onehost,
+    setup,
+)
 from syslogbench.model import scenarios, settings
 from tests.unit.conftest import SEED_ENV_FILE
 from tests.unit.test_result import document_of, observed
@@ -250,7 +260,7 @@ def fake_compose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setattr(compose.Compose, "down", lambda self, env, **kwargs: calls.append("down"))
     monkeypatch.setattr(compose.Compose, "states", lambda self, env: [])
     # No fingerprint container either: a unit test starts none (it ran one for real, named as a run's).
-    monkeypatch.setattr(fingerprint, "take", lambda cfg: (None, "no fingerprint in a unit test"))
+    monkeypatch.setattr(fingerprintcontainer, "take", lambda cfg: (None, "no fingerprint in a unit test"))
     monkeypatch.setattr(events.Recorder, "start", lambda self: self)
     monkeypatch.setattr(events.Recorder, "stop", lambda self: [])
     return calls

@@ -13,9 +13,8 @@ import pytest
 
 from syslogbench.host import environment as host_environment
 from syslogbench.host import onehost
-from syslogbench.host.capacity import plan as searchplan
-from syslogbench.host.capacity import record as searchresult
-from syslogbench.host.capacity import search
+from syslogbench.host.capacity import record as capacity_record
+from syslogbench.host.capacity import search, searchplan
 from syslogbench.model import capacity
 from syslogbench.rig import channel, trialserver
 
@@ -149,7 +148,7 @@ def test_a_capacity_result_records_the_clocks_and_a_refusal_in_its_notes(
                                            "REMOTE_MEM": "1g", "LATENCY_BOUND": "0.5"}, onehost.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     loose = [trial(1, sender("host1-s1", 0.3, 0.08))]
-    data = searchresult.build(chosen, loose, found, {}, datetime.now(UTC), None, {})
+    data = capacity_record.build(chosen, loose, found, {}, datetime.now(UTC), None, {})
     assert data.clocks is not None and not data.clocks.trusted
     assert data.notes[-1].startswith("latency is not trusted: host1's clock was known to +/- 80.0 ms")
     again = capacity.result_from_dict(data.to_dict())  # the strict reader knows the new keys

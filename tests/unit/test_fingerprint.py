@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from syslogbench import contract
-from syslogbench.host import benchmark
-from syslogbench.host import fingerprint as host_fingerprint
+from syslogbench.host import benchmark, fingerprintcontainer
 from syslogbench.model import result as model
 from syslogbench.model.settings import from_env
-from syslogbench.rig import fingerprint as probes
+from syslogbench.rig import fingerprintprobes
 from tests.unit.conftest import env
 from tests.unit.test_schema import MINIMAL, VALIDATOR, lost_or_changed
 
@@ -104,15 +103,16 @@ def test_the_schema_refuses_a_bad_fingerprint(bad: dict) -> None:
 
 
 def test_figure_is_the_median_of_the_repeats() -> None:
-    timings = iter([probes.Timing(100, 1.0, 0.5), probes.Timing(300, 1.0, 1.0), probes.Timing(200, 2.0, 0.5)])
-    found = probes.figure(lambda: next(timings), "ops/s", repeats=3)
+    Timing = fingerprintprobes.Timing
+    timings = iter([Timing(100, 1.0, 0.5), Timing(300, 1.0, 1.0), Timing(200, 2.0, 0.5)])
+    found = fingerprintprobes.figure(lambda: next(timings), "ops/s", repeats=3)
     assert (found.value, found.unit, found.repeats) == (100.0, "ops/s", [100.0, 300.0, 100.0])
     assert (found.cpu_s, found.per_cpu_s) == (2.0, 300.0)  # 600 ops in 2 CPU seconds
     assert found.seconds >= 0
 
 
 def test_cpu_probe_counts_its_loops() -> None:
-    timing = probes.cpu_probe(1000)
+    timing = fingerprintprobes.cpu_probe(1000)
     assert timing.amount == 1000 and timing.seconds > 0 and timing.cpu_s >= 0
 
 
@@ -120,36 +120,37 @@ def test_churn_probe_appends_one_line_per_operation_and_removes_its_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept: list[int] = []
-    monkeypatch.setattr(probes.os, "unlink", lambda path: kept.append(Path(path).stat().st_size))
-    timing = probes.churn_probe(tmp_path, 500)
-    assert (timing.amount, len(kept)) == (500, probes.CHURN_FILES)
-    assert sum(kept) == 500 * len(probes.LINE)  # every operation appended one whole line
+    monkeypatch.setattr(fingerprintprobes.os, "unlink", lambda path: kept.append(Path(path).stat().st_size))
+    timing = fingerprintprobes.churn_probe(tmp_path, 500)
+    assert (timing.amount, len(kept)) == (500, fingerprintprobes.CHURN_FILES)
+    assert sum(kept) == 500 * len(fingerprintprobes.LINE)  # every operation appended one whole line
     assert timing.seconds > 0
 
 
 def test_churn_probe_leaves_nothing_behind(tmp_path: Path) -> None:
-    probes.churn_probe(tmp_path, 200)
+    fingerprintprobes.churn_probe(tmp_path, 200)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_churn_order_is_fixed() -> None:
-    paths = [str(i) for i in range(probes.CHURN_FILES)]
-    assert probes.churn_order(paths, 1000) == probes.churn_order(paths, 1000)
-    assert len(set(probes.churn_order(paths, 3000))) == 192  # every file gets its turn
+    paths = [str(i) for i in range(fingerprintprobes.CHURN_FILES)]
+    assert fingerprintprobes.churn_order(paths, 1000) == fingerprintprobes.churn_order(paths, 1000)
+    assert len(set(fingerprintprobes.churn_order(paths, 3000))) == 192  # every file gets its turn
 
 
 def test_loopback_probe_sends_whole_writes_of_whole_lines() -> None:
-    timing = probes.loopback_probe(4 * 2**20)
-    per_write = len(probes.LINE) * (probes.TCP_WRITE // len(probes.LINE))
+    timing = fingerprintprobes.loopback_probe(4 * 2**20)
+    per_write = len(fingerprintprobes.LINE) * (fingerprintprobes.TCP_WRITE // len(fingerprintprobes.LINE))
     assert timing.amount == 4 * 2**20 // per_write * per_write / 1e6
     assert timing.seconds > 0 and timing.cpu_s > 0  # the receiver's CPU counts too
 
 
-TINY = probes.Work(cpu_loops=200_000, churn_ops=2000, tcp_bytes=8 * 2**20, repeats=3)  # ~0.1 s in all
+# ~0.1 s in all
+TINY = fingerprintprobes.Work(cpu_loops=200_000, churn_ops=2000, tcp_bytes=8 * 2**20, repeats=3)
 
 
 def test_measure_gives_three_positive_figures_and_leaves_no_file(tmp_path: Path) -> None:
-    found = probes.probe(tmp_path / "fingerprint", "watcher", TINY)
+    found = fingerprintprobes.probe(tmp_path / "fingerprint", "watcher", TINY)
     assert [(name, f.unit, len(f.repeats)) for name, f in found.figures().items()] == [
         ("cpu", "loops/s", 3),
         ("file_churn", "ops/s", 3),
@@ -157,7 +158,7 @@ def test_measure_gives_three_positive_figures_and_leaves_no_file(tmp_path: Path)
     ]
     assert all(f.value > 0 and f.value in f.repeats for f in found.figures().values())
     assert all(f.cpu_s and f.per_cpu_s and f.per_cpu_s > 0 for f in found.figures().values())
-    assert (found.version, found.source) == (probes.VERSION, "watcher")
+    assert (found.version, found.source) == (fingerprintprobes.VERSION, "watcher")
     assert list((tmp_path / "fingerprint").iterdir()) == []
 
 
@@ -171,14 +172,14 @@ def without_busy(notes: list[str]) -> list[str]:
 
 @pytest.fixture
 def tiny_measure(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = probes.probe
-    monkeypatch.setattr(probes, "probe", lambda directory, source: real(directory, source, TINY))
+    real = fingerprintprobes.probe
+    monkeypatch.setattr(fingerprintprobes, "probe", lambda directory, source: real(directory, source, TINY))
 
 
 def test_the_watcher_takes_the_hosts_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(contract.FINGERPRINT_ENV, json.dumps(QUIET))
     notes: list[str] = []
-    found = probes.for_run(tmp_path, notes)
+    found = fingerprintprobes.for_run(tmp_path, notes)
     assert found is not None and found.to_dict() == QUIET
     assert (notes, list(tmp_path.iterdir())) == ([], [])
 
@@ -188,7 +189,7 @@ def test_without_one_the_watcher_measures_its_own_on_the_logs_volume(
 ) -> None:
     monkeypatch.delenv(contract.FINGERPRINT_ENV, raising=False)
     notes: list[str] = []
-    found = probes.for_run(tmp_path, notes)
+    found = fingerprintprobes.for_run(tmp_path, notes)
     assert found is not None and found.source == "watcher"
     assert (without_busy(notes), list(tmp_path.iterdir())) == ([], [])
 
@@ -198,7 +199,7 @@ def test_a_bad_fingerprint_from_the_host_is_a_note_and_the_watcher_measures(
 ) -> None:
     monkeypatch.setenv(contract.FINGERPRINT_ENV, "{}")
     notes: list[str] = []
-    found = probes.for_run(tmp_path, notes)
+    found = fingerprintprobes.for_run(tmp_path, notes)
     assert found is not None and found.source == "watcher"
     assert without_busy(notes) == [
         "FINGERPRINT ignored (fingerprint: missing key 'version'): the fingerprint was measured in the watcher"
@@ -213,9 +214,9 @@ def test_a_fingerprint_that_fails_is_a_note_not_the_end_of_the_run(
         raise OSError(28, "No space left on device")
 
     monkeypatch.delenv(contract.FINGERPRINT_ENV, raising=False)
-    monkeypatch.setattr(probes, "probe", full)
+    monkeypatch.setattr(fingerprintprobes, "probe", full)
     notes: list[str] = []
-    assert probes.for_run(tmp_path, notes) is None
+    assert fingerprintprobes.for_run(tmp_path, notes) is None
     assert (notes, list(tmp_path.iterdir())) == (["no fingerprint: [Errno 28] No space left on device"], [])
 
 
@@ -223,7 +224,7 @@ def test_a_fingerprint_that_fails_is_a_note_not_the_end_of_the_run(
 
 
 def test_the_container_gets_the_daemons_limits_and_nothing_more() -> None:
-    argv = host_fingerprint.command(from_env(ENV), "syslogbench/watcher:t", "sb-t-fingerprint")
+    argv = fingerprintcontainer.command(from_env(ENV), "syslogbench/watcher:t", "sb-t-fingerprint")
     text = " ".join(argv)
     assert "--cpu-period 100000 --cpu-quota 100000" in text  # CENTRAL_CPUS=1, as compose.daemons.yaml
     assert f"--memory {512 * 2**20} --memory-swap {512 * 2**20}" in text  # CENTRAL_MEM, no swap beyond
@@ -235,7 +236,7 @@ def test_the_container_gets_the_daemons_limits_and_nothing_more() -> None:
     assert argv[-4:] == [
         "syslogbench/watcher:t",
         "-m",
-        "syslogbench.rig.fingerprint",
+        "syslogbench.rig.fingerprintprobes",
         "/var/log/bench/fingerprint",
     ]
 
@@ -250,11 +251,11 @@ def fake_run(stdout: str = "", code: int = 0, stderr: str = "", raises: Exceptio
 
 
 def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(host_fingerprint.subprocess, "run", fake_run(json.dumps(SAMPLE) + "\n"))
-    found, why = host_fingerprint.take(from_env(ENV), "img")
+    monkeypatch.setattr(fingerprintcontainer.subprocess, "run", fake_run(json.dumps(SAMPLE) + "\n"))
+    found, why = fingerprintcontainer.take(from_env(ENV), "img")
     assert why == "" and found is not None
     assert found.cpu.value == 3973188.2 and found.wall_s is not None and found.wall_s >= 0
-    assert host_fingerprint.summary(found).startswith(
+    assert fingerprintcontainer.summary(found).startswith(
         "cpu 4.0M loops/s, file_churn 351k ops/s, loopback_tcp 1,831 MB/s ("
     )
 
@@ -272,8 +273,8 @@ def test_the_host_reads_the_containers_fingerprint(monkeypatch: pytest.MonkeyPat
     ids=["exit-code", "garbage", "nothing", "timeout"],
 )  # fmt: skip
 def test_a_failed_container_says_why(monkeypatch: pytest.MonkeyPatch, run: object, why: str) -> None:
-    monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
-    found, said = host_fingerprint.take(from_env(ENV), "img")
+    monkeypatch.setattr(fingerprintcontainer.subprocess, "run", run)
+    found, said = fingerprintcontainer.take(from_env(ENV), "img")
     assert found is None and said.startswith(why)
 
 
@@ -287,8 +288,8 @@ def test_a_container_past_its_time_is_removed(monkeypatch: pytest.MonkeyPatch) -
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     monkeypatch.setenv("SYSLOGBENCH_PROJECT", "sb-t")
-    monkeypatch.setattr(host_fingerprint.subprocess, "run", run)
-    found, _ = host_fingerprint.take(from_env(ENV), "img")
+    monkeypatch.setattr(fingerprintcontainer.subprocess, "run", run)
+    found, _ = fingerprintcontainer.take(from_env(ENV), "img")
     assert found is None
     assert [call[:3] for call in calls] == [["docker", "run", "--rm"], ["docker", "rm", "-f"]]
     assert "sb-t-fingerprint" in calls[0] and calls[1][3] == "sb-t-fingerprint"
@@ -296,11 +297,11 @@ def test_a_container_past_its_time_is_removed(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_run_hands_the_fingerprint_to_the_watcher(monkeypatch: pytest.MonkeyPatch) -> None:
     sample = model.Fingerprint.from_json(SAMPLE_TEXT)
-    monkeypatch.setattr(host_fingerprint, "take", lambda cfg: (sample, ""))
+    monkeypatch.setattr(fingerprintcontainer, "take", lambda cfg: (sample, ""))
     env: dict[str, str] = {}
     assert benchmark.measure_fingerprint(from_env(ENV), env) is sample
     assert json.loads(env[contract.FINGERPRINT_ENV]) == SAMPLE
-    monkeypatch.setattr(host_fingerprint, "take", lambda cfg: (None, "the engine is gone"))
+    monkeypatch.setattr(fingerprintcontainer, "take", lambda cfg: (None, "the engine is gone"))
     assert benchmark.measure_fingerprint(from_env(ENV), env) is None
     assert contract.FINGERPRINT_ENV not in env  # the watcher measures its own
 
@@ -322,7 +323,7 @@ def test_a_quiet_fingerprint_says_nothing() -> None:
 def test_a_busy_machine_is_named_in_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(contract.FINGERPRINT_ENV, SAMPLE_TEXT)
     notes: list[str] = []
-    probes.for_run(tmp_path, notes)
+    fingerprintprobes.for_run(tmp_path, notes)
     assert notes == [
         "the fingerprint's repeats varied by more than 20% (CoV: cpu 22%, file_churn 23%): "
         "something else was using the machine, and this run's figures may not compare with others"
@@ -348,7 +349,7 @@ def test_the_command_gives_each_fingerprint_and_their_spread(
         limits.append((cfg.central_cpus, cfg.central_mem))  # type: ignore[attr-defined]
         return model.Fingerprint.from_json(next(takes)), ""
 
-    monkeypatch.setattr(host_fingerprint, "take", measure)
+    monkeypatch.setattr(fingerprintcontainer, "take", measure)
     assert cli.main(["fingerprint", "--times", "2", "CENTRAL_CPUS=1", "CENTRAL_MEM=1g"]) == 0
     assert limits == [(1, 2**30), (1, 2**30)]
     lines = capsys.readouterr().out.splitlines()
@@ -367,7 +368,7 @@ def test_the_command_without_a_watcher_image_says_what_to_do(
     from syslogbench.host import cli
 
     monkeypatch.setattr(
-        host_fingerprint,
+        fingerprintcontainer,
         "take",
         lambda cfg: (None, "the fingerprint container exited with code 125: no image"),
     )

@@ -11,7 +11,7 @@ import pytest
 
 from syslogbench.contract import EXIT_CODES
 from syslogbench.host import calibrate, cli, compare, matrix, onehost, ownconfig, setup
-from syslogbench.host.capacity import plan as searchplan
+from syslogbench.host.capacity import searchplan
 from syslogbench.model import settings, userconfig
 from syslogbench.model.result import Cpu, Generators, Matrix, SenderBound
 from syslogbench.rig import outcome as result
@@ -58,15 +58,15 @@ def quiet_matrix(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, dict[
     """run_matrix with benchmark.run faked: what it was asked to run, in order."""
     calls: list[tuple[str, Path, dict[str, str]]] = []
 
-    def fake_run(chosen: FakePlan, results_dir: Path, options: matrix.plan.RunOptions) -> int:
+    def fake_run(chosen: FakePlan, results_dir: Path, options: matrix.runplan.RunOptions) -> int:
         calls.append((chosen.profile.profile, results_dir, options.extra_env))
         return EXIT_CODES["pass"]
 
     monkeypatch.setattr(matrix.benchmark, "run", fake_run)
     monkeypatch.setattr(setup, "setup", lambda names: None)
     monkeypatch.setattr(matrix, "log", lambda line: None)
-    monkeypatch.setattr(matrix.plan, "resolve", lambda name: type("P", (), {"profile": name}))
-    monkeypatch.setattr(matrix.plan, "make", FakePlan.make)
+    monkeypatch.setattr(matrix.runplan, "resolve", lambda name: type("P", (), {"profile": name}))
+    monkeypatch.setattr(matrix.runplan, "make", FakePlan.make)
     monkeypatch.setattr(matrix.lock, "project", lambda name: contextlib.nullcontext())
     return calls
 
@@ -306,7 +306,7 @@ def test_a_matrix_over_tunings_runs_each_profile_at_each_and_resumes_by_tuning(
         return FakePlan.make(name, overrides, on, config)
 
     calls = quiet_matrix(monkeypatch)
-    monkeypatch.setattr(matrix.plan, "make", make)
+    monkeypatch.setattr(matrix.runplan, "make", make)
     assert (
         matrix.run_matrix(["a", "b"], 1, {}, tmp_path, fresh=False, on=ONE_HOST, tunings=["default", "tuned"])
         == 0

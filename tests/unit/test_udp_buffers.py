@@ -13,10 +13,9 @@ import yaml
 from syslogbench import contract
 from syslogbench.host import environment as host_environment
 from syslogbench.host import onehost, ownconfig
-from syslogbench.host.capacity import command as searchrun
-from syslogbench.host.capacity import plan as searchplan
-from syslogbench.host.capacity import record as searchresult
-from syslogbench.host.capacity import search
+from syslogbench.host.capacity import command as capacity_command
+from syslogbench.host.capacity import record as capacity_record
+from syslogbench.host.capacity import search, searchplan
 from syslogbench.model import capacity, result, settings
 from syslogbench.rig import snmp
 from tests.unit.conftest import env
@@ -106,7 +105,7 @@ def test_a_udp_capacity_result_records_udp_rcvbuf_the_sysctls_and_the_load(
                                            "SENDERS_PER_HOST": "2", "REMOTE_MEM": "1g"}, onehost.OneHost())  # fmt: skip
     found = search.Found(capacity.Bound(0.0, 1000.0, 1100.0), capacity.Bound(0.005, 1000.0, 1100.0))
     central = {contract.UDP_BUFFERS_KEY: {"rmem_default": "212992", "rmem_max": "4194304"}}
-    data = searchresult.build(chosen, [], found, {}, datetime.now(UTC), None, central)
+    data = capacity_record.build(chosen, [], found, {}, datetime.now(UTC), None, central)
     assert data.udp_buffers == result.UdpBuffers(
         4 * 1024**2, 212992, 4194304, 8 * 1024**2,
         "the kernel's rule: 2 x min(UDP_RCVBUF, rmem_max); SO_RCVBUFFORCE needs CAP_NET_ADMIN",
@@ -128,8 +127,8 @@ def test_the_capacity_reader_refuses_unknown_keys_and_reads_old_results() -> Non
 
 
 def test_the_commit_is_git_s_or_unknown_and_why(tmp_path: Path) -> None:
-    assert len(searchrun.project_commit().split()[0]) == 40
-    assert searchrun.project_commit(tmp_path).startswith("unknown (not a git checkout: ")
+    assert len(capacity_command.project_commit().split()[0]) == 40
+    assert capacity_command.project_commit(tmp_path).startswith("unknown (not a git checkout: ")
 
 
 def test_the_socket_s_own_buffer_is_recorded_beside_the_rule_s() -> None:

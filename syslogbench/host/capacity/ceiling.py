@@ -20,7 +20,7 @@ from syslogbench.model import result
 from syslogbench.model.capacity import Ceiling
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
 
 # A burst of BURST_MESSAGES drains slower than the daemon's NDR: syslog-ng-4.8's default burst of 2,000,000
 # messages drained 148,391 msg/s, and its 10 s trials then held 297,000 (twice that), whose 60 s confirmation
@@ -78,7 +78,8 @@ def burst_rate(chosen: Search, results_dir: Path, build: bool, extra_files: tupl
                log: Callable[[str], None]) -> tuple[float | str, str | None]:  # fmt: skip
     """The burst run's drain rate (msg/s) and its run id; or why there is none, in one line."""
     assert chosen.burst is not None
-    options = RunOptions(lambda path: None, extra_env=cores_env(chosen), build=build, extra_files=extra_files)
+    env = cores_env(chosen.cpu_placement)
+    options = RunOptions(lambda path: None, extra_env=env, build=build, extra_files=extra_files)
     burst = chosen.burst  # a run as `run` makes it; n/a it cannot be: the search's plan refused that
     with kept(results_dir / "capacity" / "bursts") as (staging, written):
         burst.on.refuse_unfit(burst)

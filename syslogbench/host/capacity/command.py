@@ -4,7 +4,7 @@ MLRsearch over trials against a daemon that stays up (docs/capacity.md).
 Without RATE_MAX, a burst run sets it (capacity/ceiling.py). The daemon, the watcher and the generators then
 come up once, on the plan's orchestrator (compose on one host, or a swarm stack), staged by host/lifecycle.py
 (capacity/session.py has the trials); each trial is asked of the watcher. `knobs` and `compare --capacity` (so
-`matrix --capacity`) run their searches through run() and fixed_rate() here too. The plan is capacity/plan.py, the trials capacity/measurer.py, the search
+`matrix --capacity`) run their searches through run() and fixed_rate() here too. The plan is capacity/searchplan.py, the trials capacity/measurer.py, the search
 capacity/search.py, the confirmation and latency capacity/confirm.py; the result, written to
 results/capacity/<run id>.json once the rig is down, capacity/record.py.
 """
@@ -33,7 +33,7 @@ from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound, Latency, Trial
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
     from syslogbench.host.capacity.turns import Interleaved
     from syslogbench.host.lifecycle import RunningStack
 

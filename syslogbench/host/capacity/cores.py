@@ -3,18 +3,13 @@ alike (the placement itself is capacity.placement's, in model/capacity/settings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
-
 
 def cpuset(cores: str) -> str:
     """compose's cpuset for one host's placement (an empty one is any core; a swarm's nodes take none)."""
     return cores if cores[:1].isdigit() else ""
 
 
-def cores_env(chosen: Search) -> dict[str, str]:
-    """The daemon's and the senders' cpusets of the search's placement: its trials' and its burst's."""
-    cores = chosen.cpu_placement
-    return {"DAEMON_CPUSET": cpuset(cores["daemon"]), "RIG_CPUSET": cpuset(cores["senders"])}
+def cores_env(placement: dict[str, str]) -> dict[str, str]:
+    """The daemon's and the senders' cpusets of a search's placement (Search.cpu_placement): its trials' and
+    its burst's."""
+    return {"DAEMON_CPUSET": cpuset(placement["daemon"]), "RIG_CPUSET": cpuset(placement["senders"])}

@@ -29,7 +29,7 @@ from syslogbench.model import compare as model
 from syslogbench.model.capacity import Bound, Trial
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
 
 
 def slug(name: str) -> str:

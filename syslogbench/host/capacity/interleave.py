@@ -19,7 +19,7 @@ from syslogbench.model import capacity
 from syslogbench.model.capacity import Ceiling
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
 
 # capacity/command.py's run(): a search, its results directory, and how it differs as one of several.
 Searching = Callable[..., int]

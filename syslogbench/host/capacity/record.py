@@ -19,7 +19,7 @@ from syslogbench.model import capacity, machine, result, settings
 from syslogbench.model.capacity import CapacityResult, Latency, Load, Trial, UdpBuffers
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from syslogbench.model import capacity
 from syslogbench.model.capacity import CapacitySettings, Trial
 
 if TYPE_CHECKING:
-    from syslogbench.host.capacity.plan import Search
+    from syslogbench.host.capacity.searchplan import Search
     from syslogbench.host.lifecycle import RunningStack, Staged
 
 # Beyond a trial's own length and the senders' readiness (capacity.READY_WAIT_S): the common start, compose exec.
@@ -38,7 +38,7 @@ def trial_env(chosen: Search) -> dict[str, str]:
     cap = chosen.cap
     env = dict(chosen.plan.env)
     env.update(contract.CapacityEnv(cap.latency_bound_s, capacity.lifetime_s(cap)).to_env())
-    env.update(cores_env(chosen))
+    env.update(cores_env(chosen.cpu_placement))
     return env
 
 

@@ -44,7 +44,7 @@ class Figure:
 
 @dataclass
 class Fingerprint:
-    """What this machine did with fixed work, just before the run (syslogbench/rig/fingerprint.py).
+    """What this machine did with fixed work, just before the run (syslogbench/rig/fingerprintprobes.py).
 
     Machines that report the same CPU model differ, so two results compare through these figures: cpu for
     CPU-bound daemons (syslog-ng), file_churn for rsyslog's seed run (open and close per message), loopback_tcp

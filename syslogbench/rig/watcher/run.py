@@ -18,7 +18,7 @@ from syslogbench.model import scenarios, settings, userconfig
 from syslogbench.model.ledger import failures
 from syslogbench.model.machine import host_facts
 from syslogbench.model.result import Daemon, HarnessContainer, Matrix
-from syslogbench.rig import cgroup, channel, control, fanout, fingerprint, tlscerts
+from syslogbench.rig import cgroup, channel, control, fanout, fingerprintprobes, tlscerts
 from syslogbench.rig.cgroup import Snapshot, read_snapshot
 from syslogbench.rig.outcome import Observed
 from syslogbench.rig.watcher import accounting, concerns, fault, harness, relay, resultfile, topology
@@ -285,7 +285,7 @@ def reset() -> None:
 def prepare(cfg: settings.Settings, obs: Observed, handlers: dict | None = None) -> str | None:
     """Reset the volumes and tell the others the run (run.json); returns a TLS problem, if any."""
     reset()
-    obs.host.fingerprint = fingerprint.for_run(control.LOGS, obs.notes)  # before the others start
+    obs.host.fingerprint = fingerprintprobes.for_run(control.LOGS, obs.notes)  # before the others start
     tls_problem = prepare_tls(cfg)
     # Before run.json: the supervisor reads it once run.json exists, to know where readiness shows.
     control.write_atomic(control.CONTROL.transport, f"{scenario_transport(cfg)}\n")

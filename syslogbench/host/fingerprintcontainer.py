@@ -1,4 +1,4 @@
-"""The machine's fingerprint, measured just before `compose up` (the figures: syslogbench/rig/fingerprint.py).
+"""The machine's fingerprint, measured just before `compose up` (the figures: syslogbench/rig/fingerprintprobes.py).
 
 A one-shot container of the watcher image gets the daemon's own limits, as compose gives them to the daemon
 service (cpu_period 100000, cpu_quota CENTRAL_CPUS x 100000, mem_limit and memswap_limit CENTRAL_MEM), and a
@@ -36,7 +36,7 @@ def command(cfg: settings.Settings, image: str, name: str) -> list[str]:
         "--mount", f"type=volume,dst={MOUNT}",
         "--cap-drop", "ALL", "--security-opt", "no-new-privileges:true", "--pids-limit", "64",
         "--user", "0:0", "--entrypoint", "python3", image,
-        "-m", "syslogbench.rig.fingerprint", f"{MOUNT}/fingerprint",
+        "-m", "syslogbench.rig.fingerprintprobes", f"{MOUNT}/fingerprint",
     ]  # fmt: skip
 
 

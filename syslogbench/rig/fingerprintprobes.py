@@ -11,9 +11,9 @@ spends its time on:
 - loopback_tcp: 100-byte lines sent over TCP on 127.0.0.1 to a second process, in 64 KiB writes.
 
 Each is repeated and the median kept, with every repeat's value. Stdlib only: it runs in the watcher image,
-under the daemon's CPU and memory limits (host/fingerprint.py starts it), or in the watcher itself.
+under the daemon's CPU and memory limits (host/fingerprintcontainer.py starts it), or in the watcher itself.
 
-    python3 -m syslogbench.rig.fingerprint DIRECTORY    prints the fingerprint as JSON
+    python3 -m syslogbench.rig.fingerprintprobes DIRECTORY    prints the fingerprint as JSON
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def measured(directory: Path, notes: list[str]) -> Fingerprint | None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python3 -m syslogbench.rig.fingerprint DIRECTORY", file=sys.stderr)
+        print("usage: python3 -m syslogbench.rig.fingerprintprobes DIRECTORY", file=sys.stderr)
         return 2
     print(json.dumps(probe(Path(argv[0]), "container").to_dict(), sort_keys=True))
     return 0

@@ -12,7 +12,7 @@ from syslogbench.model import capacity, scenarios, settings, userconfig
 from syslogbench.model.capacity import CapacitySettings
 
 if TYPE_CHECKING:
-    from syslogbench.host.plan import Config, Orchestrator, Plan
+    from syslogbench.host.runplan import Config, Orchestrator, Plan
 
 # Without RATE_MAX, the burst run that sets it sends this many messages, all senders together
 # (host/capacity/ceiling.py): seconds at the rates seen here (100,000 to 600,000 msg/s), long enough that the
