@@ -272,16 +272,12 @@ def all_out_twin(scenario: Scenario, directory: Path | None = None) -> Scenario 
     tcp-rate: seed2014), or None where there is none or this one is not paced."""
     if not scenario.rate:  # type: ignore[attr-defined]
         return None
-    ignore = ("id", "description", "rate")
-    mine = {k: v for k, v in asdict(scenario).items() if k not in ignore}
-    return next(
-        (
-            other
-            for other in all_scenarios(directory)
-            if not other.rate and {k: v for k, v in asdict(other).items() if k not in ignore} == mine
-        ),
-        None,
-    )
+
+    def keys(one: Scenario) -> dict[str, object]:
+        return {k: v for k, v in asdict(one).items() if k not in ("id", "description", "rate")}
+
+    mine = keys(scenario)
+    return next((other for other in all_scenarios(directory) if not other.rate and keys(other) == mine), None)
 
 
 def unsupported(scenario: Scenario, features: list[str]) -> list[str]:

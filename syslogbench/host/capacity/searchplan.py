@@ -34,8 +34,9 @@ class Search:
     plan: Plan
     cap: CapacitySettings
     cpu_placement: dict[str, str]
-    # Without RATE_MAX: the burst run whose drain rate sets it (host/capacity/ceiling.py); None: RATE_MAX given,
-    # or the scenario is paced, and then `paced` says why its burst would not tell the daemon's rate.
+    # Without RATE_MAX: the burst run whose drain rate sets it (host/capacity/ceiling.py), of the scenario's
+    # all-out twin where it is paced; None: RATE_MAX given, or a paced scenario without a twin (or with
+    # --config), and then `paced` says why its burst would not tell the daemon's rate.
     burst: Plan | None = None
     paced: str | None = None
 
@@ -64,12 +65,14 @@ def plan(
         )
     cores = on.default_daemon_cores() if cap.daemon_cores is None else int(cap.daemon_cores)
     cap = replace(cap, daemon_cores=float(cores))  # the result records the number in force
+    if "RATE_MAX" in overrides:
+        return Search(chosen, cap, on.search_placement(chosen, cores))
     burst, paced = None, None
     # A paced scenario's burst would drain at its pace: its all-out twin (udp-allout for udp) tells the rate.
     twin = scenarios.all_out_twin(scenario) if config is None else None
-    if "RATE_MAX" not in overrides and scenario.rate and twin is None:
+    if scenario.rate and twin is None:
         paced = paced_words(chosen, cap)
-    elif "RATE_MAX" not in overrides:
+    else:
         per_sender = math.ceil(BURST_MESSAGES / max(chosen.cfg.senders, 1))
         burst_env = {
             **rest,
