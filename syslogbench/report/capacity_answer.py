@@ -24,14 +24,20 @@ LEAD_NOTE = (
 
 
 def lead_blocks(
-    searches: Sequence[Mapping], numbers: Mapping[str, int], anchors: Sequence[str]
+    searches: Sequence[Mapping],
+    numbers: Mapping[str, int],
+    anchors: Sequence[str],
+    side_by_side: Mapping[tuple[str, str], set[str]] | None = None,
 ) -> list[Block]:
     """The first screen's capacity answer: per transport, one ranking per tuning (the defaults, then tuned),
     each over the rows of the daemons' own configs at that tuning and the default settings, on the machine
     with the most searches (of that transport, where the machine with the most in all has none). No ranking
     sets a daemon against one of another tuning. A tuning with nothing to rank says so in one line: for the
     transport, or once where no transport has a ranking at it. The opening names the machine most rankings
-    stand on; one on another names its own. Nothing when no search exists."""
+    stand on; one on another names its own. Nothing when no search exists. Where a comparison ranks every
+    version of a ranking side by side (`side_by_side`: per scenario and tuning, the profiles ranked so), that
+    ranking is the one to trust: one line points to it (searches made hours apart can order versions by the
+    machine's drift, docs/compare.md)."""
     busiest = capacity_rows.busiest_machine(searches)
     if busiest is None:
         return []
@@ -48,11 +54,13 @@ def lead_blocks(
     lead = max(dict.fromkeys(stands), key=lambda m: (stands.count(m), m == busiest), default=busiest)
     ranked = {tuning for _, tuning in choices}
     blocks: list[Block] = [
-        Heading("How much each daemon holds without loss", 2),
+        Heading("How much each daemon holds without loss, searched one at a time", 2),
         Paragraph(
             f"Per transport, on [machine {numbers.get(lead)}](#machines) ({lead.split(', kernel')[0]}) "
             "unless named: the version with the highest *NDR* (no message lost or over 1 s late), its *PDR* "
             "(at most 0.5%) and latency, ranked within one tuning: *at the defaults* or *tuned* (docs/tuning.md). "
+            "These searches ran one at a time, often hours apart, so an order between close versions can be "
+            "the machine's drift; a ranking side by side, above, is the one to trust. "
             f"Every search is in the [capacity summary](#{SUMMARY_ANCHOR})."
         ),
     ]
@@ -63,6 +71,9 @@ def lead_blocks(
                     blocks.append(Note(unranked_line(every, tuning, transport)))
                 continue
             machine, chosen, earlier = choices[transport, tuning]
+            if above := ranked_above(chosen, side_by_side or {}):
+                blocks.append(Note(above))
+                continue
             where = "" if machine == lead else f"[machine {numbers.get(machine)}](#machines)"
             text = lead_text(transport, chosen, anchors, where)
             if earlier:
@@ -71,6 +82,20 @@ def lead_blocks(
     blocks += [Note(unranked_line(every, tuning)) for tuning in RANKED_TUNINGS if tuning not in ranked]
     blocks.append(Note(LEAD_NOTE))
     return blocks
+
+
+def ranked_above(chosen: Sequence[Row], side_by_side: Mapping[tuple[str, str], set[str]]) -> str:
+    """The line that stands for a ranking of searches made apart, where a comparison above ranks each of
+    its versions side by side; "" where none does."""
+    best = chosen[0]
+    ranked = side_by_side.get((best.scenario, best.tuning), set())
+    if not ranked or any(row.profile not in ranked for row in chosen):
+        return ""
+    name = f"{TRANSPORT_NAMES.get(best.transport, best.transport)}, {tuning_words(best.tuning)}"
+    return (
+        f"*{name}:* every version searched here is ranked side by side above (`{best.scenario}`); their "
+        f"searches made one at a time are in the [capacity summary](#{SUMMARY_ANCHOR})."
+    )
 
 
 def lead_choice(own: Sequence[Row], transport: str, busiest: str) -> tuple[str, list[Row], bool] | None:

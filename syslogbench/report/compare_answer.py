@@ -64,6 +64,18 @@ def newest(
     return sorted(kept.values(), key=lambda c: (c.finished_utc, c.id), reverse=True)
 
 
+def ranked_versions(found: Sequence[model.CompareResult]) -> dict[tuple[str, str], set[str]]:
+    """Per scenario and tuning, the profiles some comparison ranks side by side here: the first screen then
+    ranks none of them by searches made one at a time (report/capacity_answer.py)."""
+    ranked: dict[tuple[str, str], set[str]] = {}
+    for one in newest(found):
+        tuning = shared_tuning(one) or ""
+        ranked.setdefault((one.scenario, tuning), set()).update(
+            side.profile for side in one.sides if side.config is None
+        )
+    return ranked
+
+
 def question(found: model.CompareResult) -> tuple[str, tuple[str, ...]]:
     """What a comparison asks, whatever the machine: its scenario and its sides, in order."""
     return found.scenario, tuple(side.name for side in found.sides)

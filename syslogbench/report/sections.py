@@ -355,7 +355,8 @@ def document(
     versions = versions_section(grouped, numbers, figures) if grouped else None
     anchors = [scenario_anchor(name) for name in multi] + ([VERSIONS_ANCHOR] if versions else [])
     # Side by side first: a paired ratio repeats on its machine where an absolute NDR does not (docs/compare.md).
-    lead = compare_answer.blocks(compared, numbers) + capacity_answer.lead_blocks(searches, numbers, anchors)
+    lead = compare_answer.blocks(compared, numbers)
+    lead += capacity_answer.lead_blocks(searches, numbers, anchors, compare_answer.ranked_versions(compared))
     lead += compare_pairs.blocks(compared, numbers)
     sections: list[Section | None] = [Section(lead, anchor="capacity-answer") if lead else None, versions]
     sections += [capacity.summary_section(searches, numbers), knobs.section(studies, unread, numbers)]

@@ -175,3 +175,16 @@ def test_a_comparison_that_paired_one_round_says_so_in_its_sentence_and_row(tmp_
     text = first_screen(tmp_path)
     assert "`B` holds 1.155 of `A`'s NDR (one round paired: no interval): not told apart." in text, text
     assert "| 1.155 (n=1) |" in text, text
+
+
+def test_the_versions_ranked_side_by_side_are_those_of_ranking_comparisons(tmp_path: Path) -> None:
+    """What the first screen then ranks by no search made apart (report/capacity_answer.py): the profiles of
+    each comparison that ranks, by scenario and tuning; a comparison of tunings adds none."""
+    write(tmp_path, "mixed", "2026-12-06T04:00:00Z", INTEL, {"C": 1.0, "C@tuned": 2.0})
+    assert compare_answer.ranked_versions(compare_answer_found(tmp_path)) == {}
+    write(tmp_path, "plain", "2026-12-06T03:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
+    write(tmp_path, "tuned", "2026-12-06T05:00:00Z", AMD, {"A@tuned": 1.0, "D@tuned": 0.5})
+    assert compare_answer.ranked_versions(compare_answer_found(tmp_path)) == {
+        ("seed2014", "default"): {"A", "B"},
+        ("seed2014", "tuned"): {"A", "D"},
+    }

@@ -252,6 +252,21 @@ def test_a_tuning_with_nothing_to_rank_says_so_in_one_short_line() -> None:
     assert notes == ["*UDP, tuned:* no search yet."]
 
 
+def test_a_ranking_side_by_side_stands_for_the_searches_made_apart() -> None:
+    """Where a comparison ranks every version of a tuning's searches side by side, the first screen ranks
+    none of them by searches made hours apart (issue 47); a version it leaves out keeps that ranking."""
+    numbers = {capacity_rows.machine_of(SEARCHES[0]): 1}
+    both = {("udp", "default"): {"syslog-ng-4.8", "rsyslog-8.2504"}}
+    blocks = capacity_answer.lead_blocks(SEARCHES, numbers, [], both)
+    leads = [block.text for block in blocks if isinstance(block, Lead)]
+    notes = [block.text for block in blocks if isinstance(block, Note)]
+    assert [lead.split(" (", 1)[0] for lead in leads] == ["**UDP, tuned**"], leads
+    assert notes[0].startswith("*UDP, at the defaults:* every version searched here is ranked side by side"), notes
+    one = {("udp", "default"): {"syslog-ng-4.8"}}  # rsyslog not in the comparison: the ranking stays
+    blocks = capacity_answer.lead_blocks(SEARCHES, numbers, [], one)
+    assert len([block for block in blocks if isinstance(block, Lead)]) == 2
+
+
 def test_the_first_screen_and_the_summary_of_both_tunings(tmp_path: Path) -> None:
     (tmp_path / "capacity").mkdir()
     for data in SEARCHES:
