@@ -261,7 +261,9 @@ def test_a_ranking_side_by_side_stands_for_the_searches_made_apart() -> None:
     leads = [block.text for block in blocks if isinstance(block, Lead)]
     notes = [block.text for block in blocks if isinstance(block, Note)]
     assert [lead.split(" (", 1)[0] for lead in leads] == ["**UDP, tuned**"], leads
-    assert notes[0].startswith("*UDP, at the defaults:* every version searched here is ranked side by side"), notes
+    assert notes[0].startswith(
+        "*UDP, at the defaults:* every version searched here is ranked side by side"
+    ), notes
     one = {("udp", "default"): {"syslog-ng-4.8"}}  # rsyslog not in the comparison: the ranking stays
     blocks = capacity_answer.lead_blocks(SEARCHES, numbers, [], one)
     assert len([block for block in blocks if isinstance(block, Lead)]) == 2
