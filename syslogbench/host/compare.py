@@ -14,6 +14,7 @@ report reads.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -25,6 +26,7 @@ from syslogbench import contract
 from syslogbench.host import benchmark, environment, lock, runplan
 from syslogbench.host.capacity import ceiling, duet, interleave, searchplan
 from syslogbench.host.capacity import command as capacity_command
+from syslogbench.host.capacity.search import AT_RATE
 from syslogbench.host.compose import project_name
 from syslogbench.host.log import log
 from syslogbench.model import capacity, compare_pairs, machine, result, settings
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
 # The rounds' random order is drawn from a seed drawn afresh each comparison and recorded in its result: with
 # one fixed seed every comparison of as many sides took the same sequence of turns (findings/compare-capacity.md,
 # "Is the control below the first side?").
+
+
+# Each search's trial for CPU per message runs at this fraction of the lowest burst drain rate of the sides:
+# below every side's saturation (over seed2014 the NDRs were 1.2 to 1.8 times the drain rates, 0f68), so the
+# daemons' CPU per message is compared at one rate, where none of them loses anything.
+CPU_FRACTION = 0.5
 
 
 def fresh_seed() -> int:
@@ -185,6 +193,40 @@ def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
     return run
 
 
+def cpu_rate(ceilings: dict[str, capacity.Ceiling]) -> float | None:
+    """The rate of every search's trial for CPU per message: CPU_FRACTION of the lowest burst drain rate,
+    down to three significant figures; None where a side had no burst (RATE_MAX given, or a paced scenario):
+    no rate then is known to lie below every side's saturation."""
+    drained = [one.burst_msgs_per_s if one.source == "burst" else None for one in ceilings.values()]
+    known = [rate for rate in drained if rate]
+    if not drained or len(known) < len(drained):
+        return None
+    rate = CPU_FRACTION * min(known)
+    step = 10 ** max(0, math.floor(math.log10(rate)) - 2)
+    return float(math.floor(rate / step) * step)
+
+
+def cpu_rate_words(fixed: float | None) -> str:
+    if fixed is None:
+        return "compare: no CPU per message paired at a fixed rate: a side's RATE_MAX came from no burst"
+    return f"compare: CPU per message paired at {fixed:,.0f} msg/s, {CPU_FRACTION:g} of the lowest drain rate"
+
+
+def cpu_at_rate(found: capacity.CapacityResult) -> tuple[float | None, str | None]:
+    """The daemon's CPU per message (us) in the search's trial at the comparison's fixed rate, and why there
+    is none where that trial lost or delayed any message (the rate was not below its saturation)."""
+    trial = next((t for t in reversed(found.trials) if t.purpose == AT_RATE), None)
+    if trial is None:
+        return None, None
+    if trial.loss_ratio > 0:
+        missed = trial.lost + trial.late + trial.unsent
+        return None, (f"its trial at {trial.offered_msgs_per_s:,.0f} msg/s missed {missed:,} of "
+                      f"{trial.intended:,} messages: no CPU per message there")  # fmt: skip
+    if not trial.daemon_cpu_s or not trial.received:
+        return None, None
+    return round(trial.daemon_cpu_s / trial.received * 1e6, 3), None
+
+
 def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     """One side's search of a round as the comparison keeps it: "pass" where it found an NDR below its
     ceiling; "at least" where its RATE_MAX held (never ranked); else its outcome, and why."""
@@ -201,7 +243,9 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     )
     if found.at_ceiling:
         verdict, why = "at least", capacity.at_least_text(found)
-    run = model.Run(name, number, verdict, found.run_id, exit_code=ended.code, why=why,
+    cpu, missed = cpu_at_rate(found)
+    why = "; ".join(part for part in (why, missed) if part) or None
+    run = model.Run(name, number, verdict, found.run_id, cpu_us_per_msg=cpu, exit_code=ended.code, why=why,
                     ndr_msgs_per_s=found.ndr_msgs_per_s, pdr_msgs_per_s=found.pdr_msgs_per_s,
                     ndr_upper_msgs_per_s=found.ndr.upper_msgs_per_s,
                     pdr_upper_msgs_per_s=found.pdr.upper_msgs_per_s, place=ended.place)  # fmt: skip
@@ -210,21 +254,25 @@ def search_run(name: str, number: int, ended: interleave.Ended) -> model.Run:
     return run
 
 
-def searched(
-    sides: list[Side], rounds: int, folder: Path, turns: list[list[str]], runs: list[model.Run], seed: int
-) -> None:
-    """The searches, round by round, into runs: each side's RATE_MAX once, from its burst (one after
-    another, before any search), then every round's searches at once, a trial at a time (whose each was:
-    into turns). A round that Ctrl-C ends still gives its searches' runs, each as it ended."""
-    ceilings = model.with_control(
+def side_ceilings(sides: list[Side], folder: Path) -> dict[str, tuple[searchplan.Search, capacity.Ceiling]]:
+    """Each side's search with its RATE_MAX, once, from its burst (one after another, before any search);
+    the A/A control's the first side's."""
+    return model.with_control(
         {side.name: ceiling.ceiling(side.search, folder, False, (), log) for side in sides if side.search}
     )
+
+
+def searched(ceilings: dict[str, tuple[searchplan.Search, capacity.Ceiling]], rounds: int, folder: Path,
+             turns: list[list[str]], runs: list[model.Run], seed: int, fixed: float | None) -> None:  # fmt: skip
+    """The searches, round by round, into runs: every round's searches at once, a trial at a time (whose
+    each was: into turns), each first a trial at the fixed rate (None: none). A round that Ctrl-C ends still
+    gives its searches' runs, each as it ended."""
     for number in range(1, rounds + 1):
         turns.append([])
         where = folder / "searches" / f"round-{number}"
         ended: dict[str, interleave.Ended] = {}
         try:
-            interleave.run(ceilings, where, seed + number, log, capacity_command.run, turns[-1], ended)
+            interleave.run(ceilings, where, seed + number, log, capacity_command.run, turns[-1], ended, fixed)
         finally:
             runs.extend(search_run(name, number, how) for name, how in ended.items())
 
@@ -260,6 +308,7 @@ def command(
     runs: list[model.Run] = []
     turns: list[list[str]] = []
     seed = fresh_seed()
+    fixed: float | None = None  # --capacity: the rate of each search's trial for CPU per message
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
@@ -269,13 +318,18 @@ def command(
                 duet.run(stacks(sides), folder, duet_rate, rounds, log, runs)
             else:
                 if measure == "capacity":
-                    searched(sides, rounds, folder, turns, runs, seed)
+                    ceilings = side_ceilings(sides, folder)
+                    fixed = cpu_rate({name: one for name, (_, one) in ceilings.items()})
+                    log(cpu_rate_words(fixed))
+                    searched(ceilings, rounds, folder, turns, runs, seed, fixed)
                 else:
                     runs.extend(bursts(sides, rounds, folder, seed))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
-        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate, seed=seed)
+        write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate, seed=seed,
+              fixed=fixed)  # fmt: skip
         raise
-    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate, seed=seed)
+    path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate, seed=seed,
+                 fixed=fixed)  # fmt: skip
     print(table(model.read(path)))
     log(f"compare: {path}")
     verdicts = {run.verdict for run in runs}
@@ -284,10 +338,13 @@ def command(
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
           outcome: str = "done", turns: list[list[str]] | None = None, duet_rate: float | None = None, *,
-          seed: int) -> Path:  # fmt: skip
+          seed: int, fixed: float | None = None) -> Path:  # fmt: skip
+    """The comparison's one file; fixed: --capacity's rate of CPU per message, recorded where a duet's is."""
     measure = measure_of(sides, duet_rate)
     rate, window = duet_facts(sides, duet_rate)
-    judged = model.judge(runs, [side.name for side in sides], model.MEASURES[measure])
+    if measure in model.AT_RATE:
+        rate = fixed
+    judged = model.judge(runs, [side.name for side in sides], model.fields(measure))
     found = model.CompareResult(
         kind=model.KIND,
         id=cid,
@@ -338,5 +395,20 @@ def table(found: model.CompareResult) -> str:
             a, b = pair.ratios[one], pair.ratios[two]
             rows.append(f"{pair.side} over {pair.base} ({pair.differs_in} alone): {label1} {a.text(pairs=True)}, "
                         f"{a.verdict}; {label2} {b.text(pairs=True)}, {b.verdict}")  # fmt: skip
+    rows += at_rate_lines(found)
     rows += [f"{run.side}, round {run.round}: {run.verdict}: {run.why}" for run in found.runs if run.why]
     return "\n".join(rows)
+
+
+def at_rate_lines(found: model.CompareResult) -> list[str]:
+    """A capacity comparison's CPU per message at its fixed rate: each side's ratio over the first, and
+    the control's floor."""
+    if found.rate_msgs_per_s is None or found.measure not in model.AT_RATE:
+        return []
+    rows = []
+    for name in model.AT_RATE[found.measure]:
+        label = f"{model.LABELS[name]} at {found.rate_msgs_per_s:,.0f} msg/s"
+        rows += [f"{label}, {side} over {found.sides[0].name}: {ratios[name].text(pairs=True)}, "
+                 f"{ratios[name].verdict}" for side, ratios in found.ratios.items()]  # fmt: skip
+        rows.append(f"{label}: {found.control_text(name)}")
+    return rows

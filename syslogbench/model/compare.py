@@ -42,6 +42,9 @@ FIELDS = ("msgs_per_s", "cpu_us_per_msg")  # what is paired: the drain rate, the
 # rate: what is paired there is each window's CPU per message and p99 latency.
 MEASURES = {"burst": FIELDS, "capacity": ("ndr_msgs_per_s", "pdr_msgs_per_s"),
             "duet": ("cpu_us_per_msg", "p99_ms")}  # fmt: skip
+# Paired beside a measure's two figures: in a capacity comparison, each side's daemon CPU per message in one
+# trial at the comparison's fixed rate, below every side's saturation (host/compare.py, fixed_rate).
+AT_RATE = {"capacity": ("cpu_us_per_msg",)}
 LABELS = {"msgs_per_s": "msgs/s", "cpu_us_per_msg": "CPU per message", "ndr_msgs_per_s": "NDR",
           "pdr_msgs_per_s": "PDR", "p99_ms": "p99 latency"}  # fmt: skip
 # What a comparison's runs are, in words (the command's table and the report).
@@ -178,7 +181,8 @@ class CompareResult:
     floor: dict[str, float] = field(default_factory=dict)
     control_spread: dict[str, float | None] = field(default_factory=dict)
     erratic: dict[str, bool] = field(default_factory=dict)
-    # --duet: each side's fixed rate (msg/s, all its senders together) and a window's length; None otherwise.
+    # --duet: each side's fixed rate (msg/s, all its senders together) and a window's length. --capacity: the
+    # rate of each search's trial for CPU per message (AT_RATE), no window. None otherwise.
     rate_msgs_per_s: float | None = None
     window_s: float | None = None
 
@@ -189,6 +193,8 @@ class CompareResult:
         """What the runs were, in words, a duet's rate and window with it ("daemons under load at once (duet),
         each at 3,000 msg/s in windows of 10 s"): the command's table and the report say it alike."""
         words = MEASURE_WORDS[self.measure]
+        if self.rate_msgs_per_s is not None and self.measure in AT_RATE:
+            return f"{words}, CPU per message from a trial each at {self.rate_msgs_per_s:,.0f} msg/s"
         if self.rate_msgs_per_s is None or self.window_s is None:
             return words
         return f"{words}, each at {self.rate_msgs_per_s:,.0f} msg/s in windows of {self.window_s:g} s"
@@ -360,9 +366,14 @@ def ratio_over(runs: Sequence[Run], side: str, base: str, name: str, floor: floa
     )
 
 
+def fields(measure: str) -> tuple[str, ...]:
+    """Every figure a measure pairs: its two (MEASURES), then those at its fixed rate (AT_RATE)."""
+    return (*MEASURES[measure], *AT_RATE.get(measure, ()))
+
+
 def judge_again(found: CompareResult) -> None:
     """The result's ratios, floors and spreads computed again from its runs, after a run's verdict changed."""
-    judged = judge(found.runs, [side.name for side in found.sides], MEASURES[found.measure])
+    judged = judge(found.runs, [side.name for side in found.sides], fields(found.measure))
     found.ratios, found.floor = judged.ratios, judged.floor
     found.control_spread, found.erratic = judged.control_spread, judged.erratic
 
@@ -381,11 +392,11 @@ def result_from_dict(data: object) -> CompareResult:
         raise CompareResultError(
             f"compare result: measure {found.measure!r} is not one of {sorted(MEASURES)}"
         )
-    fields = sorted(MEASURES[found.measure])
+    wanted = sorted(fields(found.measure))
     for name, ratios in found.ratios.items():  # a reader of a measure's figures finds each, or none at all
-        if sorted(ratios) != fields:
+        if sorted(ratios) != wanted:
             raise CompareResultError(
-                f"compare result: the ratios of {name!r} are of {sorted(ratios)}, not {found.measure}'s {fields}"
+                f"compare result: the ratios of {name!r} are of {sorted(ratios)}, not {found.measure}'s {wanted}"
             )
     return found
 

@@ -51,7 +51,7 @@ def pairs(found: compare.CompareResult) -> list[Pair]:
         ratios = {
             name: compare.ratio_over(found.runs, side.name, base.name, name,
                                      found.floor.get(name, compare.MIN_EFFECT), found.erratic.get(name, False))
-            for name in compare.MEASURES[found.measure]
+            for name in compare.fields(found.measure)
         }  # fmt: skip
         out.append(Pair(base.name, side.name, differs_in, ratios))
     return out

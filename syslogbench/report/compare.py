@@ -37,9 +37,18 @@ NOTE = (
 
 
 def header(found: model.CompareResult) -> tuple[str, ...]:
-    one, two = (model.LABELS[name] for name in model.MEASURES[found.measure])
-    return ("side", "profile", "tuning", f"{one} ratio [95%]", f"{one} verdict", f"{two} ratio [95%]",
-            f"{two} verdict", "pairs")  # fmt: skip
+    """Each figure's ratio and verdict: a capacity comparison's CPU per message at its fixed rate after the
+    NDR and PDR (model.fields)."""
+    labels = [model.LABELS[name] for name in model.fields(found.measure)]
+    figures = [cell for label in labels for cell in (f"{label} ratio [95%]", f"{label} verdict")]
+    return ("side", "profile", "tuning", *figures, "pairs")
+
+
+def figure_cells(found: model.CompareResult, ratios: Mapping[str, model.Ratio]) -> list[str]:
+    """Each figure's ratio and verdict, in header()'s order, then the pairs of the first figure."""
+    names = model.fields(found.measure)
+    cells = [cell for name in names for cell in (ratios[name].text(), ratios[name].verdict)]
+    return [*cells, str(ratios[names[0]].pairs)]
 
 
 def load(results_dir: Path) -> tuple[list[model.CompareResult], list[str]]:
@@ -57,13 +66,10 @@ def load(results_dir: Path) -> tuple[list[model.CompareResult], list[str]]:
 def rows(found: model.CompareResult) -> list[list[str]]:
     sides = {side.name: side for side in found.sides}
     first = found.sides[0]
-    one, two = model.MEASURES[found.measure]
     out = []
     for name, ratios in found.ratios.items():
         side = sides.get(name, first)  # the control is the first side's second run
-        a, b = ratios[one], ratios[two]
-        out.append([f"`{name}`", side.profile, side.tuning, a.text(), a.verdict, b.text(), b.verdict,
-                    str(a.pairs)])  # fmt: skip
+        out.append([f"`{name}`", side.profile, side.tuning, *figure_cells(found, ratios)])
     return out
 
 
@@ -79,9 +85,7 @@ def pairs_table(found: model.CompareResult) -> Table | None:
         return None
     rows = []
     for pair in compare_pairs.pairs(found):
-        a, b = (pair.ratios[name] for name in model.MEASURES[found.measure])
-        rows.append([f"`{pair.side}`", f"`{pair.base}`", pair.differs_in, a.text(), a.verdict, b.text(),
-                     b.verdict, str(a.pairs)])  # fmt: skip
+        rows.append([f"`{pair.side}`", f"`{pair.base}`", pair.differs_in, *figure_cells(found, pair.ratios)])
     return Table(("side", "over", "differs in", *header(found)[3:]), rows, css_class="stack")
 
 
@@ -95,13 +99,14 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     number = numbers.get(machine)
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
-    one, two = model.MEASURES[found.measure]
     what = found.measure_text()
+    controls = " ".join(
+        f"{model.LABELS[name]}: {found.control_text(name)}." for name in model.fields(found.measure)
+    )
     return (
         f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "
-        f"{found.finished_utc}. {model.LABELS[one]}: {found.control_text(one)}. {model.LABELS[two]}: "
-        f"{found.control_text(two)}."
+        f"{found.finished_utc}. {controls}"
     )
 
 

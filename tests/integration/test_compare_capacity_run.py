@@ -68,8 +68,19 @@ def test_capacity_searches_taking_turns_are_paired_round_by_round_with_every_tri
         assert drawn == [1, 2, 3], data["runs"]
         where = tmp_path / "compare" / data["id"] / "searches" / f"round-{run['round']}" / str(run["place"])
         assert (where / "capacity" / f"{run['run_id']}.json").is_file(), (run, searches)
+    at_rate = data["rate_msgs_per_s"]  # half the slower side's burst drain rate: each search's first trial
+    assert at_rate is not None and at_rate > 0, data
+    cpu = {run["run_id"]: run["cpu_us_per_msg"] for run in data["runs"]}
     for found in searches:
         search = json.loads(found.read_text())
+        (fixed,) = [trial for trial in search["trials"] if trial["purpose"] == "at rate"]
+        assert fixed["offered_msgs_per_s"] == at_rate, fixed  # right after the warm-up (or its repeats)
+        assert [t["purpose"] for t in search["trials"][:2]] in (["warmup", "at rate"], ["warmup", "repeated"])
+        if fixed["loss_ratio"] == 0:  # the daemon's CPU over what it wrote, paired across the sides
+            expected = round(fixed["daemon_cpu_s"] / fixed["received"] * 1e6, 3)
+            assert cpu[search["run_id"]] == expected, (cpu, fixed["daemon_cpu_s"], fixed["received"])
+        else:
+            assert cpu[search["run_id"]] is None, cpu
         assert search["outcome"] in {"found", "unconfirmed"}, search["outcome"]
         assert "interleaved" in " ".join(search["notes"]), search["notes"]
         assert search["ceiling"]["source"] == "burst", search["ceiling"]  # never the search's own default
@@ -97,4 +108,9 @@ def test_capacity_searches_taking_turns_are_paired_round_by_round_with_every_tri
         assert ratio["verdict"] == ("differs" if apart else "not told apart"), (ratio, data["floor"])
         assert ratio["low"] <= ratio["value"] <= ratio["high"], ratio
     assert_control_judged(ratios[control], data["erratic"][NDR])
-    assert "(capacity searches)" in done.stdout and "NDR ratio" in done.stdout
+    assert f"(capacity searches, CPU per message from a trial each at {at_rate:,.0f} msg/s)" in done.stdout, (
+        said
+    )
+    assert (
+        "NDR ratio" in done.stdout and f"CPU per message at {at_rate:,.0f} msg/s, {other} over" in done.stdout
+    )

@@ -406,6 +406,18 @@ def test_the_search_finds_the_rate_a_simulated_daemon_holds() -> None:
     assert {t.purpose for t in rest} == {"search"}
 
 
+def test_a_comparison_s_fixed_rate_is_the_trial_after_the_warm_up_and_not_the_search_s() -> None:
+    """compare --capacity pairs each daemon's CPU per message at one rate: that trial comes right after the
+    warm-up (the sides' within a turn or two of each other), and the search finds what it found without it."""
+    measurer = measuring.Measurer(simulated, SHORT, sleep=lambda s: None)
+    found = search.search(measurer, SHORT, print, cpu_rate=900.0)
+    warm, fixed, *rest = measurer.trials
+    assert (warm.purpose, fixed.purpose, fixed.offered_msgs_per_s) == ("warmup", search.AT_RATE, 900.0)
+    assert fixed.duration_s == SHORT.final_trial_s and {t.purpose for t in rest} == {"search"}
+    alone = search.search(measuring.Measurer(simulated, SHORT, sleep=lambda s: None), SHORT, print)
+    assert (found.ndr, found.pdr) == (alone.ndr, alone.pdr)
+
+
 def test_each_trial_says_one_line_as_it_ends() -> None:
     """A search runs for minutes: each trial, as it ends, logs what was asked and what went wrong."""
     said: list[str] = []

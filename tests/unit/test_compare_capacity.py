@@ -282,3 +282,36 @@ def test_the_committed_udp_comparison_that_paired_nothing_says_what_its_round_bo
     assert (ndr.pairs, ndr.verdict, ndr.text()) == (0, "no ratio", "-; round 1 ≥ 1.997")
     tuning = next(p for p in compare_pairs.pairs(found) if p.base == "rsyslog-8.2504")
     assert tuning.ratios["ndr_msgs_per_s"].text() == "-; round 1 ≥ 1.416"
+
+
+def test_the_cpu_rate_is_half_the_lowest_burst_drain_rate_and_none_without_every_burst() -> None:
+    """Below every side's saturation: half the slowest side's drain rate, to three figures; a side whose
+    RATE_MAX was given (no burst) leaves no rate known to be below its saturation."""
+    ceilings = {
+        "A": Ceiling("burst", 347_000, "a", 115_426, 3.0),
+        "B": Ceiling("burst", 237_000, "b", 78_861, 3.0),
+    }
+    assert compare.cpu_rate(ceilings) == 39_400.0  # 0.5 x 78,861 = 39,430.5
+    assert compare.cpu_rate(ceilings | {"C": Ceiling("given", 500_000)}) is None
+    assert compare.cpu_rate({}) is None
+
+
+def test_a_search_s_cpu_per_message_comes_from_its_trial_at_the_fixed_rate_and_only_where_it_lost_nothing(
+    tmp_path: Path,
+) -> None:
+    document = json.loads(COMMITTED.read_text())
+    held = next(t for t in document["trials"] if t["purpose"] == "search" and t["loss_ratio"] == 0)
+    document["trials"].insert(1, held | {"purpose": "at rate", "daemon_cpu_s": 0.5})
+    path = tmp_path / "at-rate.json"
+    path.write_text(json.dumps(document))
+    run = compare.search_run("A", 1, interleave.Ended(path, 0))
+    assert run.cpu_us_per_msg == round(0.5 / held["received"] * 1e6, 3) and run.why is None
+    lost = held | {"purpose": "at rate", "daemon_cpu_s": 0.5, "loss_ratio": 0.01, "late": 10}
+    document["trials"][1] = lost
+    path.write_text(json.dumps(document))
+    found = capacity.read(path)
+    assert compare.cpu_at_rate(found)[0] is None
+    assert "no CPU per message there" in (compare.cpu_at_rate(found)[1] or "")
+    without = json.loads(COMMITTED.read_text())  # a search of no comparison: no such trial, no figure
+    path.write_text(json.dumps(without))
+    assert compare.cpu_at_rate(capacity.read(path)) == (None, None)

@@ -95,3 +95,26 @@ def test_no_comparison_of_tunings_no_pairs_on_the_first_screen(tmp_path: Path) -
     write(tmp_path, "plain", "2026-12-06T03:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
     write(tmp_path, "cut", "2026-12-06T04:00:00Z", INTEL, FOUR, outcome="interrupted")
     assert first_screen_pairs.blocks(compare_answer_found(tmp_path), {}) == []
+
+
+def test_cpu_per_message_at_the_fixed_rate_is_paired_beside_the_ndr_and_pdr(tmp_path: Path) -> None:
+    """A capacity comparison's third figure: each side's CPU per message in its trial at the fixed rate,
+    in the command's table and the comparisons section; a run with no such trial pairs none."""
+    write(tmp_path, "cpu", "2026-12-06T04:00:00Z", INTEL, {"A": 1.0, "B": 0.5}, rate_msgs_per_s=39_400.0)
+    path = tmp_path / "compare" / "cpu.json"
+    found = model.read(path)
+    for run in found.runs:
+        run.cpu_us_per_msg = 4.0 if run.side == "B" else 2.0 + 0.01 * run.round
+    run.cpu_us_per_msg = None  # the control's last round: its trial lost messages
+    model.judge_again(found)
+    path.write_text(model.text(found))
+    cpu = model.read(path).ratios["B"]["cpu_us_per_msg"]
+    assert cpu.pairs == 3 and cpu.verdict == "differs" and cpu.value is not None and 1.9 < cpu.value < 2.0
+    assert model.read(path).ratios["A (A/A)"]["cpu_us_per_msg"].pairs == 2
+    text = table(model.read(path))
+    assert "CPU per message at 39,400 msg/s, B over A: 1.9" in text, text
+    whole = markdown.document(sections.document([], tmp_path, None))
+    assert (
+        "CPU per message ratio [95%]" in whole
+        and "CPU per message from a trial each at 39,400 msg/s" in whole
+    )

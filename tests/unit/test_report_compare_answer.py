@@ -36,7 +36,7 @@ def write(
         for n, (rate, w) in enumerate(zip(BASE, WOBBLE, strict=True), start=1)
     ]
     measure = str(extra.pop("measure", "capacity"))
-    judged = model.judge(runs, list(factors), model.MEASURES[measure])
+    judged = model.judge(runs, list(factors), model.fields(measure))
     found = model.CompareResult(
         kind=model.KIND, id=cid, outcome="done", scenario="seed2014", started_utc=finished,
         finished_utc=finished, rounds=3, seed=47, machine=host,

@@ -76,7 +76,7 @@ def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: C
     fingerprint = None if interleaved else partial(chosen.plan.on.fingerprint, chosen.plan)
     if interleaved is not None:
         found.notes.append(interleaved.note)
-    turn = None if interleaved is None else interleaved.turn
+    turn, cpu_rate = (None, None) if interleaved is None else (interleaved.turn, interleaved.cpu_rate)
     with staged(runner, trial_env(chosen), results_dir, "capacity", fingerprint, keep=False) as stage:
         start = Start(stage.began, stage.fingerprint, project_commit(), tuning, ceiling)
         log(f"capacity: {chosen.plan.profile.profile}, scenario {scenario.id} ({scenario.transport}, "
@@ -85,7 +85,7 @@ def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: C
             measurer.log = log
             try:
                 started = time.monotonic()
-                found = search(measurer, cap, log, found)
+                found = search(measurer, cap, log, found, cpu_rate)
                 # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
                 latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
             except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result

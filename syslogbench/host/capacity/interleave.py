@@ -58,11 +58,12 @@ def places(names: list[str], seed: int) -> dict[str, int]:
 
 
 def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, note: str,
-        log: Callable[[str], None], ended: Ended, searching: Searching) -> None:  # fmt: skip
+        log: Callable[[str], None], ended: Ended, searching: Searching,
+        cpu_rate: float | None = None) -> None:  # fmt: skip
     """A thread's search, into folder/capacity/ (folder named for its place); however it ends, the turns go
     on without it."""
     chosen, ceiling = side
-    shared = Interleaved(lambda: turns.turn(name), note, ceiling)
+    shared = Interleaved(lambda: turns.turn(name), note, ceiling, cpu_rate)
     try:
         ended.code = searching(chosen, folder, build=False, log=lambda line: log(f"[{name}] {line}"),
                                  project=f"{project_name()}-{folder.parent.name}-{folder.name}", interleaved=shared)  # fmt: skip
@@ -80,10 +81,11 @@ def one(name: str, side: tuple[Search, Ceiling], folder: Path, turns: Turns, not
 
 def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, log: Callable[[str], None],
         searching: Searching, taken: list[str] | None = None,
-        ended: dict[str, Ended] | None = None) -> dict[str, Ended]:  # fmt: skip
+        ended: dict[str, Ended] | None = None, cpu_rate: float | None = None) -> dict[str, Ended]:  # fmt: skip
     """Every search at once (each widened() already, with its ceiling), a trial at a time, each into
     folder/<its place>/capacity/: how each ended (into `ended`, which the caller still has when Ctrl-C
-    ends the round); taken gets whose each trial was, in order. Ctrl-C stops every search at its next turn;
+    ends the round); taken gets whose each trial was, in order; cpu_rate: each search's first trial after
+    its warm-up is at this rate (capacity/search.py, at_rate). Ctrl-C stops every search at its next turn;
     each still writes its result, then KeyboardInterrupt."""
     longest = max(capacity.lifetime_s(chosen.cap) for chosen, _ in searches.values())
     turns = Turns(list(searches), seed, wait_s=longest + JOIN_ALLOWANCE_S, taken=taken)
@@ -92,12 +94,14 @@ def run(searches: dict[str, tuple[Search, Ceiling]], folder: Path, seed: int, lo
     where = places(list(searches), seed)
     ended = {} if ended is None else ended
     ended.update({name: Ended(place=where[name]) for name in searches})
-    threads = [
-        threading.Thread(
-            target=one, args=(name, side, folder / str(where[name]), turns, note, log, ended[name], searching)
+
+    def thread(name: str, side: tuple[Search, Ceiling]) -> threading.Thread:
+        at = folder / str(where[name])
+        return threading.Thread(
+            target=one, args=(name, side, at, turns, note, log, ended[name], searching, cpu_rate)
         )
-        for name, side in searches.items()
-    ]
+
+    threads = [thread(name, side) for name, side in searches.items()]
     # Their stacks come up in a random order too: started in the sides' order, the A/A control's always came
     # up last (findings/compare-capacity.md, "Is the control below the first side?").
     for thread in random.Random(seed).sample(threads, len(threads)):  # the order of the round's first turns

@@ -17,6 +17,7 @@ from syslogbench.model import capacity
 from syslogbench.model.capacity import Bound, CapacitySettings
 
 T = TypeVar("T")
+AT_RATE = "at rate"  # a trial's purpose: compare's fixed rate, before the search (at_rate below)
 MAX_RESTARTS = 8  # BACKOFF ** 8 = 0.43: the watcher's limit may be far below RATE_MAX
 
 
@@ -88,13 +89,34 @@ def out_of_time_hint(error: str, left_s: float, cap: CapacitySettings) -> str:
             f"{cap.relative_width * 2:g} from {cap.relative_width:g})")  # fmt: skip
 
 
+def at_rate(measurer: Measurer, cap: CapacitySettings, rate: float, found: Found) -> bool:
+    """compare --capacity: one trial of TRIAL_FINAL at the rate every side runs (purpose "at rate"), right
+    after the warm-up, so that the sides' trials fall within a turn or two of each other: the daemon's CPU
+    per message there is paired across the sides (host/compare.py). Not given to the search; a rig that
+    limits it is a note. False where a trial stopped the search (the daemon died)."""
+    try:
+        done = stopping(found, "the trial at a fixed rate",
+                        lambda: measurer.checked(rate, cap.final_trial_s, AT_RATE))  # fmt: skip
+    except RigBound as bound:
+        found.notes.append(f"the trial at the comparison's fixed rate, {rate:,.0f} msg/s: {bound}")
+        return True
+    return done is not None
+
+
 def search(
-    measurer: Measurer, cap: CapacitySettings, log: Callable[[str], None], found: Found | None = None
+    measurer: Measurer,
+    cap: CapacitySettings,
+    log: Callable[[str], None],
+    found: Found | None = None,
+    cpu_rate: float | None = None,
 ) -> Found:
-    """A warm-up trial, then MLRsearch between RATE_MIN and RATE_MAX, into found (a new one for None); a
-    sender-bound trial is not believed: the search starts again with RATE_MAX below what the senders reached."""
+    """A warm-up trial (and, in a comparison, a trial at its fixed rate), then MLRsearch between RATE_MIN and
+    RATE_MAX, into found (a new one for None); a sender-bound trial is not believed: the search starts again
+    with RATE_MAX below what the senders reached."""
     found = found or Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     if not warm_up(measurer, cap, found):
+        return found
+    if cpu_rate is not None and not at_rate(measurer, cap, cpu_rate, found):
         return found
     # SEARCH_MAX holds the confirmation and the latency trials too: MLRsearch gets what they leave.
     deadline = time.monotonic() + cap.search_max_s - capacity.reserve_s(cap)

@@ -75,3 +75,4 @@ class Interleaved:
     turn: Callable[[], contextlib.AbstractContextManager[None]]
     note: str
     ceiling: Ceiling  # where its RATE_MAX came from: set once for every round (compare's burst runs)
+    cpu_rate: float | None = None  # every side's one trial at this rate first (capacity/search.py, at_rate)
