@@ -116,8 +116,10 @@ class Trial:
     drained_lines: int = 0
     daemon_exit: int | None = None  # the daemon died during this trial
     errors: list[str] = field(default_factory=list)
-    # "warmup" (before the search, waits for the rig: not given to the search), "search", "confirm" (a
-    # CONFIRM_S trial at a bound, after the search) or "latency" (at a fraction of the PDR, after that).
+    # "warmup" (before the search, waits for the rig: not given to the search), "at rate" (in a comparison,
+    # right after the warm-up: its fixed rate, for CPU per message; not given to the search either), "search",
+    # "confirm" (a CONFIRM_S trial at a bound, after the search), "latency" (at a fraction of the PDR, after
+    # that) or "repeated" (one the watcher or a sender held up, run again: kept, not used).
     purpose: str = "search"
     copies: int = 0  # a user config's (SenderTrial.copies)
     early: int = 0  # messages seen before their intended time (clocks apart), recorded at 1 us
