@@ -165,8 +165,23 @@ def overlapping(found: model.CompareResult) -> list[str]:
     ]
 
 
+def order_text(found: model.CompareResult) -> str:
+    """Three sides or more (`matrix --capacity`): every side in rank order with its NDR over the first and
+    its interval, so the first screen ranks them all, not the best alone; "" for two."""
+    if len(found.sides) < 3:
+        return ""
+    said = [f"`{name}` {'1' if ratio is None else ratio.text(bounds=False)}" for name, ratio in ranked(found)]
+    return f" In order, NDR over `{found.sides[0].name}`: " + "; ".join(said) + "."
+
+
 def lead_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
-    """One comparison's answer: the side that holds the most, and by how much over the first."""
+    """One comparison's answer: the side that holds the most, and by how much over the first; with three
+    sides or more, all of them in order."""
+    return best_text(found, numbers) + order_text(found)
+
+
+def best_text(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
+    """The side that holds the most, and by how much over the first."""
     (best, ratio), first = ranked(found)[0], found.sides[0].name
     machine = machine_link(found, numbers)
     where_said = machine_of(found).split(", kernel")[0]

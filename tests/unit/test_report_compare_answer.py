@@ -188,3 +188,15 @@ def test_the_versions_ranked_side_by_side_are_those_of_ranking_comparisons(tmp_p
         ("seed2014", "default"): {"A", "B"},
         ("seed2014", "tuned"): {"A", "D"},
     }
+
+
+def test_three_sides_or_more_are_each_ranked_in_the_sentence(tmp_path: Path) -> None:
+    """A matrix of versions: the first screen's sentence ranks every side, not the best alone; two sides
+    keep their one sentence."""
+    write(tmp_path, "three", "2026-12-06T04:00:00Z", AMD, {"A": 1.0, "B": 0.5, "C": 1.2})
+    text = first_screen(tmp_path)
+    order = text.split("In order, NDR over `A`: ", 1)[1].split(".\n", 1)[0]
+    assert [part.split("`")[1] for part in order.split("; ")] == ["C", "A", "B"], order
+    assert "`A` 1;" in order and "`B` 0.500 [" in order, order
+    write(tmp_path / "two", "two", "2026-12-06T04:00:00Z", AMD, {"A": 1.0, "B": 0.5})
+    assert "In order" not in first_screen(tmp_path / "two")
