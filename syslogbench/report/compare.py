@@ -28,7 +28,8 @@ NOTE = (
     "the control's ratios of that figure spread by more than 10%, and nothing is judged of it; each figure, "
     "drain rate and CPU per message, is judged by its own control. With `--capacity` each side runs a "
     "capacity search a round instead, every round's searches at once on stacks of their own, one trial at a "
-    "time in a random order, and the NDRs and PDRs are paired the same way; a search whose RATE_MAX held "
+    "time in a random order, and the NDRs and PDRs are paired the same way (since 2026-12-07 also each "
+    "daemon's CPU per message in one trial at half the slowest side's burst rate); a search whose RATE_MAX held "
     '("at least") is never paired, and its sides are profiles at a tuning only. With `--duet RATE` every '
     "side's daemon runs at the same time on the same core(s), each under its own senders at RATE, and each "
     "window's CPU per message and p99 latency are paired by window: a ratio over 1 there is the side using "
@@ -36,17 +37,26 @@ NOTE = (
 )
 
 
+def shown(found: model.CompareResult) -> tuple[str, ...]:
+    """The figures the comparison's tables show: its measure's (model.fields), a capacity comparison's CPU
+    per message only where it had a fixed rate (none before 2026-12-07: every such ratio is "no ratio")."""
+    names = model.fields(found.measure)
+    if found.rate_msgs_per_s is None:
+        names = tuple(name for name in names if name not in model.AT_RATE.get(found.measure, ()))
+    return names
+
+
 def header(found: model.CompareResult) -> tuple[str, ...]:
     """Each figure's ratio and verdict: a capacity comparison's CPU per message at its fixed rate after the
-    NDR and PDR (model.fields)."""
-    labels = [model.LABELS[name] for name in model.fields(found.measure)]
+    NDR and PDR."""
+    labels = [model.LABELS[name] for name in shown(found)]
     figures = [cell for label in labels for cell in (f"{label} ratio [95%]", f"{label} verdict")]
     return ("side", "profile", "tuning", *figures, "pairs")
 
 
 def figure_cells(found: model.CompareResult, ratios: Mapping[str, model.Ratio]) -> list[str]:
     """Each figure's ratio and verdict, in header()'s order, then the pairs of the first figure."""
-    names = model.fields(found.measure)
+    names = shown(found)
     cells = [cell for name in names for cell in (ratios[name].text(), ratios[name].verdict)]
     return [*cells, str(ratios[names[0]].pairs)]
 
@@ -100,9 +110,7 @@ def cited(found: model.CompareResult, numbers: Mapping[str, int]) -> str:
     where = f"[machine {number}](#machines)" if number else "a machine"
     cut = "" if found.outcome == "done" else f" ({found.outcome}: the rounds made until then)"
     what = found.measure_text()
-    controls = " ".join(
-        f"{model.LABELS[name]}: {found.control_text(name)}." for name in model.fields(found.measure)
-    )
+    controls = " ".join(f"{model.LABELS[name]}: {found.control_text(name)}." for name in shown(found))
     return (
         f"Comparison `{found.id}` ({what}), scenario `{found.scenario}`, {found.rounds} rounds{cut}, over "
         f"`{found.sides[0].name}`, on {where} ({machine.split(', kernel')[0]}), {found.started_utc} to "

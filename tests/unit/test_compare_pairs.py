@@ -118,3 +118,10 @@ def test_cpu_per_message_at_the_fixed_rate_is_paired_beside_the_ndr_and_pdr(tmp_
         "CPU per message ratio [95%]" in whole
         and "CPU per message from a trial each at 39,400 msg/s" in whole
     )
+
+
+def test_a_comparison_from_before_the_fixed_rate_shows_no_cpu_columns(tmp_path: Path) -> None:
+    """Its ratios of CPU per message are all "no ratio" (migrate/compare_at_rate.py): no column of dashes."""
+    write(tmp_path, "old", "2026-12-06T04:00:00Z", INTEL, {"A": 1.0, "B": 0.5})
+    whole = markdown.document(sections.document([], tmp_path, None))
+    assert "NDR ratio [95%]" in whole and "CPU per message ratio" not in whole
