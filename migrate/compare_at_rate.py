@@ -1,5 +1,5 @@
 """One-off: capacity comparisons written before each side's search paired its CPU per message at the
-comparison's fixed rate (host/compare.py, fixed_rate) gain that figure's ratios, each "no ratio" (their
+comparison's fixed rate (host/compare.py, cpu_rate) gain that figure's ratios, each "no ratio" (their
 searches ran no such trial), so that every capacity comparison holds the same figures (model.compare.fields).
 Nothing else in the file changes; each is read back through the strict reader before it is written. Run on
 2026-12-07 over every committed capacity comparison:

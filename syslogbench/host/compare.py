@@ -14,7 +14,6 @@ report reads.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -201,9 +200,7 @@ def cpu_rate(ceilings: dict[str, capacity.Ceiling]) -> float | None:
     known = [rate for rate in drained if rate]
     if not drained or len(known) < len(drained):
         return None
-    rate = CPU_FRACTION * min(known)
-    step = 10 ** max(0, math.floor(math.log10(rate)) - 2)
-    return float(math.floor(rate / step) * step)
+    return ceiling.rounded_down(CPU_FRACTION * min(known))
 
 
 def cpu_rate_words(fixed: float | None) -> str:

@@ -29,12 +29,26 @@ if TYPE_CHECKING:
 BURST_FACTOR = 3.0
 
 
+def figure_step(rate: float) -> float:
+    """The third significant figure's unit of a rate above 0: 1,000 for 412,319."""
+    return 10 ** (math.floor(math.log10(rate)) - 2)
+
+
 def rounded_up(rate: float) -> float:
     """Up to three significant figures, so that a RATE_MAX reads as one a user would give."""
     if rate <= 0:
         return rate
-    step = 10 ** (math.floor(math.log10(rate)) - 2)
+    step = figure_step(rate)
     return math.ceil(rate / step) * step
+
+
+def rounded_down(rate: float) -> float:
+    """Down to three significant figures: a rate that stays below the one it came from (compare's fixed rate
+    for CPU per message, host/compare.py)."""
+    if rate <= 0:
+        return rate
+    step = figure_step(rate)
+    return float(math.floor(rate / step) * step)
 
 
 def ceiling(chosen: Search, results_dir: Path, build: bool, extra_files: tuple[Path, ...],
