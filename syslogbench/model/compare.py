@@ -26,16 +26,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from syslogbench.model import codec
+from syslogbench.model.student import t95
 
 KIND = "compare"
 MIN_EFFECT = 0.05
 ERRATIC_SPREAD = 0.10
 CONTROL_SUFFIX = " (A/A)"  # the first side's second run of each round
 PASS = "pass"
-# Two-sided 95% critical values of Student's t, by degrees of freedom (1.96 beyond).
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-       20: 2.086, 25: 2.060, 30: 2.042}  # fmt: skip
 FIELDS = ("msgs_per_s", "cpu_us_per_msg")  # what is paired: the drain rate, the daemon's CPU per message
 # What is paired by what the sides measure: their burst, or a capacity search each (`compare --capacity`).
 # With --duet every side's daemon runs at once on the same core(s), each under its own senders at one fixed
@@ -244,7 +241,7 @@ def interval(ratios: Sequence[float]) -> tuple[float | None, float | None, float
     mean = statistics.fmean(logs)
     if len(logs) < 2:
         return math.exp(mean), None, None
-    half = T95.get(len(logs) - 1, 1.96) * statistics.stdev(logs) / math.sqrt(len(logs))
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 

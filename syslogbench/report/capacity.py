@@ -111,6 +111,8 @@ def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:
             "latency": "latency at a fraction of the PDR",
             "confirm": "confirmation of a bound (CONFIRM_S)",
             "repeated": "watcher held up: repeated, not used",
+            "at rate": "the comparison's fixed rate (CPU per message)",
+            "ndr repeat": "repeat at the NDR (its interval)",
         }.get(  # fmt: skip
             trial.get("purpose", ""), ""
         )
@@ -170,6 +172,8 @@ def search_blocks(data: Mapping, numbers: Mapping[str, int]) -> list[Block]:
         Paragraph(where + machine_line(data)),
         Table(TRIALS_HEADER, trial_rows(data["trials"])),
     ]
+    if interval := data.get("ndr_interval"):
+        blocks.insert(1, Paragraph(model.interval_text(model.Interval(**interval)) + "."))
     if notes := [*data.get("errors", []), *data.get("notes", [])]:
         blocks.append(Notes(notes))
     return [Details(f"Trials of {title}", blocks)]

@@ -27,8 +27,9 @@ from collections.abc import Mapping, Sequence
 
 from syslogbench.model import capacity as model
 
-# Where a search looks (its rate range and time budget), not what it measures: never "other settings".
-RANGE_KEYS = frozenset({"rate_min", "rate_max", "search_max_s", "initial_trial_s", "pause_s"})
+# Where a search looks (its rate range and time budget), and what it adds after its NDR is published (the
+# repeats for its interval), not what it measures: never "other settings".
+RANGE_KEYS = frozenset({"rate_min", "rate_max", "search_max_s", "initial_trial_s", "pause_s", "ndr_repeats"})
 SETTING_NAMES = {name: key for key, name in model.KEYS.items()}
 DEFAULTS = model.CapacitySettings().as_dict()
 # The trials a search relies on; warm-up and repeated ones it does not.

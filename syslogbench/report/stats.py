@@ -18,47 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from syslogbench.model.result import cov  # one definition for the model, the host and the report
+from syslogbench.model.student import t95
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 2014
 CONFIDENCE = 0.95
 ERRATIC_COV = 0.10  # a coefficient of variation above this marks a profile/scenario as erratic
 MAD_TO_SIGMA = 1.4826  # MAD x this estimates the standard deviation of normal data
-Z95 = 1.96
-
-# Two-sided 95% critical values of Student's t (0.975 quantile), by degrees of freedom.
-T95: dict[int, float] = {
-    1: 12.706,
-    2: 4.303,
-    3: 3.182,
-    4: 2.776,
-    5: 2.571,
-    6: 2.447,
-    7: 2.365,
-    8: 2.306,
-    9: 2.262,
-    10: 2.228,
-    11: 2.201,
-    12: 2.179,
-    13: 2.160,
-    14: 2.145,
-    15: 2.131,
-    16: 2.120,
-    17: 2.110,
-    18: 2.101,
-    19: 2.093,
-    20: 2.086,
-    21: 2.080,
-    22: 2.074,
-    23: 2.069,
-    24: 2.064,
-    25: 2.060,
-    26: 2.056,
-    27: 2.052,
-    28: 2.048,
-    29: 2.045,
-    30: 2.042,
-}
 
 Interval = tuple[float, float]
 
@@ -131,10 +97,8 @@ def bootstrap_median_ci(
 
 
 def t_critical(df: int) -> float:
-    """Student's t for a two-sided 95% interval; 1.96 beyond 30 degrees of freedom."""
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, not {df}")
-    return T95.get(df, Z95)
+    """Student's t for a two-sided 95% interval; 1.96 beyond 30 degrees of freedom (model/student.py)."""
+    return t95(df)
 
 
 def t_ci_mean(values: Sequence[float]) -> Interval | None:

@@ -8,7 +8,9 @@ back (a UDP source has no flow control): those count as lost. Small and short: 2
 from __future__ import annotations
 
 import json
+import math
 import os
+import statistics
 import subprocess
 import threading
 import time
@@ -52,6 +54,7 @@ SETTINGS = {
     "TRIAL_SUM": "0",
     "EXCEED_RATIO": "0",
     "CONFIRM_S": "0",
+    "NDR_REPEATS": "0",  # the TCP search below repeats its NDR twice: its interval's own test
 }
 # Each search takes the session's fingerprint instead of measuring its own (conftest.py).
 pytestmark = pytest.mark.usefixtures("fingerprint_once")
@@ -62,6 +65,8 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     config = ROOT / "tests/integration/configs/user-syslog-ng-throttle.conf"
     Compose(PROFILE, PROJECT).down(dict(os.environ), stop_s=5, volumes=True, quiet=True)
     settings = dict(SETTINGS, SCENARIO=scenario)
+    if scenario == "plain":
+        settings.update(NDR_REPEATS="2", SEARCH_MAX="200")
     code = capacity_command.run(
         planned(PROFILE, settings, (config, False)), tmp_path, build=True, project=PROJECT
     )
@@ -97,6 +102,10 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
     else:  # TCP: it waits in the destination's queue, late
         assert over and all(t["late"] > 0 for t in over), table
     assert result["transport"] == ("udp" if scenario == "udp" else "tcp")
+    if scenario == "plain":
+        the_repeats_give_the_ndr_its_interval(result, table)
+    else:
+        assert result["ndr_interval"] is None
     if scenario == "udp":  # the socket's own buffer (ss -m in the daemon's image): no UDP_RCVBUF, the default
         buffers = result["udp_buffers"]
         assert buffers["socket_read_bytes"] == buffers["socket_bytes"] == buffers["rmem_default"] > 0, buffers
@@ -125,6 +134,27 @@ def test_the_search_finds_the_rate_a_throttled_daemon_holds(tmp_path: Path, scen
         # than a 1 s trial's length once (busy 0.85, idle 0): allow 0.2 s, or 10% of a longer trial.
         whole = min(0.9 * t["duration_s"], t["duration_s"] - 0.2) * len(cpu_list(cores[0]))
         assert min(seconds) >= 0 and sum(seconds[:3]) >= whole, cores
+
+
+def the_repeats_give_the_ndr_its_interval(result: dict, table: str) -> None:
+    """Two trials of TRIAL_FINAL at the published NDR, last; the interval from their messages per daemon CPU
+    second and the lowest rate above the NDR that broke, as model/capacity/interval.py states it."""
+    ndr, interval = result["ndr_msgs_per_s"], result["ndr_interval"]
+    repeats = [t for t in result["trials"] if t["purpose"] == "ndr repeat"]
+    assert result["trials"][-2:] == repeats and interval["repeats"] == 2, f"{interval}\n{table}"
+    assert all(
+        t["offered_msgs_per_s"] == ndr and t["duration_s"] == float(SETTINGS["TRIAL_FINAL"]) for t in repeats
+    )
+    assert interval["held"] == sum(t["loss_ratio"] == 0 for t in repeats)
+    assert interval["msgs_per_cpu_s"] == [round(t["received"] / t["daemon_cpu_s"], 1) for t in repeats]
+    broke = [t["offered_msgs_per_s"] for t in result["trials"] if t["purpose"] in ("search", "confirm")
+             and t["offered_msgs_per_s"] > ndr and t["loss_ratio"] > 0 and t["duration_s"] >= 3]  # fmt: skip
+    upper = interval["upper_msgs_per_s"]
+    assert upper == min(broke) and interval["why"] is None, f"{interval}\n{table}"
+    logs = [math.log(x) for x in interval["msgs_per_cpu_s"]]
+    h = 12.706 * statistics.stdev(logs) * math.sqrt(1.5)  # t95(1): two repeats
+    assert interval["low_msgs_per_s"] == round(ndr * ndr / upper * math.exp(-h), 1), interval
+    assert interval["high_msgs_per_s"] == round(upper * math.exp(h), 1), interval
 
 
 def test_a_daemon_that_dies_mid_search_ends_it_with_the_rate_it_died_at(tmp_path: Path) -> None:

@@ -149,7 +149,7 @@ def test_capacity_on_three_nodes_finds_the_rate_a_throttled_daemon_holds(
     shape = {"SCENARIO": "plain", "HOSTS": "1", "SENDERS_PER_HOST": "2", "RATE_MIN": "400", "RATE_MAX": "2500",
              "SEARCH_WIDTH": "0.1", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "3", "TRIAL_PAUSE": "3",
              "SEARCH_MAX": "240", "LATENCY_BOUND": "0.5",
-             "TRIAL_SUM": "0", "EXCEED_RATIO": "0", "CONFIRM_S": "0"}  # fmt: skip
+             "TRIAL_SUM": "0", "EXCEED_RATIO": "0", "CONFIRM_S": "0", "NDR_REPEATS": "0"}  # fmt: skip
     env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
     done = subprocess.run(
         [sys.executable, "-m", "syslogbench", "capacity", "--swarm", "--profile", "syslog-ng",
@@ -215,7 +215,7 @@ def test_capacity_on_three_nodes_measures_and_corrects_a_node_s_clock_offset(
     shape = {"SCENARIO": "plain", "HOSTS": "2", "SENDERS_PER_HOST": "1", "RATE_MIN": "100", "RATE_MAX": "400",
              "SEARCH_WIDTH": "0.5", "TRIAL_INITIAL": "1", "TRIAL_FINAL": "2", "TRIAL_PAUSE": "0.5",
              "SEARCH_MAX": "120", "LATENCY_BOUND": "0.5", "TRIAL_SUM": "0", "EXCEED_RATIO": "0",
-             "CONFIRM_S": "0"}  # fmt: skip
+             "CONFIRM_S": "0", "NDR_REPEATS": "0"}  # fmt: skip
     env = {**os.environ, "DOCKER_HOST": swarm.manager_host(), "SYSLOGBENCH_PROJECT": STACK}
     with clock_off_on(swarm, swarm.nodes[1], INJECTED_OFFSET_S):
         done = subprocess.run(

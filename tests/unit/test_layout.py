@@ -19,8 +19,9 @@ ALLOWED = {
     "rig": {"contract", "model"},
     "host": {"contract", "model"},
     # the result models, runs, searches, knob studies and comparisons (their like-with-like pairs too), and
-    # their strict reader
+    # their strict reader, and Student's t, which the comparisons' intervals use too
     "report": {
+        "model.student",
         "model.result",
         "model.capacity",
         "model.codec",
@@ -157,7 +158,7 @@ HOST_TIERS = {
     # capacity.command runs a search for `capacity`, `matrix --capacity` and `knobs`: a runner they share
     "runners": {"benchmark", "onehost", "swarm", "capacity", "capacity.command", "capacity.ceiling",
                 "capacity.confirm", "capacity.cores", "capacity.duet", "capacity.interleave", "capacity.turns", "capacity.histogram", "capacity.measurer", "capacity.searchplan",
-                "capacity.record", "capacity.search", "capacity.session"},
+                "capacity.record", "capacity.repeats", "capacity.search", "capacity.session"},
 }  # fmt: skip
 TIER_ORDER = ("services", "runners", "commands", "entry")
 

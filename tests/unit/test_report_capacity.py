@@ -291,3 +291,20 @@ def test_searches_at_other_settings_are_folded_below_those_at_the_defaults(tmp_p
     shown, hidden = summary.split(folded)
     assert "| rsyslog-8.2504 |" in shown and "other settings (" not in shown
     assert "| syslog-ng-4.8 |" in hidden and "other settings (CONFIRM_S=0" in hidden
+
+
+def test_a_search_with_repeats_at_its_ndr_gives_its_interval_and_marks_them(tmp_path: Path) -> None:
+    written = a_result()
+    written["trials"][0]["purpose"] = model.REPEAT
+    written["ndr_interval"] = dataclasses.asdict(model.Interval(
+        repeats=2, held=1, msgs_per_cpu_s=[31992.0, 30100.0], core_share=0.131, upper_msgs_per_s=4000.0,
+        low_msgs_per_s=3100.0, high_msgs_per_s=4900.0,
+    ))  # fmt: skip
+    assert model.result_from_dict(written).to_dict() == written
+    (tmp_path / "capacity").mkdir()
+    (tmp_path / "capacity" / "a.json").write_text(json.dumps(written))
+    text = render(tmp_path)
+    assert ("NDR interval for the next search 3,100 .. 4,900 msg/s (95%), from 2 repeats at the NDR (1 held; "
+            "messages per daemon CPU second spread 4.3%, the daemon at 0.13 of its cores) and the lowest rate "
+            "above it that broke, 4,000 msg/s.") in text  # fmt: skip
+    assert "| 12.0 | 1.2 | repeat at the NDR (its interval) |" in text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from syslogbench.host.capacity import ceiling as ceilings
 from syslogbench.host.capacity.confirm import confirm
 from syslogbench.host.capacity.measurer import RigBound, TrialStopped
 from syslogbench.host.capacity.record import Start, record
+from syslogbench.host.capacity.repeats import daemon_cores, repeat
 from syslogbench.host.capacity.search import Found, search, warm_up
 from syslogbench.host.capacity.session import trial_env, trials
 from syslogbench.host.compose import project_name
@@ -67,6 +69,8 @@ def run(
 
 def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: Callable[[str], None],
             tuning: dict[str, object] | None = None, ceiling: capacity.Ceiling | None = None, interleaved: Interleaved | None = None) -> int:  # fmt: skip
+    if interleaved is not None:  # a comparison's rounds are its repeats: its searches run none at the NDR
+        chosen = replace(chosen, cap=replace(chosen.cap, ndr_repeats=0.0))
     cap, cfg, scenario = chosen.cap, chosen.plan.cfg, chosen.plan.scenario
     found = Found(Bound(0.0, None, None), Bound(cap.pdr_target, None, None))
     latency: dict[str, Latency] = {}
@@ -88,6 +92,8 @@ def search_stack(chosen: Search, runner: RunningStack, results_dir: Path, log: C
                 found = search(measurer, cap, log, found, cpu_rate)
                 # The warm-up waited for the rig: SEARCH_MAX runs from the search's first trial, as search() counts it.
                 latency = confirm(measurer, found, cap, started + cap.search_max_s, log)
+                cores = daemon_cores(chosen.cpu_placement.get("daemon", ""), measurer.machine)
+                found.ndr_interval = repeat(measurer, found, cap, started + cap.search_max_s, cores, log)
             except KeyboardInterrupt as signal:  # Ctrl-C or SIGTERM: the trials so far still make a result
                 stopped = signal
                 found.interrupted = True

@@ -116,6 +116,7 @@ def build(chosen: Search, trials: list[Trial], found: Found, latency: dict[str, 
         load=load,
         udp_buffers=buffers,
         clocks=clocks,
+        ndr_interval=found.ndr_interval,
     )
 
 

@@ -48,6 +48,7 @@ class Found:
     interrupted: bool = False  # Ctrl-C or SIGTERM
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ndr_interval: capacity.Interval | None = None  # from the repeats at the NDR (capacity/repeats.py)
 
     stopped: str = ""  # what ended the search early: the daemon died, or a trial could not run
 

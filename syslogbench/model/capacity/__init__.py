@@ -16,6 +16,7 @@ from syslogbench.model.capacity.clocks import (
     node_clocks,
     watcher_to_sender,
 )
+from syslogbench.model.capacity.interval import REPEAT, Interval, interval, interval_text, lowest_broken
 from syslogbench.model.capacity.result import (
     Bound,
     CapacityResult,
@@ -79,6 +80,11 @@ from syslogbench.model.capacity.trial import (
 from syslogbench.model.result import UdpBuffers  # CapacityResult.udp_buffers' type
 
 __all__ = [
+    "REPEAT",
+    "Interval",
+    "interval",
+    "interval_text",
+    "lowest_broken",
     "BEFORE_THE_KEY",
     "BEHIND_S",
     "BUSY_SHARE",

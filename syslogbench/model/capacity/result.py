@@ -10,6 +10,7 @@ from typing import Any
 
 from syslogbench.model import codec
 from syslogbench.model.capacity.clocks import Clocks
+from syslogbench.model.capacity.interval import Interval, interval_text
 from syslogbench.model.capacity.trial import Latency, Trial
 from syslogbench.model.result import UdpBuffers
 
@@ -118,6 +119,9 @@ class CapacityResult:
     knobs: dict[str, Any] | None = None
     # Where RATE_MAX came from (given, or a burst run's drain rate); None in results older than it.
     ceiling: Ceiling | None = None
+    # The NDR's 95% interval for the next search, from NDR_REPEATS trials at it (model/capacity/interval.py);
+    # None: no repeats were asked (NDR_REPEATS=0, a comparison's search, a result older than them), or no NDR.
+    ndr_interval: Interval | None = None
 
     @property
     def at_ceiling(self) -> bool:
@@ -178,6 +182,8 @@ def table(result: CapacityResult) -> str:
             f"bounds {rate_text(bound.lower_msgs_per_s)} .. {rate_text(bound.upper_msgs_per_s)}"
             f"{confirmation_text(bound)}"
         )
+    if result.ndr_interval is not None:
+        rows.append(interval_text(result.ndr_interval))
     if result.at_ceiling:
         rows.append(at_least_text(result))
     if (ceiling := result.ceiling) is not None:

@@ -60,6 +60,10 @@ class CapacitySettings:
     # CONFIRM_S: after the search, the NDR and the PDR are each held this long before they are published
     # (RFC 2544's 60 s); 0: no confirmation, the search's lower bounds are published as they are.
     confirm_s: float = 60.0
+    # NDR_REPEATS: after the confirmation and the latency trials, this many trials of TRIAL_FINAL at the
+    # published NDR, while SEARCH_MAX allows: their spread gives the NDR's interval for the next search
+    # (model/capacity/interval.py); 0: none. A comparison's searches run none: its rounds are its repeats.
+    ndr_repeats: float = 5.0
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -84,6 +88,7 @@ KEYS = {
     "TRIAL_SUM": "trial_sum_s",
     "EXCEED_RATIO": "exceed_ratio",
     "CONFIRM_S": "confirm_s",
+    "NDR_REPEATS": "ndr_repeats",
 }
 # Seconds a trial costs beyond its own length and TRIAL_PAUSE: the drain, the common start, compose exec
 # (committed TRIAL_SUM=30 searches took 5.4 to 5.7 s per trial beyond their lengths, the pause and compose
@@ -148,6 +153,11 @@ def refuse_invalid(cap: CapacitySettings) -> None:
             f"and TRIAL_PAUSE={cap.pause_s:.12g} s cannot be negative"
         )
     check_lifetime(cap)
+    if cap.ndr_repeats != int(cap.ndr_repeats) or cap.ndr_repeats < 0 or cap.ndr_repeats == 1:
+        raise CapacityError(
+            f"NDR_REPEATS={cap.ndr_repeats:.12g}: give 0 for none, or a whole number from 2 (one repeat has no "
+            "spread; 5 by default)"
+        )
     if cap.confirm_s < 0 or (cap.confirm_s and cap.confirm_s < cap.final_trial_s):
         raise CapacityError(
             f"CONFIRM_S={cap.confirm_s:.12g} s: give 0 for no confirmation, or at least TRIAL_FINAL="

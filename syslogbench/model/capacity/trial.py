@@ -119,7 +119,8 @@ class Trial:
     # "warmup" (before the search, waits for the rig: not given to the search), "at rate" (in a comparison,
     # right after the warm-up: its fixed rate, for CPU per message; not given to the search either), "search",
     # "confirm" (a CONFIRM_S trial at a bound, after the search), "latency" (at a fraction of the PDR, after
-    # that) or "repeated" (one the watcher or a sender held up, run again: kept, not used).
+    # that), "ndr repeat" (NDR_REPEATS trials at the published NDR, last: its interval, model/capacity/interval.py)
+    # or "repeated" (one the watcher or a sender held up, run again: kept, not used).
     purpose: str = "search"
     copies: int = 0  # a user config's (SenderTrial.copies)
     early: int = 0  # messages seen before their intended time (clocks apart), recorded at 1 us
