@@ -1,5 +1,8 @@
 """Does the next search fall inside the interval the one before stated? Reads committed results only.
 
+Since NDR_REPEATS, a search states an interval for the next search (`ndr_interval`,
+model/capacity/interval.py): the third list below checks it, pair by pair.
+
 A search publishes its NDR and the lowest rate that failed above it (`ndr.upper_msgs_per_s`): the true rate
 lies in [NDR, upper) for that search. This script asks how often the next search of the same command, on the
 same machine and kernel, lands there, and how often in that bracket widened by its own width on each side
@@ -41,9 +44,10 @@ def minutes(earlier: str, later: str) -> int:
     return round((end - start).total_seconds() / 60)
 
 
-def standalone(folder: Path) -> list[tuple[str, Bracket, float]]:
-    """(the later search's id, the earlier's bracket, the later's NDR) for each pair in a row."""
-    groups: dict[str, list[tuple[str, str, Bracket]]] = defaultdict(list)
+def in_a_row(folder: Path) -> list[tuple[str, capacity.CapacityResult, capacity.CapacityResult]]:
+    """(the later search's id and how long after, the earlier search, the later) for each standalone pair in a
+    row that published an NDR below a rate that broke."""
+    groups: dict[str, list[tuple[str, str, capacity.CapacityResult]]] = defaultdict(list)
     for path in sorted((folder / "capacity").glob("*.json")):
         found = capacity.read(path)
         ndr, upper = found.ndr_msgs_per_s, found.ndr.upper_msgs_per_s
@@ -53,11 +57,27 @@ def standalone(folder: Path) -> list[tuple[str, Bracket, float]]:
         key = json.dumps([found.profile, found.tuning, found.scenario, found.machine.get("cpu_model"),
                           found.machine.get("kernel"), found.cpu_placement, repr(found.udp_buffers),
                           found.nodes, given], sort_keys=True, default=str)  # fmt: skip
-        groups[key].append((found.started_utc, found.run_id, (ndr, upper)))
+        groups[key].append((found.started_utc, found.run_id, found))
     pairs = []
     for searches in groups.values():
-        searches.sort()
-        pairs += [(f"{b[1]} ({minutes(a[0], b[0])} min later)", a[2], b[2][0]) for a, b in pairwise(searches)]
+        searches.sort(key=lambda search: search[:2])
+        pairs += [(f"{b[1]} ({minutes(a[0], b[0])} min later)", a[2], b[2]) for a, b in pairwise(searches)]
+    return pairs
+
+
+def standalone(folder: Path) -> list[tuple[str, Bracket, float]]:
+    """(the later search's id, the earlier's bracket, the later's NDR) for each pair in a row."""
+    return [(name, (a.ndr_msgs_per_s or 0.0, a.ndr.upper_msgs_per_s or 0.0), b.ndr_msgs_per_s or 0.0)
+            for name, a, b in in_a_row(folder)]  # fmt: skip
+
+
+def stated(folder: Path) -> list[tuple[str, Bracket, float]]:
+    """Each pair in a row whose earlier search stated an interval: (id, [low, high], the later's NDR)."""
+    pairs = []
+    for name, a, b in in_a_row(folder):
+        interval = a.ndr_interval
+        if interval is not None and interval.low_msgs_per_s and interval.high_msgs_per_s:
+            pairs.append((name, (interval.low_msgs_per_s, interval.high_msgs_per_s), b.ndr_msgs_per_s or 0.0))
     return pairs
 
 
@@ -97,6 +117,13 @@ def main() -> None:
         print(
             f"inside the bracket: {bare} of {len(pairs)}; inside it widened by its width each side: {wide}\n"
         )
+    pairs = stated(folder)
+    print(f"## the interval the search before stated (ndr_interval): {len(pairs)} pairs")
+    for name, (low, high), after in pairs:
+        print(
+            f"{name}: [{low:,.0f}, {high:,.0f}] -> {after:,.0f} {'inside' if low <= after <= high else 'out'}"
+        )
+    print(f"inside: {sum(low <= after <= high for _, (low, high), after in pairs)} of {len(pairs)}")
 
 
 if __name__ == "__main__":

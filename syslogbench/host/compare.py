@@ -192,7 +192,7 @@ def run_one(side: Side, name: str, number: int, runs_dir: Path) -> model.Run:
     return run
 
 
-def cpu_rate(ceilings: dict[str, capacity.Ceiling]) -> float | None:
+def cpu_rate_of(ceilings: dict[str, capacity.Ceiling]) -> float | None:
     """The rate of every search's trial for CPU per message: CPU_FRACTION of the lowest burst drain rate,
     down to three significant figures; None where a side had no burst (RATE_MAX given, or a paced scenario):
     no rate then is known to lie below every side's saturation."""
@@ -203,10 +203,12 @@ def cpu_rate(ceilings: dict[str, capacity.Ceiling]) -> float | None:
     return ceiling.rounded_down(CPU_FRACTION * min(known))
 
 
-def cpu_rate_words(fixed: float | None) -> str:
-    if fixed is None:
+def cpu_rate_words(cpu_rate: float | None) -> str:
+    if cpu_rate is None:
         return "compare: no CPU per message paired at a fixed rate: a side's RATE_MAX came from no burst"
-    return f"compare: CPU per message paired at {fixed:,.0f} msg/s, {CPU_FRACTION:g} of the lowest drain rate"
+    return (
+        f"compare: CPU per message paired at {cpu_rate:,.0f} msg/s, {CPU_FRACTION:g} of the lowest drain rate"
+    )
 
 
 def cpu_at_rate(found: capacity.CapacityResult) -> tuple[float | None, str | None]:
@@ -260,7 +262,7 @@ def side_ceilings(sides: list[Side], folder: Path) -> dict[str, tuple[searchplan
 
 
 def searched(ceilings: dict[str, tuple[searchplan.Search, capacity.Ceiling]], rounds: int, folder: Path,
-             turns: list[list[str]], runs: list[model.Run], seed: int, fixed: float | None) -> None:  # fmt: skip
+             turns: list[list[str]], runs: list[model.Run], seed: int, cpu_rate: float | None) -> None:  # fmt: skip
     """The searches, round by round, into runs: every round's searches at once, a trial at a time (whose
     each was: into turns), each first a trial at the fixed rate (None: none). A round that Ctrl-C ends still
     gives its searches' runs, each as it ended."""
@@ -269,7 +271,9 @@ def searched(ceilings: dict[str, tuple[searchplan.Search, capacity.Ceiling]], ro
         where = folder / "searches" / f"round-{number}"
         ended: dict[str, interleave.Ended] = {}
         try:
-            interleave.run(ceilings, where, seed + number, log, capacity_command.run, turns[-1], ended, fixed)
+            interleave.run(
+                ceilings, where, seed + number, log, capacity_command.run, turns[-1], ended, cpu_rate
+            )
         finally:
             runs.extend(search_run(name, number, how) for name, how in ended.items())
 
@@ -305,7 +309,7 @@ def command(
     runs: list[model.Run] = []
     turns: list[list[str]] = []
     seed = fresh_seed()
-    fixed: float | None = None  # --capacity: the rate of each search's trial for CPU per message
+    cpu_rate: float | None = None  # --capacity: the rate of each search's trial for CPU per message
     try:
         with lock.project(project_name()):
             for side in sides:  # images built, and a user's config checked by its daemon, before any run
@@ -316,17 +320,17 @@ def command(
             else:
                 if measure == "capacity":
                     ceilings = side_ceilings(sides, folder)
-                    fixed = cpu_rate({name: one for name, (_, one) in ceilings.items()})
-                    log(cpu_rate_words(fixed))
-                    searched(ceilings, rounds, folder, turns, runs, seed, fixed)
+                    cpu_rate = cpu_rate_of({name: one for name, (_, one) in ceilings.items()})
+                    log(cpu_rate_words(cpu_rate))
+                    searched(ceilings, rounds, folder, turns, runs, seed, cpu_rate)
                 else:
                     runs.extend(bursts(sides, rounds, folder, seed))
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the rounds so far still make a result, which says so
         write(sides, cid, began, rounds, runs, results_dir, "interrupted", turns, duet_rate, seed=seed,
-              fixed=fixed)  # fmt: skip
+              cpu_rate=cpu_rate)  # fmt: skip
         raise
     path = write(sides, cid, began, rounds, runs, results_dir, turns=turns, duet_rate=duet_rate, seed=seed,
-                 fixed=fixed)  # fmt: skip
+                 cpu_rate=cpu_rate)  # fmt: skip
     print(table(model.read(path)))
     log(f"compare: {path}")
     verdicts = {run.verdict for run in runs}
@@ -335,12 +339,12 @@ def command(
 
 def write(sides: list[Side], cid: str, began: datetime, rounds: int, runs: list[model.Run], results_dir: Path,
           outcome: str = "done", turns: list[list[str]] | None = None, duet_rate: float | None = None, *,
-          seed: int, fixed: float | None = None) -> Path:  # fmt: skip
-    """The comparison's one file; fixed: --capacity's rate of CPU per message, recorded where a duet's is."""
+          seed: int, cpu_rate: float | None = None) -> Path:  # fmt: skip
+    """The comparison's one file; cpu_rate: --capacity's rate of CPU per message, recorded where a duet's is."""
     measure = measure_of(sides, duet_rate)
     rate, window = duet_facts(sides, duet_rate)
     if measure in model.AT_RATE:
-        rate = fixed
+        rate = cpu_rate
     judged = model.judge(runs, [side.name for side in sides], model.fields(measure))
     found = model.CompareResult(
         kind=model.KIND,

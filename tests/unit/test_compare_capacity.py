@@ -291,9 +291,9 @@ def test_the_cpu_rate_is_half_the_lowest_burst_drain_rate_and_none_without_every
         "A": Ceiling("burst", 347_000, "a", 115_426, 3.0),
         "B": Ceiling("burst", 237_000, "b", 78_861, 3.0),
     }
-    assert compare.cpu_rate(ceilings) == 39_400.0  # 0.5 x 78,861 = 39,430.5
-    assert compare.cpu_rate(ceilings | {"C": Ceiling("given", 500_000)}) is None
-    assert compare.cpu_rate({}) is None
+    assert compare.cpu_rate_of(ceilings) == 39_400.0  # 0.5 x 78,861 = 39,430.5
+    assert compare.cpu_rate_of(ceilings | {"C": Ceiling("given", 500_000)}) is None
+    assert compare.cpu_rate_of({}) is None
 
 
 def test_a_search_s_cpu_per_message_comes_from_its_trial_at_the_fixed_rate_and_only_where_it_lost_nothing(
