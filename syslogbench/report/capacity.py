@@ -59,7 +59,7 @@ FLAGS_NOTE = (
 )
 SUMMARY_HEADER = ("transport", "profile", "tuning", "scenario", "machine", "n", "NDR msg/s (median)", "NDR range",
                   "PDR msg/s", "latency p50/p99 ms at 10% of PDR", "at 50% of PDR", "at 90% of PDR", "flags")  # fmt: skip
-SEARCHES_HEADER = ("profile", "scenario", "transport", "NDR msg/s", "NDR bounds", "PDR msg/s", "PDR target",
+SEARCHES_HEADER = ("profile", "scenario", "transport", "NDR msg/s (95% interval of the next search)", "NDR bounds", "PDR msg/s", "PDR target",
                    "latency p99 at 50% PDR (ms)", "outcome", "flags", "result")  # fmt: skip
 TRIALS_HEADER = ("trial", "offered msg/s", "s", "sent", "lost", "late", "unsent", "loss ratio", "p50 ms",
                  "p99 ms", "max ms", "daemon CPU s", "note")  # fmt: skip
@@ -90,15 +90,22 @@ def search_row(data: Mapping) -> list[str]:
         label_of(data),
         data["scenario"],
         data["transport"],
-        model.rate_text(ndr.get("lower_msgs_per_s")),
+        model.rate_text(capacity_flags.published(ndr)) + next_search_text(data.get("ndr_interval")),
         f"{model.rate_text(ndr.get('lower_msgs_per_s'))} .. {model.rate_text(ndr.get('upper_msgs_per_s'))}",
-        model.rate_text(pdr.get("lower_msgs_per_s")),
+        model.rate_text(capacity_flags.published(pdr)),
         f"{float(pdr.get('loss_ratio', 0)):.2%}",
         ms(half.get("p99")),
         data["outcome"],
         "; ".join(capacity_flags.flags(data)) or "-",
         f"`{data['run_id']}`",
     ]
+
+
+def next_search_text(interval: Mapping | None) -> str:
+    """The NDR's interval for the next search, after the published NDR: " (next search 3,100-4,900)"."""
+    if not interval or interval.get("low_msgs_per_s") is None:
+        return ""
+    return f" (next search {model.rate_text(interval['low_msgs_per_s'])}\u2013{model.rate_text(interval['high_msgs_per_s'])})"
 
 
 def trial_rows(trials: Sequence[Mapping]) -> list[list[str]]:

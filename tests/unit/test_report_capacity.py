@@ -308,3 +308,4 @@ def test_a_search_with_repeats_at_its_ndr_gives_its_interval_and_marks_them(tmp_
             "messages per daemon CPU second spread 4.3%, the daemon at 0.13 of its cores) and the lowest rate "
             "above it that broke, 4,000 msg/s.") in text  # fmt: skip
     assert "| 12.0 | 1.2 | repeat at the NDR (its interval) |" in text
+    assert "| syslog-ng-4.8 | udp | udp | 3,800 (next search 3,100\u20134,900) | 3,800 .. 4,000 |" in text
