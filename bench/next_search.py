@@ -53,7 +53,11 @@ def in_a_row(folder: Path) -> list[tuple[str, capacity.CapacityResult, capacity.
         ndr, upper = found.ndr_msgs_per_s, found.ndr.upper_msgs_per_s
         if found.outcome != "found" or not ndr or not upper:
             continue
-        given = {k: v for k, v in found.settings.items() if k != "search_max_s"}  # how long, not what
+        # How long, and (from a burst before each search) how high it looked: not what it measured.
+        looked = {"search_max_s"} | (
+            {"rate_max"} if found.ceiling and found.ceiling.source == "burst" else set()
+        )
+        given = {k: v for k, v in found.settings.items() if k not in looked}
         key = json.dumps([found.profile, found.tuning, found.scenario, found.machine.get("cpu_model"),
                           found.machine.get("kernel"), found.cpu_placement, repr(found.udp_buffers),
                           found.nodes, given], sort_keys=True, default=str)  # fmt: skip
