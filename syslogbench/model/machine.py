@@ -71,3 +71,15 @@ def node(services: list[str], host: Host | None = None) -> Node:
         docker_version=facts.docker_version,
         services=services,
     )
+
+
+def cpu_list(text: str) -> list[int]:
+    """The kernel's CPU list syntax ("0-2,5") as numbers; ValueError when garbled."""
+    numbers: list[int] = []
+    for part in text.strip().split(","):
+        first, _, last = part.partition("-")
+        low, high = int(first), int(last or first)
+        if low > high:
+            raise ValueError(f"not a CPU list: {text!r}")
+        numbers += range(low, high + 1)
+    return numbers

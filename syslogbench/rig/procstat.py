@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from syslogbench.model.machine import cpu_list  # the kernel's CPU list syntax, shared with the host
+
 SNAPSHOT_FILE = "stat"  # the name the supervisor gives its copy of /proc/stat
 # /proc/stat's columns after the name: user nice system idle iowait irq softirq steal guest guest_nice.
 # guest and guest_nice are already inside user and nice, so they are not added again.
@@ -30,18 +32,6 @@ class CoreTimes:
     idle_s: float  # idle and iowait
     steal_s: float  # time the hypervisor ran something else while these cores had work
     all_steal_s: float  # steal over every core of the host, the rig's included
-
-
-def cpu_list(text: str) -> list[int]:
-    """The kernel's CPU list syntax ("0-2,5") as numbers; ValueError when garbled."""
-    numbers: list[int] = []
-    for part in text.strip().split(","):
-        first, _, last = part.partition("-")
-        low, high = int(first), int(last or first)
-        if low > high:
-            raise ValueError(f"not a CPU list: {text!r}")
-        numbers += range(low, high + 1)
-    return numbers
 
 
 def allowed_cores(status: str | None) -> str | None:

@@ -13,6 +13,7 @@ from syslogbench.host.capacity.measurer import Measurer, RigBound
 from syslogbench.host.capacity.search import Found, stopping
 from syslogbench.model import capacity
 from syslogbench.model.capacity import CapacitySettings, Interval
+from syslogbench.model.machine import cpu_list
 
 
 def repeat(measurer: Measurer, found: Found, cap: CapacitySettings, deadline: float, cores: int,
@@ -49,8 +50,4 @@ def daemon_cores(placement: str, machine: dict | None) -> int:
     ("" for any core on one host; "node ..." on a swarm, where the daemon has the central node)."""
     if not placement or not placement[0].isdigit():
         return int((machine or {}).get("cores") or os.cpu_count() or 1)
-    count = 0
-    for part in placement.split(","):
-        low, _, high = part.partition("-")
-        count += int(high or low) - int(low) + 1
-    return count
+    return len(cpu_list(placement))

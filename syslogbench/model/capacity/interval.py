@@ -37,9 +37,8 @@ class Interval:
     held: int  # of them, those that lost nothing and had nothing late
     msgs_per_cpu_s: list[float] = field(default_factory=list)  # each repeat's messages per daemon CPU second
     core_share: float | None = None  # the daemon's CPU over the repeats' length, per core of its placement
-    upper_msgs_per_s: float | None = (
-        None  # the lowest rate above the NDR at which a final-length trial broke it
-    )
+    # The lowest rate above the NDR at which a final-length trial broke it.
+    upper_msgs_per_s: float | None = None
     low_msgs_per_s: float | None = None
     high_msgs_per_s: float | None = None
     why: str | None = None
